@@ -1,0 +1,25 @@
+"""Worker Lambda: a batch of SQS job messages, each calculated once; failures reported per record."""
+
+from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
+from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
+
+from shared.messages import job_id_from
+from shared.observability import logger, metrics
+from shared.secrets import load_secrets_into_env
+from shared.services import job_runner
+
+load_secrets_into_env()
+processor = BatchProcessor(event_type=EventType.SQS)
+
+
+def record_handler(record: SQSRecord) -> None:
+    """Run the job a message names; a malformed message is logged and dropped."""
+    job_id = job_id_from(record.body)
+    if job_id is not None:
+        job_runner.run_job(job_id)
+
+
+@logger.inject_lambda_context(clear_state=True)
+@metrics.log_metrics
+def handler(event: dict, context) -> dict:
+    return process_partial_response(event=event, record_handler=record_handler, processor=processor, context=context)

@@ -1,0 +1,27 @@
+"""boto3 clients built from settings (a moto endpoint in dev and tests, AWS in Lambda)."""
+
+from __future__ import annotations
+
+import functools
+
+import boto3
+from botocore.config import Config
+
+from shared.config import get_settings
+
+
+@functools.cache
+def _client(service: str, region: str, endpoint_url: str | None):
+    config = Config(retries={"max_attempts": 3, "mode": "standard"}, signature_version="s3v4" if service == "s3" else None)
+    return boto3.session.Session().client(service, region_name=region, endpoint_url=endpoint_url, config=config)
+
+
+def client(service: str):
+    """A cached boto3 client for ``service`` on the configured region and endpoint."""
+    settings = get_settings()
+    return _client(service, settings.aws_region, settings.aws_endpoint_url)
+
+
+def reset_clients() -> None:
+    """Forget cached clients (after settings change)."""
+    _client.cache_clear()

@@ -1,0 +1,1 @@
+"""The HTTP edge: FastAPI routers over the services, errors mapped once."""

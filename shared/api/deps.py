@@ -1,0 +1,100 @@
+"""FastAPI dependencies: the database session, the caller's identity and address."""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Iterator
+from typing import Annotated
+
+from fastapi import Cookie, Depends, Request
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+from sqlalchemy.orm import Session
+
+from shared.config import get_settings
+from shared.db.models import Tenant, User
+from shared.db.session import new_session
+from shared.repositories import tenants as tenant_repo
+from shared.services import auth
+
+
+def _session() -> Iterator[Session]:
+    session = new_session()
+    try:
+        yield session
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()
+
+
+# scope="function": commit before the response is sent, so a 2xx means the change is stored.
+SessionDep = Annotated[Session, Depends(_session, scope="function")]
+
+_bearer = HTTPBearer(auto_error=False, description="Management: the JWT from /auth/login. Consumer API: the API key.")
+_api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False, description="A consumer API key or a version's test key")
+
+
+def _token(
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+    auth_token: Annotated[str | None, Cookie(include_in_schema=False)] = None,
+) -> str | None:
+    return credentials.credentials if credentials else auth_token
+
+
+SessionToken = Annotated[str | None, Depends(_token)]
+
+
+def _current_user(session: SessionDep, token: SessionToken) -> User:
+    return auth.authenticate(session, token=token)
+
+
+def _current_user_changing_password(session: SessionDep, token: SessionToken) -> User:
+    return auth.authenticate(session, token=token, allow_password_change=True)
+
+
+CurrentUser = Annotated[User, Depends(_current_user)]
+UserChangingPassword = Annotated[User, Depends(_current_user_changing_password)]
+
+
+def _current_tenant(session: SessionDep, user: CurrentUser) -> Tenant:
+    return tenant_repo.get_tenant(session, tenant_id=user.tenant_id)
+
+
+CurrentTenant = Annotated[Tenant, Depends(_current_tenant)]
+
+
+def _api_key(
+    x_api_key: Annotated[str | None, Depends(_api_key_header)],
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> str | None:
+    return x_api_key or (credentials.credentials if credentials else None)
+
+
+ApiKey = Annotated[str | None, Depends(_api_key)]
+
+
+def _trusted(address: str, proxies: list[str]) -> bool:
+    try:
+        ip = ipaddress.ip_address(address)
+        return any(ip in ipaddress.ip_network(p, strict=False) for p in proxies)
+    except ValueError:
+        return False
+
+
+def _client_ip(request: Request) -> str | None:
+    # Mangum reports API Gateway's sourceIp as the client. X-Forwarded-For is believed only when
+    # the direct peer is a configured proxy, and then only up to the first untrusted hop.
+    peer = request.client.host if request.client else None
+    proxies = get_settings().trusted_proxies
+    if not peer or not proxies or not _trusted(peer, proxies):
+        return peer
+    hops = [h.strip() for h in request.headers.get("x-forwarded-for", "").split(",") if h.strip()]
+    for hop in reversed(hops):
+        if not _trusted(hop, proxies):
+            return hop
+    return hops[0] if hops else peer
+
+
+ClientIp = Annotated[str | None, Depends(_client_ip)]

@@ -1,0 +1,38 @@
+"""Mapping of the project's exceptions to HTTP answers, in one place."""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+
+from shared.errors import SheetcalcError
+
+log = logging.getLogger(__name__)
+
+
+async def _sheetcalc_error(_request: Request, exc: SheetcalcError) -> JSONResponse:
+    return JSONResponse({"detail": exc.message}, status_code=exc.status_code)
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    log.exception("unhandled error on %s %s", request.method, request.url.path)
+    return JSONResponse({"detail": "Internal server error"}, status_code=500)
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers that turn exceptions into ``{"detail": ...}`` bodies."""
+    app.add_exception_handler(SheetcalcError, _sheetcalc_error)
+    app.add_exception_handler(Exception, _unexpected)
+
+
+def responses(*statuses: int) -> dict[int, dict]:
+    """OpenAPI entries for the error statuses a route can answer."""
+    descriptions = {
+        400: "Bad request", 401: "Not authenticated", 403: "Forbidden", 404: "Not found",
+        409: "Conflict", 413: "Payload too large", 422: "Validation error", 503: "Service unavailable",
+    }
+    from shared.api.schemas import ErrorResponse
+
+    return {s: {"model": ErrorResponse, "description": descriptions.get(s, "Error")} for s in statuses}

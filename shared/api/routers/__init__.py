@@ -1,0 +1,1 @@
+"""One module per resource; each router carries its auth dependency."""

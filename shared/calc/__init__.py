@@ -1,0 +1,25 @@
+"""Calculation engines: load a workbook, find its named ranges, write inputs, read outputs."""
+
+from shared.calc.base import (
+    DEFAULT_ENGINE,
+    CalcEngine,
+    NamedRange,
+    Workbook,
+    available_engines,
+    blob_engine_name,
+    get_engine,
+    register_engine,
+)
+from shared.calc.cache import ModelCache
+
+__all__ = [
+    "DEFAULT_ENGINE",
+    "CalcEngine",
+    "ModelCache",
+    "NamedRange",
+    "Workbook",
+    "available_engines",
+    "blob_engine_name",
+    "get_engine",
+    "register_engine",
+]

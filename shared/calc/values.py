@@ -1,0 +1,167 @@
+"""Value conversion between JSON and Excel cells: dates, numbers, error texts, number formats."""
+
+import datetime
+import math
+import re
+from functools import lru_cache
+from typing import Any
+
+from shared.errors import InputValidationError
+
+# Excel's 1900 date system: serial 1 is 1900-01-01 and serial 60 is the phantom 1900-02-29
+# (Lotus 1-2-3's leap-year bug), so from 1900-03-01 on the epoch is effectively 1899-12-30.
+_EPOCH = datetime.datetime(1899, 12, 30)
+_EPOCH_BEFORE_LEAP_BUG = datetime.datetime(1899, 12, 31)
+_FIRST_REAL_MARCH = datetime.datetime(1900, 3, 1)
+_PHANTOM_LEAP_DAY = 60
+_MAX_SERIAL = 2958465  # 9999-12-31
+_SECONDS_PER_DAY = 86400
+_MAX_EXACT_INT = 2**53
+
+EXCEL_ERRORS = frozenset(
+    {
+        "#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A",
+        "#GETTING_DATA", "#SPILL!", "#CALC!", "#CIRC!", "#ERROR!", "#N/IMPL!",
+    }
+)
+
+_ISO_RE = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})"
+    r"(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?)?"
+)
+# Parts of a number format that never make it a date: quoted literals, escaped characters,
+# and bracketed colours/locales/conditions. Elapsed-time brackets ([h], [mm]) are kept.
+_FORMAT_NOISE_RE = re.compile(r'"[^"]*"|\\.|_.|\*.|\[(?![hms]+\])[^\]]*\]', re.IGNORECASE)
+_DATE_TOKEN_RE = re.compile(r"[dmyhs]", re.IGNORECASE)
+
+
+def parse_iso_datetime(text: str) -> datetime.datetime | None:
+    """`2026-01-31` or `2026-01-31T12:00[:00[.ffffff]]` as a naive datetime, else None."""
+    match = _ISO_RE.fullmatch(text.strip())
+    if match is None:
+        return None
+    year, month, day, hour, minute, second, fraction = match.groups()
+    try:
+        return datetime.datetime(
+            int(year), int(month), int(day),
+            int(hour or 0), int(minute or 0), int(second or 0),
+            int((fraction or "0").ljust(6, "0")),
+        )
+    except ValueError:
+        return None
+
+
+def datetime_to_serial(value: datetime.datetime) -> float | int:
+    """Excel serial number of a datetime (int when it has no time part)."""
+    epoch = _EPOCH if value >= _FIRST_REAL_MARCH else _EPOCH_BEFORE_LEAP_BUG
+    delta = value - epoch
+    if delta.seconds == 0 and delta.microseconds == 0:
+        return delta.days
+    return delta.days + (delta.seconds + delta.microseconds / 1e6) / _SECONDS_PER_DAY
+
+
+def iso_to_serial(text: str) -> float | int | None:
+    """Excel serial of an ISO date/datetime string, or None when it is not one."""
+    parsed = parse_iso_datetime(text)
+    if parsed is None or parsed.year < 1900:
+        return None
+    return datetime_to_serial(parsed)
+
+
+def serial_to_iso(serial: float) -> str | float | int:
+    """ISO text of an Excel serial; serials outside Excel's date range come back as numbers."""
+    if not 0 <= serial < _MAX_SERIAL + 1:
+        return number_out(serial)
+    days = math.floor(serial)
+    # Round to the second as Excel displays it; carry into the next day at 23:59:59.5 and up.
+    seconds = round((serial - days) * _SECONDS_PER_DAY)
+    if seconds == _SECONDS_PER_DAY:
+        days, seconds = days + 1, 0
+    if days == _PHANTOM_LEAP_DAY:
+        day_text = "1900-02-29"
+    else:
+        epoch = _EPOCH if days > _PHANTOM_LEAP_DAY else _EPOCH_BEFORE_LEAP_BUG
+        day_text = (epoch + datetime.timedelta(days=days)).date().isoformat()
+    if seconds == 0:
+        return day_text
+    return f"{day_text}T{seconds // 3600:02d}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def number_out(value: float) -> float | int:
+    """A number as JSON wants it: int when integral (360, not 360.0), float otherwise."""
+    if value.is_integer() and abs(value) < _MAX_EXACT_INT:
+        return int(value)
+    return value
+
+
+@lru_cache(maxsize=512)
+def is_date_format(num_fmt: str | None) -> bool:
+    """True when an Excel number format shows dates or times (d/m/y/h/s outside literals)."""
+    if not num_fmt or num_fmt.lower() == "general":
+        return False
+    # Only the first section matters for positive serials; "0;[Red]-0" is still numeric.
+    stripped = _FORMAT_NOISE_RE.sub("", num_fmt)
+    return bool(_DATE_TOKEN_RE.search(stripped.split(";", 1)[0]))
+
+
+def check_scalar(name: str, value: Any) -> Any:
+    """A JSON value fit for one cell (ints and floats as float); InputValidationError if not."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, (int, float)):
+        try:
+            number = float(value)
+        except OverflowError:
+            number = math.inf
+        if not math.isfinite(number):
+            raise InputValidationError(f"'{name}' expects a finite number")
+        return number
+    raise InputValidationError(f"'{name}' expects numbers, text, booleans or null")
+
+
+def place_input(name: str, rows: int, cols: int, value: Any) -> list[tuple[int, int, Any]]:
+    """(row offset, col offset, scalar) for each cell an input fills, from the top-left.
+
+    One cell takes a scalar, a single row or column a flat list (or a list of rows), a block
+    a list of rows. Longer lists and wrong shapes raise InputValidationError.
+    """
+    if rows == 1 and cols == 1:
+        if isinstance(value, (list, tuple)):
+            raise InputValidationError(f"'{name}' expects a single value, not a list")
+        return [(0, 0, check_scalar(name, value))]
+    shape = f"{rows} rows x {cols} columns"
+    line = rows == 1 or cols == 1
+    if not isinstance(value, list):
+        what = f"a list of up to {rows * cols} values" if line else f"a list of rows ({shape})"
+        raise InputValidationError(f"'{name}' expects {what}")
+    nested = [isinstance(item, list) for item in value]
+    if any(nested) and not all(nested):
+        raise InputValidationError(f"'{name}' mixes values and lists; expected {shape}")
+    if not any(nested) and value:
+        if not line:
+            raise InputValidationError(f"'{name}' expects a list of rows ({shape})")
+        if len(value) > rows * cols:
+            raise InputValidationError(
+                f"'{name}' expects at most {rows * cols} values, got {len(value)}"
+            )
+        down, across = (0, 1) if rows == 1 else (1, 0)
+        return [(i * down, i * across, check_scalar(name, v)) for i, v in enumerate(value)]
+    if len(value) > rows:
+        raise InputValidationError(f"'{name}' expects at most {rows} rows, got {len(value)}")
+    placed = []
+    for r, row in enumerate(value):
+        if len(row) > cols:
+            raise InputValidationError(
+                f"'{name}' expects at most {cols} values per row, got {len(row)} in row {r + 1}"
+            )
+        placed.extend((r, c, check_scalar(name, item)) for c, item in enumerate(row))
+    return placed
+
+
+def shape_output(rows: int, cols: int, values: list[Any]) -> Any:
+    """Row-major cell values as a scalar, a flat list or a list of rows."""
+    if rows == 1 and cols == 1:
+        return values[0]
+    if rows == 1 or cols == 1:
+        return values
+    return [values[r * cols : (r + 1) * cols] for r in range(rows)]

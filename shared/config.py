@@ -1,0 +1,81 @@
+"""Settings, validated once and read through ``get_settings()`` (never at import time)."""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PLACEHOLDER_SECRET = "dev-only-insecure-secret-change-me"
+
+
+class Settings(BaseSettings):
+    """Every knob of the service; environment variables are ``SHEETCALC_<NAME>``."""
+
+    model_config = SettingsConfigDict(env_prefix="SHEETCALC_", extra="ignore")
+
+    env: Literal["dev", "prod"] = "dev"
+    data_dir: Path = Path(".sheetcalc")
+    database_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("DATABASE_URL", "SHEETCALC_DATABASE_URL")
+    )
+    jwt_secret: str = PLACEHOLDER_SECRET
+    encryption_key: str = PLACEHOLDER_SECRET
+    jwt_ttl_seconds: int = 8 * 3600
+
+    aws_region: str = "us-east-1"
+    aws_endpoint_url: str | None = None
+    bucket: str = "sheetcalc-workbooks"
+    jobs_queue_url: str | None = None
+    webhooks_queue_url: str | None = None
+    download_url_ttl_seconds: int = 3600
+
+    max_upload_bytes: int = 25 * 1024 * 1024
+    model_cache_size: int = 32
+    # A job still "processing" this long after it was claimed is taken to be abandoned
+    # (its worker died) and may be claimed again by a redelivered message.
+    processing_lease_seconds: int = 900
+    webhook_timeout_seconds: float = 10.0
+    # Loopback and private webhook targets are refused in prod (SSRF); dev allows them.
+    allow_private_webhooks: bool | None = None
+    # Proxies whose X-Forwarded-For is believed (addresses or CIDR ranges).
+    trusted_proxies: list[str] = []
+
+    @model_validator(mode="after")
+    def _refuse_placeholders_in_prod(self) -> "Settings":
+        if self.env == "prod":
+            for name in ("jwt_secret", "encryption_key"):
+                value = getattr(self, name)
+                if value == PLACEHOLDER_SECRET or len(value) < 32:
+                    raise ValueError(f"SHEETCALC_{name.upper()} must be set to a real secret in prod")
+            if not self.database_url:
+                raise ValueError("DATABASE_URL must be set in prod")
+        return self
+
+    @property
+    def effective_database_url(self) -> str:
+        """The configured database, or SQLite under the data dir."""
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'sheetcalc.db').resolve()}"
+
+    @property
+    def private_webhooks_allowed(self) -> bool:
+        """Whether webhooks may target loopback and private addresses."""
+        if self.allow_private_webhooks is not None:
+            return self.allow_private_webhooks
+        return self.env == "dev"
+
+
+@functools.cache
+def get_settings() -> Settings:
+    """The process's settings, read from the environment on first use."""
+    return Settings()
+
+
+def reset_settings() -> None:
+    """Forget cached settings (and what was built from them); for tests and the dev command."""
+    get_settings.cache_clear()

@@ -1,0 +1,166 @@
+"""The tables. Every tenant-owned row carries ``tenant_id``; ids are UUIDs.
+
+Jobs keep copies of the names they report (engine name and slug, version string, consumer
+name) and hold no foreign keys to engines or versions, so job history outlives them.
+"""
+
+from __future__ import annotations
+
+import enum
+import uuid
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint, Uuid
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from shared.db.types import UTCDateTime, utcnow
+
+
+class Base(DeclarativeBase):
+    """Declarative base of every model."""
+
+    type_annotation_map = {datetime: UTCDateTime, dict[str, Any]: JSON, list[Any]: JSON}
+
+
+class JobStatus(str, enum.Enum):
+    """The four states of a job."""
+
+    PENDING = "pending"
+    PROCESSING = "processing"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+def _uuid() -> uuid.UUID:
+    return uuid.uuid4()
+
+
+class Tenant(Base):
+    __tablename__ = "tenants"
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=_uuid)
+    slug: Mapped[str] = mapped_column(String(100), unique=True)
+    name: Mapped[str] = mapped_column(String(255))
+    # Document-storage settings; secrets inside are encrypted (shared.security.crypto).
+    storage_settings: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=_uuid)
+    tenant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)
+    email: Mapped[str] = mapped_column(String(320), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(255))
+    must_change_password: Mapped[bool] = mapped_column(Boolean, default=True)
+    is_active: Mapped[bool] = mapped_column(Boolean, default=True)
+    session_token_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    last_login_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class Engine(Base):
+    __tablename__ = "engines"
+    __table_args__ = (UniqueConstraint("tenant_id", "slug", name="uq_engines_tenant_slug"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=_uuid)
+    tenant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(255))
+    slug: Mapped[str] = mapped_column(String(100))
+    description: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # The single active version lives here, so "at most one active" holds by construction.
+    active_version_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, nullable=True)
+    ip_whitelist_enabled: Mapped[bool] = mapped_column(Boolean, default=False)
+    ip_whitelist: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class EngineVersion(Base):
+    __tablename__ = "engine_versions"
+    __table_args__ = (UniqueConstraint("engine_id", "version", name="uq_engine_versions_engine_version"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=_uuid)
+    tenant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)
+    engine_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("engines.id", ondelete="CASCADE"), index=True)
+    version: Mapped[str] = mapped_column(String(100))
+    filename: Mapped[str] = mapped_column(String(255))
+    file_size: Mapped[int] = mapped_column(Integer)
+    workbook_key: Mapped[str] = mapped_column(String(512))
+    prepared_key: Mapped[str | None] = mapped_column(String(512), nullable=True)
+    calc_engine: Mapped[str] = mapped_column(String(32), default="ironcalc")
+    named_ranges: Mapped[list[Any]] = mapped_column(JSON)
+    input_schema: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    output_schema: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    test_key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class Consumer(Base):
+    __tablename__ = "consumers"
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=_uuid)
+    tenant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(255))
+    api_key_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    api_key_hint: Mapped[str] = mapped_column(String(140))
+    is_active: Mapped[bool] = mapped_column(Boolean, default=True)
+    is_archived: Mapped[bool] = mapped_column(Boolean, default=False)
+    last_used_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class EngineAccess(Base):
+    __tablename__ = "engine_access"
+    __table_args__ = (UniqueConstraint("engine_id", "consumer_id", name="uq_engine_access_engine_consumer"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=_uuid)
+    tenant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)
+    engine_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("engines.id", ondelete="CASCADE"), index=True)
+    consumer_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("consumers.id", ondelete="CASCADE"), index=True)
+    can_execute: Mapped[bool] = mapped_column(Boolean, default=False)
+    can_view_jobs: Mapped[bool] = mapped_column(Boolean, default=False)
+    can_download: Mapped[bool] = mapped_column(Boolean, default=False)
+    can_view_about: Mapped[bool] = mapped_column(Boolean, default=False)
+    granted_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class Job(Base):
+    __tablename__ = "jobs"
+    __table_args__ = (
+        Index("ix_jobs_tenant_created", "tenant_id", "created_at"),
+        Index("ix_jobs_engine_created", "engine_id", "created_at"),
+        Index("ix_jobs_consumer_created", "consumer_id", "created_at"),
+    )
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=_uuid)
+    tenant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    engine_id: Mapped[uuid.UUID] = mapped_column(Uuid)
+    engine_name: Mapped[str] = mapped_column(String(255))
+    engine_slug: Mapped[str] = mapped_column(String(100))
+    version_id: Mapped[uuid.UUID] = mapped_column(Uuid)
+    version: Mapped[str] = mapped_column(String(100))
+    # Exactly one of these says who created the job: a consumer, or a version's test key.
+    consumer_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, nullable=True)
+    consumer_name: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    is_test: Mapped[bool] = mapped_column(Boolean, default=False)
+    status: Mapped[str] = mapped_column(String(16), default=JobStatus.PENDING.value)
+    inputs: Mapped[dict[str, Any]] = mapped_column(JSON)
+    outputs: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    error_message: Mapped[str | None] = mapped_column(Text, nullable=True)
+    execution_time_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    result_key: Mapped[str | None] = mapped_column(String(512), nullable=True)
+    webhook_url: Mapped[str | None] = mapped_column(Text, nullable=True)
+    webhook_sent_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    webhook_response_status: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    started_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    completed_at: Mapped[datetime | None] = mapped_column(nullable=True)

@@ -1,0 +1,83 @@
+"""One SQLAlchemy engine per database URL and process, and the unit-of-work helper."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.orm import Session, sessionmaker
+
+from shared.config import get_settings
+
+
+def _normalise(url: str) -> str:
+    # pg8000 is the driver the product ships with; accept plain postgres:// URLs too.
+    for prefix in ("postgres://", "postgresql://"):
+        if url.startswith(prefix):
+            return "postgresql+pg8000://" + url[len(prefix):]
+    return url
+
+
+_engines: dict[str, Engine] = {}
+_factories: dict[str, sessionmaker[Session]] = {}
+_lock = threading.Lock()
+
+
+def get_engine(url: str | None = None) -> Engine:
+    """The process-wide engine for ``url`` (default: the configured database)."""
+    url = _normalise(url or get_settings().effective_database_url)
+    with _lock:
+        if url not in _engines:
+            _engines[url] = _create(url)
+        return _engines[url]
+
+
+def _create(url: str) -> Engine:
+    if url.startswith("sqlite"):
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+
+        @event.listens_for(engine, "connect")
+        def _sqlite_pragmas(dbapi_conn, _record):
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA journal_mode=WAL")
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute("PRAGMA busy_timeout=30000")
+            cur.close()
+
+        return engine
+    return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10)
+
+
+def new_session(url: str | None = None) -> Session:
+    """A new session on the configured database."""
+    engine = get_engine(url)
+    key = str(engine.url)
+    factory = _factories.get(key)
+    if factory is None:
+        factory = _factories.setdefault(key, sessionmaker(bind=engine, expire_on_commit=False))
+    return factory()
+
+
+@contextlib.contextmanager
+def session_scope() -> Iterator[Session]:
+    """A session that commits when the block succeeds and rolls back when it raises."""
+    session = new_session()
+    try:
+        yield session
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    finally:
+        session.close()
+
+
+def reset_engines() -> None:
+    """Dispose of every engine (tests and the dev command switch databases)."""
+    with _lock:
+        for engine in _engines.values():
+            engine.dispose()
+        _engines.clear()
+        _factories.clear()

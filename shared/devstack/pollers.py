@@ -1,0 +1,191 @@
+"""``SqsPoller``: what a Lambda SQS event source mapping does, as a thread on one machine.
+
+It long-polls one queue, hands each batch to a Lambda handler as an ``aws:sqs`` event with a
+Lambda-shaped context, and then deletes the records the handler did not report in
+``batchItemFailures`` (``ReportBatchItemFailures``). A handler that raises fails the whole batch:
+nothing is deleted and SQS redelivers it after the visibility timeout.
+
+Polling: moto's ``ReceiveMessage`` long poll waits on a condition that ``SendMessage`` notifies,
+so it answers as soon as a message arrives (pickup in a few ms). A short ``WaitTimeSeconds`` (1)
+keeps that and lets ``stop()`` finish within about a second; idle cost is one request a second.
+"""
+
+from __future__ import annotations
+
+import base64
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import boto3
+
+log = logging.getLogger(__name__)
+
+Handler = Callable[[dict, Any], Any]
+
+# After an error talking to SQS, wait this long before polling again (no busy loop).
+_ERROR_BACKOFF_SECONDS = 1.0
+
+
+@dataclass
+class LambdaContext:
+    """The attributes of the Python runtime's context object that handlers and powertools read."""
+
+    function_name: str
+    invoked_function_arn: str
+    memory_limit_in_mb: int
+    timeout_seconds: float
+    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    function_version: str = "$LATEST"
+    identity: Any = None
+    client_context: Any = None
+    _deadline: float = field(default=0.0, repr=False)
+
+    def __post_init__(self) -> None:
+        self.log_group_name = f"/aws/lambda/{self.function_name}"
+        self.log_stream_name = time.strftime("%Y/%m/%d/[$LATEST]") + uuid.uuid4().hex
+        self._deadline = time.monotonic() + self.timeout_seconds
+
+    def get_remaining_time_in_millis(self) -> int:
+        """Milliseconds left before Lambda would stop this invocation."""
+        return max(0, int((self._deadline - time.monotonic()) * 1000))
+
+
+def _message_attribute(value: dict) -> dict:
+    binary = value.get("BinaryValue")
+    return {
+        "stringValue": value.get("StringValue"),
+        "binaryValue": base64.b64encode(binary).decode() if binary is not None else None,
+        "stringListValues": list(value.get("StringListValues", [])),
+        "binaryListValues": [base64.b64encode(b).decode() for b in value.get("BinaryListValues", [])],
+        "dataType": value.get("DataType", "String"),
+    }
+
+
+def to_record(message: dict, *, queue_arn: str, region: str) -> dict:
+    """One ``ReceiveMessage`` message as a record of a Lambda SQS event."""
+    record = {
+        "messageId": message["MessageId"],
+        "receiptHandle": message["ReceiptHandle"],
+        "body": message.get("Body", ""),
+        "attributes": dict(message.get("Attributes", {})),
+        "messageAttributes": {
+            name: _message_attribute(value) for name, value in message.get("MessageAttributes", {}).items()
+        },
+        "md5OfBody": message.get("MD5OfBody", ""),
+        "eventSource": "aws:sqs",
+        "eventSourceARN": queue_arn,
+        "awsRegion": region,
+    }
+    if "MD5OfMessageAttributes" in message:
+        record["md5OfMessageAttributes"] = message["MD5OfMessageAttributes"]
+    return record
+
+
+def failed_message_ids(response: Any, batch_ids: list[str]) -> set[str]:
+    """The ids Lambda would retry given the handler's ``response``, as AWS documents it.
+
+    No ``batchItemFailures`` means every record succeeded; an identifier that is missing, empty
+    or not in the batch makes Lambda treat the whole batch as failed.
+    """
+    if not isinstance(response, dict) or response.get("batchItemFailures") is None:
+        return set()
+    failures = response["batchItemFailures"]
+    ids = set(batch_ids)
+    failed: set[str] = set()
+    for item in failures if isinstance(failures, list) else [None]:
+        identifier = item.get("itemIdentifier") if isinstance(item, dict) else None
+        if not identifier or identifier not in ids:
+            log.warning("invalid batchItemFailures entry %r: the whole batch is retried", item)
+            return ids
+        failed.add(identifier)
+    return failed
+
+
+class SqsPoller(threading.Thread):
+    """Feeds one queue's messages to one Lambda handler until ``stop()``.
+
+    One poller per handler: powertools' module-scope ``BatchProcessor`` keeps per-batch state
+    and must not process two batches at once.
+    """
+
+    def __init__(self, queue_url: str, handler: Handler, *, function_name: str,
+                 sqs: Any = None, endpoint_url: str | None = None, region: str | None = None,
+                 batch_size: int = 10, wait_time_seconds: int = 1, timeout_seconds: float = 60.0,
+                 memory_limit_in_mb: int = 1024):
+        super().__init__(name=f"sqs-poller-{function_name}", daemon=True)
+        if not 1 <= batch_size <= 10:
+            raise ValueError("batch_size must be between 1 and 10")
+        self.queue_url = queue_url
+        self.handler = handler
+        self.function_name = function_name
+        self.batch_size = batch_size
+        self.wait_time_seconds = wait_time_seconds
+        self.timeout_seconds = timeout_seconds
+        self.memory_limit_in_mb = memory_limit_in_mb
+        # Its own client: a long poll holds a pooled connection for up to wait_time_seconds.
+        self._sqs = sqs or boto3.session.Session().client("sqs", region_name=region, endpoint_url=endpoint_url)
+        self.queue_arn = self._sqs.get_queue_attributes(
+            QueueUrl=queue_url, AttributeNames=["QueueArn"]
+        )["Attributes"]["QueueArn"]
+        _, _, _, self.region, self.account_id, _ = self.queue_arn.split(":", 5)
+        self._stopping = threading.Event()
+
+    def stop(self, timeout: float | None = 5.0) -> None:
+        """Ask the poller to finish its current batch and end; wait up to ``timeout`` seconds."""
+        self._stopping.set()
+        if self.is_alive() and threading.current_thread() is not self:
+            self.join(timeout)
+
+    def run(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                messages = self._sqs.receive_message(
+                    QueueUrl=self.queue_url,
+                    MaxNumberOfMessages=self.batch_size,
+                    WaitTimeSeconds=self.wait_time_seconds,
+                    MessageSystemAttributeNames=["All"],
+                    MessageAttributeNames=["All"],
+                ).get("Messages", [])
+            except Exception:
+                if self._stopping.is_set():
+                    break
+                log.exception("%s: receiving from %s failed", self.function_name, self.queue_url)
+                self._stopping.wait(_ERROR_BACKOFF_SECONDS)
+                continue
+            if messages:
+                self.deliver(messages)
+
+    def deliver(self, messages: list[dict]) -> None:
+        """Invoke the handler with ``messages`` and delete those it did not report as failed."""
+        event = {"Records": [to_record(m, queue_arn=self.queue_arn, region=self.region) for m in messages]}
+        context = LambdaContext(
+            function_name=self.function_name,
+            invoked_function_arn=f"arn:aws:lambda:{self.region}:{self.account_id}:function:{self.function_name}",
+            memory_limit_in_mb=self.memory_limit_in_mb,
+            timeout_seconds=self.timeout_seconds,
+        )
+        try:
+            response = self.handler(event, context)
+        except Exception:
+            log.exception("%s raised; its batch of %d comes back after the visibility timeout",
+                          self.function_name, len(messages))
+            return
+        failed = failed_message_ids(response, [m["MessageId"] for m in messages])
+        done = [m for m in messages if m["MessageId"] not in failed]
+        if done:
+            self._delete(done)
+
+    def _delete(self, messages: list[dict]) -> None:
+        entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)]
+        try:
+            result = self._sqs.delete_message_batch(QueueUrl=self.queue_url, Entries=entries)
+        except Exception:
+            log.exception("%s: deleting %d messages failed", self.function_name, len(entries))
+            return
+        for failure in result.get("Failed", []):
+            log.warning("%s: could not delete a message: %s", self.function_name, failure)

@@ -1,0 +1,149 @@
+"""``run_dev``: the whole service on one machine (``sheetcalc dev``).
+
+It starts a local AWS (moto), points the settings at it, migrates the database, runs the worker,
+dead-letter and webhook handlers behind SQS pollers, and serves the API with uvicorn until
+SIGINT or SIGTERM, after which everything is stopped and it returns normally.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+import uvicorn
+
+from shared.adapters.aws import reset_clients
+from shared.config import reset_settings
+from shared.db.session import reset_engines
+from shared.devstack.local_aws import JOBS_VISIBILITY_TIMEOUT, WEBHOOKS_VISIBILITY_TIMEOUT, LocalAws, start_local_aws
+from shared.devstack.pollers import SqsPoller
+
+SECRETS_FILE = "secrets.json"
+_SECRET_ENV = {"jwt_secret": "SHEETCALC_JWT_SECRET", "encryption_key": "SHEETCALC_ENCRYPTION_KEY"}
+
+
+def load_dev_secrets(data_dir: Path) -> None:
+    """Put the dev secrets in the environment, generated once into ``data_dir/secrets.json``.
+
+    Variables already set win. Persisting the secrets keeps sessions and encrypted fields
+    readable across restarts of the dev server.
+    """
+    missing = {key: env for key, env in _SECRET_ENV.items() if not os.environ.get(env)}
+    if not missing:
+        return
+    path = data_dir / SECRETS_FILE
+    stored = json.loads(path.read_text()) if path.exists() else {}
+    if any(not stored.get(key) for key in missing):
+        for key in missing:
+            stored.setdefault(key, secrets.token_urlsafe(48))
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as file:
+            json.dump(stored, file, indent=2)
+    os.chmod(path, 0o600)
+    for key, env in missing.items():
+        os.environ[env] = stored[key]
+
+
+def _point_settings_at(aws: LocalAws, data_dir: Path) -> None:
+    os.environ.update({
+        "SHEETCALC_ENV": "dev",
+        "SHEETCALC_DATA_DIR": str(data_dir),
+        "SHEETCALC_AWS_ENDPOINT_URL": aws.endpoint_url,
+        "SHEETCALC_AWS_REGION": aws.region,
+        "SHEETCALC_BUCKET": aws.bucket,
+        "SHEETCALC_JOBS_QUEUE_URL": aws.jobs_queue_url,
+        "SHEETCALC_WEBHOOKS_QUEUE_URL": aws.webhooks_queue_url,
+    })
+    reset_settings()
+    reset_clients()
+    reset_engines()
+
+
+def _start_pollers(aws: LocalAws) -> list[SqsPoller]:
+    # Imported only now: the handlers may read settings when they are imported.
+    from functions.webhook.app import handler as webhook_handler
+    from functions.worker.app import handler as worker_handler
+    from functions.worker.dlq import handler as dlq_handler
+
+    common = {"endpoint_url": aws.endpoint_url, "region": aws.region}
+    pollers = [
+        SqsPoller(aws.jobs_queue_url, worker_handler, function_name="sheetcalc-worker",
+                  timeout_seconds=JOBS_VISIBILITY_TIMEOUT, **common),
+        SqsPoller(aws.jobs_dlq_url, dlq_handler, function_name="sheetcalc-worker-dlq", **common),
+        SqsPoller(aws.webhooks_queue_url, webhook_handler, function_name="sheetcalc-webhook",
+                  timeout_seconds=WEBHOOKS_VISIBILITY_TIMEOUT, **common),
+    ]
+    for poller in pollers:
+        poller.start()
+    return pollers
+
+
+def _announce_when_started(server: uvicorn.Server, host: str) -> None:
+    while not server.started:
+        if server.should_exit:
+            return
+        time.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]  # the real one, also for --port 0
+    base_url = f"http://{_url_host(host)}:{port}"
+    for line in (f"API on {base_url}", f"dashboard on {base_url}/dashboard/", "ready"):
+        print(f"sheetcalc dev: {line}", flush=True)
+
+
+def _url_host(host: str) -> str:
+    if host in ("0.0.0.0", "::"):
+        return "127.0.0.1"
+    return f"[{host}]" if ":" in host else host
+
+
+def run_dev(host: str = "127.0.0.1", port: int = 8000, data_dir: Path = Path(".sheetcalc")) -> None:
+    """Serve API, worker, webhook sender and local AWS on this machine until SIGINT/SIGTERM."""
+    data_dir = Path(data_dir).resolve()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    load_dev_secrets(data_dir)
+
+    server: uvicorn.Server | None = None
+    stop_requested = threading.Event()
+
+    def request_stop(_signum, _frame) -> None:
+        # Installed for the whole run: uvicorn replaces it while serving and re-raises the
+        # signal it caught once it has shut down, which then lands here harmlessly.
+        stop_requested.set()
+        if server is not None:
+            server.should_exit = True
+
+    previous = {}
+    if threading.current_thread() is threading.main_thread():
+        previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    aws = start_local_aws()
+    pollers: list[SqsPoller] = []
+    try:
+        _point_settings_at(aws, data_dir)
+        from shared.db.migrate import upgrade
+
+        upgrade()
+        pollers = _start_pollers(aws)
+
+        from shared.api.app import create_app
+
+        config = uvicorn.Config(create_app(), host=host, port=port, log_level="warning", access_log=False)
+        server = uvicorn.Server(config)
+        if stop_requested.is_set():
+            return
+        threading.Thread(target=_announce_when_started, args=(server, host), daemon=True).start()
+        server.run()
+    finally:
+        for poller in pollers:
+            poller.stop(timeout=0)
+        for poller in pollers:
+            poller.stop()
+        aws.stop()
+        reset_engines()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        sys.stdout.flush()

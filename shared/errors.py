@@ -1,0 +1,75 @@
+"""The project's exceptions. Domain code raises these; the HTTP edge maps them once.
+
+Every exception carries the message a caller may see. Internal detail never goes into it:
+log it where it is caught instead.
+"""
+
+
+class SheetcalcError(Exception):
+    """Base class: ``message`` is safe to show to the caller."""
+
+    status_code = 500
+
+    def __init__(self, message: str):
+        super().__init__(message)
+        self.message = message
+
+
+class BadRequest(SheetcalcError):
+    """The request is well formed but cannot be carried out (HTTP 400)."""
+
+    status_code = 400
+
+
+class InputValidationError(BadRequest):
+    """Execute inputs do not fit the engine's input schema or named ranges."""
+
+    def __init__(self, reason: str):
+        super().__init__(f"Input validation failed: {reason}")
+        self.reason = reason
+
+
+class Unauthorized(SheetcalcError):
+    """Missing or wrong credentials (HTTP 401)."""
+
+    status_code = 401
+
+
+class Forbidden(SheetcalcError):
+    """Authenticated, but not allowed (HTTP 403)."""
+
+    status_code = 403
+
+
+class NotFound(SheetcalcError):
+    """The thing does not exist for this caller (HTTP 404)."""
+
+    status_code = 404
+
+
+class Conflict(SheetcalcError):
+    """The request clashes with the current state (HTTP 409)."""
+
+    status_code = 409
+
+
+class PayloadTooLarge(SheetcalcError):
+    """An upload or body over the configured limit (HTTP 413)."""
+
+    status_code = 413
+
+
+class Invalid(SheetcalcError):
+    """A value fails a domain rule that request validation cannot express (HTTP 422)."""
+
+    status_code = 422
+
+
+class WorkbookError(Invalid):
+    """A workbook cannot be read, parsed or calculated."""
+
+
+class ServiceUnavailable(SheetcalcError):
+    """A dependency (database, storage, queue) is not answering (HTTP 503)."""
+
+    status_code = 503

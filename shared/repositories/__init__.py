@@ -1,0 +1,1 @@
+"""Repositories own the SQL. Every query on tenant data takes ``tenant_id`` as a keyword."""

@@ -1,0 +1,37 @@
+"""API consumers."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from shared.db.models import Consumer
+from shared.db.types import utcnow
+
+
+def get_consumer(session: Session, *, tenant_id: uuid.UUID, consumer_id: uuid.UUID) -> Consumer | None:
+    """A consumer of this tenant, archived or not."""
+    return session.scalar(select(Consumer).where(Consumer.tenant_id == tenant_id, Consumer.id == consumer_id))
+
+
+def get_by_key_hash(session: Session, *, key_hash: str) -> Consumer | None:
+    """The consumer whose API key hashes to ``key_hash``."""
+    return session.scalar(select(Consumer).where(Consumer.api_key_hash == key_hash))
+
+
+def list_consumers(session: Session, *, tenant_id: uuid.UUID) -> list[Consumer]:
+    """The tenant's listed consumers: active and not archived, by name."""
+    return list(
+        session.scalars(
+            select(Consumer)
+            .where(Consumer.tenant_id == tenant_id, Consumer.is_archived.is_(False), Consumer.is_active.is_(True))
+            .order_by(Consumer.name, Consumer.created_at)
+        )
+    )
+
+
+def touch(session: Session, *, consumer_id: uuid.UUID) -> None:
+    """Record that the consumer's key was just used."""
+    session.execute(update(Consumer).where(Consumer.id == consumer_id).values(last_used_at=utcnow()))

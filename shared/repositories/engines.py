@@ -1,0 +1,103 @@
+"""Engines, their versions and per-consumer access records."""
+
+from __future__ import annotations
+
+import uuid
+
+from sqlalchemy import select, update
+from sqlalchemy.orm import Session
+
+from shared.db.models import Consumer, Engine, EngineAccess, EngineVersion, Tenant
+from shared.db.types import utcnow
+
+
+def get_engine(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID) -> Engine | None:
+    """An engine of this tenant."""
+    return session.scalar(select(Engine).where(Engine.tenant_id == tenant_id, Engine.id == engine_id))
+
+
+def get_engine_by_slugs(session: Session, *, tenant_slug: str, engine_slug: str) -> Engine | None:
+    """The engine addressed by a consumer URL."""
+    return session.scalar(
+        select(Engine).join(Tenant, Tenant.id == Engine.tenant_id).where(Tenant.slug == tenant_slug, Engine.slug == engine_slug)
+    )
+
+
+def get_engine_by_slug(session: Session, *, tenant_id: uuid.UUID, slug: str) -> Engine | None:
+    """An engine of this tenant by slug."""
+    return session.scalar(select(Engine).where(Engine.tenant_id == tenant_id, Engine.slug == slug))
+
+
+def list_engines(session: Session, *, tenant_id: uuid.UUID) -> list[Engine]:
+    """The tenant's engines, by name."""
+    return list(session.scalars(select(Engine).where(Engine.tenant_id == tenant_id).order_by(Engine.name, Engine.created_at)))
+
+
+def get_version(session: Session, *, tenant_id: uuid.UUID, version_id: uuid.UUID) -> EngineVersion | None:
+    """A version of one of this tenant's engines."""
+    return session.scalar(select(EngineVersion).where(EngineVersion.tenant_id == tenant_id, EngineVersion.id == version_id))
+
+
+def get_version_any_tenant(session: Session, *, version_id: uuid.UUID) -> EngineVersion | None:
+    """A version by id alone (the worker, which holds a job that names it)."""
+    return session.get(EngineVersion, version_id)
+
+
+def get_version_by_test_key(session: Session, *, key_hash: str) -> EngineVersion | None:
+    """The version whose test key hashes to ``key_hash``."""
+    return session.scalar(select(EngineVersion).where(EngineVersion.test_key_hash == key_hash))
+
+
+def list_versions(session: Session, *, tenant_id: uuid.UUID, engine_ids: list[uuid.UUID]) -> list[EngineVersion]:
+    """Versions of the given engines, oldest first."""
+    if not engine_ids:
+        return []
+    return list(
+        session.scalars(
+            select(EngineVersion)
+            .where(EngineVersion.tenant_id == tenant_id, EngineVersion.engine_id.in_(engine_ids))
+            .order_by(EngineVersion.created_at)
+        )
+    )
+
+
+def version_exists(session: Session, *, engine_id: uuid.UUID, version: str) -> bool:
+    """Whether the engine already has this version string."""
+    return session.scalar(select(EngineVersion.id).where(EngineVersion.engine_id == engine_id, EngineVersion.version == version)) is not None
+
+
+def set_active_version(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, version_id: uuid.UUID) -> None:
+    """Point the engine at ``version_id``; one UPDATE, so there is never a second active version."""
+    session.execute(
+        update(Engine)
+        .where(Engine.tenant_id == tenant_id, Engine.id == engine_id)
+        .values(active_version_id=version_id, updated_at=utcnow())
+    )
+
+
+def get_access(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, consumer_id: uuid.UUID) -> EngineAccess | None:
+    """One consumer's access record for one engine."""
+    return session.scalar(
+        select(EngineAccess).where(
+            EngineAccess.tenant_id == tenant_id,
+            EngineAccess.engine_id == engine_id,
+            EngineAccess.consumer_id == consumer_id,
+        )
+    )
+
+
+def list_access_for_engines(session: Session, *, tenant_id: uuid.UUID, engine_ids: list[uuid.UUID]) -> list[tuple[EngineAccess, Consumer]]:
+    """Access records of these engines with their (non-archived) consumers."""
+    if not engine_ids:
+        return []
+    rows = session.execute(
+        select(EngineAccess, Consumer)
+        .join(Consumer, Consumer.id == EngineAccess.consumer_id)
+        .where(
+            EngineAccess.tenant_id == tenant_id,
+            EngineAccess.engine_id.in_(engine_ids),
+            Consumer.is_archived.is_(False),
+        )
+        .order_by(Consumer.name)
+    )
+    return [(a, c) for a, c in rows]

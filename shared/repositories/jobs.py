@@ -1,0 +1,94 @@
+"""Jobs, including the conditional updates that make job processing idempotent."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta
+
+from sqlalchemy import and_, or_, select, update
+from sqlalchemy.orm import Session
+
+from shared.db.models import Job, JobStatus
+from shared.db.types import utcnow
+
+
+def get_job(session: Session, *, job_id: uuid.UUID) -> Job | None:
+    """A job by id alone (the worker and webhook sender, which hold only the id)."""
+    return session.get(Job, job_id)
+
+
+def get_tenant_job(session: Session, *, tenant_id: uuid.UUID, job_id: uuid.UUID) -> Job | None:
+    """A job of this tenant."""
+    return session.scalar(select(Job).where(Job.tenant_id == tenant_id, Job.id == job_id))
+
+
+def claim_for_processing(session: Session, *, job_id: uuid.UUID, lease_seconds: int) -> datetime | None:
+    """Move pending (or abandoned processing) to processing; returns the claim time, or None if not ours."""
+    now = utcnow()
+    stale = now - timedelta(seconds=lease_seconds)
+    result = session.execute(
+        update(Job)
+        .where(
+            Job.id == job_id,
+            or_(
+                Job.status == JobStatus.PENDING.value,
+                and_(Job.status == JobStatus.PROCESSING.value, Job.started_at < stale),
+            ),
+        )
+        .values(status=JobStatus.PROCESSING.value, started_at=now, updated_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    return now if result.rowcount == 1 else None
+
+
+def release_claim(session: Session, *, job_id: uuid.UUID, claimed_at: datetime) -> None:
+    """Hand a claimed job back to pending so a redelivery can try again."""
+    session.execute(
+        update(Job)
+        .where(Job.id == job_id, Job.status == JobStatus.PROCESSING.value, Job.started_at == claimed_at)
+        .values(status=JobStatus.PENDING.value, started_at=None, updated_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+
+
+def finish(session: Session, *, job_id: uuid.UUID, claimed_at: datetime, **values) -> bool:
+    """Record the outcome of a claimed job; False when the claim was lost meanwhile."""
+    now = utcnow()
+    result = session.execute(
+        update(Job)
+        .where(Job.id == job_id, Job.status == JobStatus.PROCESSING.value, Job.started_at == claimed_at)
+        .values(updated_at=now, completed_at=now, **values)
+        .execution_options(synchronize_session=False)
+    )
+    return result.rowcount == 1
+
+
+def fail_unfinished(session: Session, *, job_id: uuid.UUID, message: str) -> bool:
+    """Mark a pending or processing job failed (dead letters); False if it had already finished."""
+    now = utcnow()
+    result = session.execute(
+        update(Job)
+        .where(Job.id == job_id, Job.status.in_([JobStatus.PENDING.value, JobStatus.PROCESSING.value]))
+        .values(status=JobStatus.FAILED.value, error_message=message, updated_at=now, completed_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    return result.rowcount == 1
+
+
+def claim_webhook(session: Session, *, job_id: uuid.UUID) -> datetime | None:
+    """Reserve the single webhook attempt; returns the attempt time, or None if already made."""
+    now = utcnow()
+    result = session.execute(
+        update(Job)
+        .where(Job.id == job_id, Job.webhook_url.is_not(None), Job.webhook_sent_at.is_(None))
+        .values(webhook_sent_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    return now if result.rowcount == 1 else None
+
+
+def record_webhook_status(session: Session, *, job_id: uuid.UUID, status: int) -> None:
+    """Store the receiver's answer to the webhook attempt."""
+    session.execute(
+        update(Job).where(Job.id == job_id).values(webhook_response_status=status).execution_options(synchronize_session=False)
+    )

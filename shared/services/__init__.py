@@ -1,0 +1,1 @@
+"""Services own the rules: tenancy, permissions, state transitions. They raise shared.errors."""

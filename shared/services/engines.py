@@ -1,0 +1,84 @@
+"""Engines: creation, listing and the detail view."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+import uuid
+from dataclasses import dataclass, field
+
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from shared.db.models import Consumer, Engine, EngineAccess, EngineVersion
+from shared.errors import Conflict, NotFound
+from shared.repositories import engines as repo
+
+ENGINE_NOT_FOUND = "Engine not found"
+
+
+def slugify(name: str) -> str:
+    """A URL slug from a display name: lower-case ASCII letters, digits and dashes."""
+    text = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
+    slug = re.sub(r"[^a-z0-9]+", "-", text).strip("-")[:100].strip("-")
+    return slug or "engine"
+
+
+@dataclass
+class EngineView:
+    """An engine with its versions and access records, as management screens show it."""
+
+    engine: Engine
+    versions: list[EngineVersion] = field(default_factory=list)
+    access: list[tuple[EngineAccess, Consumer]] = field(default_factory=list)
+
+    @property
+    def active_version(self) -> EngineVersion | None:
+        return next((v for v in self.versions if v.id == self.engine.active_version_id), None)
+
+
+def create(session: Session, *, tenant_id: uuid.UUID, name: str, slug: str | None, description: str | None) -> EngineView:
+    """Create an engine; the slug is generated from the name when omitted and unique per tenant."""
+    if slug is None:
+        base = slugify(name)
+        slug, n = base, 2
+        while repo.get_engine_by_slug(session, tenant_id=tenant_id, slug=slug):
+            suffix = f"-{n}"
+            slug, n = base[: 100 - len(suffix)] + suffix, n + 1
+    elif repo.get_engine_by_slug(session, tenant_id=tenant_id, slug=slug):
+        raise Conflict(f"An engine with slug '{slug}' already exists")
+    engine = Engine(tenant_id=tenant_id, name=name, slug=slug, description=description, ip_whitelist=[])
+    session.add(engine)
+    try:
+        session.flush()
+    except IntegrityError as exc:
+        raise Conflict(f"An engine with slug '{slug}' already exists") from exc
+    return EngineView(engine=engine)
+
+
+def get(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID) -> Engine:
+    """An engine of this tenant; NotFound otherwise."""
+    engine = repo.get_engine(session, tenant_id=tenant_id, engine_id=engine_id)
+    if engine is None:
+        raise NotFound(ENGINE_NOT_FOUND)
+    return engine
+
+
+def get_view(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID) -> EngineView:
+    """An engine with all its versions and consumers."""
+    engine = get(session, tenant_id=tenant_id, engine_id=engine_id)
+    return EngineView(
+        engine=engine,
+        versions=repo.list_versions(session, tenant_id=tenant_id, engine_ids=[engine.id]),
+        access=repo.list_access_for_engines(session, tenant_id=tenant_id, engine_ids=[engine.id]),
+    )
+
+
+def list_views(session: Session, *, tenant_id: uuid.UUID) -> list[EngineView]:
+    """The tenant's engines, each with its versions (two queries, whatever the count)."""
+    engines = repo.list_engines(session, tenant_id=tenant_id)
+    versions = repo.list_versions(session, tenant_id=tenant_id, engine_ids=[e.id for e in engines])
+    by_engine: dict[uuid.UUID, list[EngineVersion]] = {}
+    for v in versions:
+        by_engine.setdefault(v.engine_id, []).append(v)
+    return [EngineView(engine=e, versions=by_engine.get(e.id, [])) for e in engines]

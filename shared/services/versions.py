@@ -1,0 +1,117 @@
+"""Engine versions: upload (store, detect named ranges, test key), schemas, activation."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy.orm import Session
+
+from shared import calc
+from shared.adapters.storage import XLSX_CONTENT_TYPE, get_store, version_prefix
+from shared.db.models import EngineVersion, Tenant
+from shared.db.types import utcnow
+from shared.errors import Conflict, Invalid, NotFound
+from shared.repositories import engines as repo
+from shared.security import digest, new_api_key
+from shared.services import engines as engine_service
+from shared.services.inputs import check_schema
+
+VERSION_NOT_FOUND = "Engine version not found"
+DEFAULT_CALC_ENGINE = "ironcalc"
+
+
+@dataclass
+class UploadedVersion:
+    version: EngineVersion
+    test_api_key: str
+    is_active: bool
+
+
+def _clean_filename(filename: str | None) -> str:
+    name = (filename or "workbook.xlsx").replace("\\", "/").rsplit("/", 1)[-1].strip() or "workbook.xlsx"
+    return name[:255]
+
+
+def upload(session: Session, *, tenant: Tenant, engine_id: uuid.UUID, version: str, filename: str | None, data: bytes) -> UploadedVersion:
+    """Store a workbook as a new version of the engine and return its one-time test key."""
+    engine = engine_service.get(session, tenant_id=tenant.id, engine_id=engine_id)
+    version = version.strip()
+    if not version or len(version) > 100:
+        raise Invalid("Version must be 1 to 100 characters")
+    if repo.version_exists(session, engine_id=engine.id, version=version):
+        raise Conflict(f"Version '{version}' already exists for this engine")
+    if not data:
+        raise Invalid("The uploaded file is empty")
+    workbook = calc.get_engine(DEFAULT_CALC_ENGINE).load_xlsx(data)
+    named_ranges = [r.to_dict() for r in workbook.named_ranges()]
+
+    version_id = uuid.uuid4()
+    prefix = version_prefix(tenant.id, engine.id, version_id)
+    store = get_store()
+    store.put(prefix + "workbook.xlsx", data, XLSX_CONTENT_TYPE)
+    store.put(prefix + f"prepared.{DEFAULT_CALC_ENGINE}", workbook.serialize())
+
+    test_key = new_api_key(tenant.slug)
+    row = EngineVersion(
+        id=version_id,
+        tenant_id=tenant.id,
+        engine_id=engine.id,
+        version=version,
+        filename=_clean_filename(filename),
+        file_size=len(data),
+        workbook_key=prefix + "workbook.xlsx",
+        prepared_key=prefix + f"prepared.{DEFAULT_CALC_ENGINE}",
+        calc_engine=DEFAULT_CALC_ENGINE,
+        named_ranges=named_ranges,
+        test_key_hash=digest(test_key),
+    )
+    session.add(row)
+    session.flush()
+    return UploadedVersion(version=row, test_api_key=test_key, is_active=False)
+
+
+def get(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, version_id: uuid.UUID) -> EngineVersion:
+    """A version of this tenant's engine; NotFound otherwise."""
+    engine_service.get(session, tenant_id=tenant_id, engine_id=engine_id)
+    version = repo.get_version(session, tenant_id=tenant_id, version_id=version_id)
+    if version is None or version.engine_id != engine_id:
+        raise NotFound(VERSION_NOT_FOUND)
+    return version
+
+
+def schema_warnings(version: EngineVersion) -> list[str]:
+    """Schema properties with no named range, and named ranges no schema mentions."""
+    ranges = {r["name"].lower(): r for r in version.named_ranges}
+    warnings: list[str] = []
+    mentioned: set[str] = set()
+    for label, schema in (("input_schema", version.input_schema), ("output_schema", version.output_schema)):
+        for prop in ((schema or {}).get("properties") or {}):
+            mentioned.add(prop.lower())
+            if prop.lower() not in ranges:
+                warnings.append(f"{label} property '{prop}' has no matching named range in the workbook")
+    if version.input_schema is not None or version.output_schema is not None:
+        for key, rng in ranges.items():
+            if key not in mentioned:
+                warnings.append(f"Named range '{rng['name']}' ({rng['kind']}) is not mentioned in any schema")
+    return warnings
+
+
+def update_schemas(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, version_id: uuid.UUID, changes: dict) -> tuple[EngineVersion, list[str]]:
+    """Set the version's input and/or output schema (each a Draft 7 schema or null)."""
+    version = get(session, tenant_id=tenant_id, engine_id=engine_id, version_id=version_id)
+    for field in ("input_schema", "output_schema"):
+        if field in changes:
+            check_schema(changes[field], field)
+            setattr(version, field, changes[field])
+    version.updated_at = utcnow()
+    session.flush()
+    return version, schema_warnings(version)
+
+
+def activate(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, version_id: uuid.UUID) -> EngineVersion:
+    """Make this version the engine's only active one."""
+    version = get(session, tenant_id=tenant_id, engine_id=engine_id, version_id=version_id)
+    repo.set_active_version(session, tenant_id=tenant_id, engine_id=engine_id, version_id=version.id)
+    session.flush()
+    return version

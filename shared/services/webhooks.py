@@ -1,0 +1,99 @@
+"""The single webhook attempt for a finished job: at most once, never retried."""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import socket
+import uuid
+from typing import Any
+from urllib.parse import urlsplit
+
+import httpx
+
+from shared import __version__
+from shared.config import get_settings
+from shared.db.models import Job, JobStatus
+from shared.db.session import session_scope
+from shared.repositories import jobs as job_repo
+
+log = logging.getLogger(__name__)
+
+FINISHED = (JobStatus.COMPLETED.value, JobStatus.FAILED.value)
+
+
+def _iso(value) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def payload(job: Job) -> dict[str, Any]:
+    """The event body for a finished job (spec, Events)."""
+    if job.status == JobStatus.COMPLETED.value:
+        return {
+            "job_id": str(job.id),
+            "status": job.status,
+            "inputs": job.inputs,
+            "outputs": job.outputs,
+            "created_at": _iso(job.created_at),
+            "completed_at": _iso(job.completed_at),
+            "execution_time_ms": job.execution_time_ms,
+        }
+    return {
+        "job_id": str(job.id),
+        "status": job.status,
+        "error_message": job.error_message,
+        "created_at": _iso(job.created_at),
+        "updated_at": _iso(job.updated_at),
+    }
+
+
+def _target_is_public(url: str) -> bool:
+    # Refuse loopback, private, link-local (cloud metadata) and reserved targets outside dev.
+    host = urlsplit(url).hostname or ""
+    try:
+        infos = socket.getaddrinfo(host, None)
+    except (socket.gaierror, UnicodeError):
+        return False
+    for info in infos:
+        address = ipaddress.ip_address(info[4][0].split("%")[0])
+        if not address.is_global:
+            return False
+    return True
+
+
+def _post(url: str, body: dict[str, Any]) -> int:
+    settings = get_settings()
+    if not settings.private_webhooks_allowed and not _target_is_public(url):
+        log.warning("webhook target refused: not a public address")
+        return 0
+    try:
+        response = httpx.post(
+            url,
+            json=body,
+            timeout=settings.webhook_timeout_seconds,
+            follow_redirects=False,
+            headers={"User-Agent": f"sheetcalc-webhook/{__version__}"},
+        )
+        return response.status_code
+    except httpx.HTTPError as exc:
+        log.info("webhook delivery failed: %s", type(exc).__name__)
+        return 0
+
+
+def deliver(job_id: uuid.UUID) -> int | None:
+    """POST the job's result once; returns the receiver's status, or None when nothing was sent."""
+    with session_scope() as session:
+        job = job_repo.get_job(session, job_id=job_id)
+        if job is None or not job.webhook_url or job.status not in FINISHED:
+            log.info("job %s has no webhook to send", job_id)
+            return None
+        if job_repo.claim_webhook(session, job_id=job_id) is None:
+            log.info("webhook for job %s already attempted; skipping", job_id)
+            return None
+        body = payload(job)
+        url = job.webhook_url
+    # The claim is committed before the POST: a crash after it loses the webhook, never doubles it.
+    status = _post(url, body)
+    with session_scope() as session:
+        job_repo.record_webhook_status(session, job_id=job_id, status=status)
+    return status

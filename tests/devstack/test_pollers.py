@@ -1,0 +1,253 @@
+"""SqsPoller against a real moto server, with plain functions as the Lambda handlers."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+
+import boto3
+import pytest
+
+from shared.devstack.local_aws import LocalAws, create_queue_with_dlq, start_local_aws
+from shared.devstack.pollers import SqsPoller
+
+
+class Recorder:
+    """A Lambda handler that records what it was given and answers as told."""
+
+    def __init__(self, answer=None):
+        self.answer = answer or (lambda event: {"batchItemFailures": []})
+        self.calls: list[tuple[dict, object]] = []
+        self.called = threading.Condition()
+
+    def __call__(self, event, context):
+        with self.called:
+            self.calls.append((event, context))
+            self.called.notify_all()
+        return self.answer(event)
+
+    @property
+    def records(self) -> list[dict]:
+        return [record for event, _ in self.calls for record in event["Records"]]
+
+    def wait_for(self, predicate, timeout: float = 10.0) -> None:
+        with self.called:
+            assert self.called.wait_for(lambda: predicate(self), timeout), f"timed out; got {self.calls}"
+
+
+@pytest.fixture(scope="module")
+def aws() -> LocalAws:
+    stack = start_local_aws()
+    yield stack
+    stack.stop()
+
+
+@pytest.fixture
+def sqs(aws):
+    return boto3.session.Session().client("sqs", region_name=aws.region, endpoint_url=aws.endpoint_url)
+
+
+@pytest.fixture
+def queue(sqs) -> tuple[str, str]:
+    """A fresh queue (1 s visibility timeout, so retries come back quickly) and its DLQ."""
+    return create_queue_with_dlq(sqs, f"test-{uuid.uuid4().hex[:12]}", visibility_timeout=1)
+
+
+@pytest.fixture
+def start_poller(aws, sqs):
+    started: list[SqsPoller] = []
+
+    def start(queue_url: str, handler, **options) -> SqsPoller:
+        poller = SqsPoller(queue_url, handler, function_name="test-fn", sqs=sqs, **options)
+        poller.start()
+        started.append(poller)
+        return poller
+
+    yield start
+    for poller in started:
+        poller.stop()
+
+
+def queue_counts(sqs, url: str) -> tuple[int, int]:
+    attributes = sqs.get_queue_attributes(
+        QueueUrl=url,
+        AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"],
+    )["Attributes"]
+    return int(attributes["ApproximateNumberOfMessages"]), int(attributes["ApproximateNumberOfMessagesNotVisible"])
+
+
+def wait_until(condition, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def test_delivers_a_lambda_shaped_event_and_deletes_what_succeeded(sqs, queue, start_poller):
+    # GIVEN a queue with one message carrying an attribute
+    url, _ = queue
+    sent = sqs.send_message(
+        QueueUrl=url, MessageBody='{"job_id": "j-1"}',
+        MessageAttributes={"kind": {"DataType": "String", "StringValue": "job"}},
+    )
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    handler = Recorder()
+
+    # WHEN a poller feeds the queue to the handler
+    start_poller(url, handler)
+    handler.wait_for(lambda h: len(h.records) == 1)
+
+    # THEN the handler got one SQS record shaped as Lambda shapes it, and a Lambda context
+    event, context = handler.calls[0]
+    (record,) = event["Records"]
+    assert record["messageId"] == sent["MessageId"]
+    assert record["body"] == '{"job_id": "j-1"}'
+    assert record["receiptHandle"]
+    assert record["md5OfBody"] == sent["MD5OfMessageBody"]
+    assert record["eventSource"] == "aws:sqs"
+    assert record["eventSourceARN"] == arn
+    assert record["awsRegion"] == "us-east-1"
+    assert record["attributes"]["ApproximateReceiveCount"] == "1"
+    for name in ("SentTimestamp", "ApproximateFirstReceiveTimestamp"):
+        assert record["attributes"][name].isdigit()
+    assert record["messageAttributes"]["kind"]["stringValue"] == "job"
+    assert record["messageAttributes"]["kind"]["dataType"] == "String"
+    assert context.function_name == "test-fn"
+    assert context.invoked_function_arn.startswith("arn:aws:lambda:us-east-1:")
+    assert context.memory_limit_in_mb > 0
+    assert uuid.UUID(context.aws_request_id)
+    assert 0 < context.get_remaining_time_in_millis() <= 60_000
+    # AND the message that succeeded is gone from the queue
+    wait_until(lambda: queue_counts(sqs, url) == (0, 0))
+
+
+def test_context_is_enough_for_powertools_logger(sqs, queue, start_poller, capsys):
+    from aws_lambda_powertools import Logger
+
+    logger = Logger(service="devstack-test")
+
+    @logger.inject_lambda_context
+    def handler(event, context):
+        logger.info("got batch")
+        return {"batchItemFailures": []}
+
+    recorder = Recorder(answer=lambda event: handler(event, recorder.calls[-1][1]))
+    url, _ = queue
+    sqs.send_message(QueueUrl=url, MessageBody="x")
+    start_poller(url, recorder)
+    wait_until(lambda: queue_counts(sqs, url) == (0, 0))
+    assert '"function_name":"test-fn"' in capsys.readouterr().out.replace(" ", "")
+
+
+def test_reported_failures_come_back_and_the_rest_are_deleted(sqs, queue, start_poller):
+    # GIVEN three messages, and a handler that reports "bad" as failed until its third try
+    url, _ = queue
+    for body in ("good-1", "bad", "good-2"):
+        sqs.send_message(QueueUrl=url, MessageBody=body)
+
+    def answer(event):
+        failures = [
+            {"itemIdentifier": r["messageId"]} for r in event["Records"]
+            if r["body"] == "bad" and r["attributes"]["ApproximateReceiveCount"] != "3"
+        ]
+        return {"batchItemFailures": failures}
+
+    handler = Recorder(answer)
+
+    # WHEN the poller runs
+    start_poller(url, handler, batch_size=10)
+
+    # THEN "bad" is delivered again (with a growing receive count) until it succeeds,
+    # while each good message is delivered exactly once
+    handler.wait_for(lambda h: sum(r["body"] == "bad" for r in h.records) == 3, timeout=15)
+    bodies = [r["body"] for r in handler.records]
+    assert bodies.count("good-1") == bodies.count("good-2") == 1
+    receive_counts = [r["attributes"]["ApproximateReceiveCount"] for r in handler.records if r["body"] == "bad"]
+    assert receive_counts == ["1", "2", "3"]
+    wait_until(lambda: queue_counts(sqs, url) == (0, 0))
+
+
+def test_an_invalid_failure_report_retries_the_whole_batch(sqs, queue, start_poller):
+    # GIVEN a handler whose first answer names a message that is not in the batch
+    url, _ = queue
+    sqs.send_message(QueueUrl=url, MessageBody="only")
+    handler = Recorder(lambda event: {"batchItemFailures": [{"itemIdentifier": "nope"}]}
+                       if len(handler.calls) == 1 else {})
+
+    # WHEN the poller runs
+    start_poller(url, handler)
+
+    # THEN Lambda's rule applies: the whole batch comes back, and succeeds the second time
+    handler.wait_for(lambda h: len(h.records) == 2)
+    wait_until(lambda: queue_counts(sqs, url) == (0, 0))
+
+
+def test_a_raising_handler_keeps_the_batch_and_the_poller_alive(sqs, queue, start_poller, caplog):
+    # GIVEN a handler that raises on its first call only
+    url, _ = queue
+    sqs.send_message(QueueUrl=url, MessageBody="flaky")
+
+    def answer(event):
+        if len(handler.calls) == 1:
+            raise RuntimeError("boom")
+        return {"batchItemFailures": []}
+
+    handler = Recorder(answer)
+
+    # WHEN the poller runs
+    poller = start_poller(url, handler)
+
+    # THEN the message is redelivered after the visibility timeout, the poller lives on,
+    # and the failure was logged
+    handler.wait_for(lambda h: len(h.records) == 2)
+    assert [r["attributes"]["ApproximateReceiveCount"] for r in handler.records] == ["1", "2"]
+    assert poller.is_alive()
+    wait_until(lambda: queue_counts(sqs, url) == (0, 0))
+    assert any("raised" in rec.getMessage() and rec.exc_info for rec in caplog.records)
+
+
+def test_messages_that_keep_failing_end_in_the_dead_letter_queue(sqs, queue, start_poller):
+    url, dlq_url = queue
+    sqs.send_message(QueueUrl=url, MessageBody="poison")
+    handler = Recorder(lambda event: {"batchItemFailures": [{"itemIdentifier": r["messageId"]}
+                                                            for r in event["Records"]]})
+    start_poller(url, handler)
+    wait_until(lambda: queue_counts(sqs, dlq_url)[0] == 1, timeout=20)
+    assert len(handler.records) == 3
+
+
+def test_stop_is_prompt_while_idle(queue, start_poller):
+    url, _ = queue
+    poller = start_poller(url, Recorder())
+    time.sleep(0.3)  # inside a long poll by now
+    started = time.monotonic()
+    poller.stop()
+    assert not poller.is_alive()
+    assert time.monotonic() - started < 2.0
+
+
+def test_pickup_is_prompt(sqs, queue, start_poller):
+    # GIVEN an idle poller waiting in a long poll
+    url, _ = queue
+    received: list[float] = []
+    arrived = threading.Event()
+
+    def handler(event, context):
+        received.append(time.perf_counter())
+        arrived.set()
+        return {}
+
+    start_poller(url, handler)
+    time.sleep(0.3)
+    latencies = []
+    for _ in range(10):
+        arrived.clear()
+        sent = time.perf_counter()
+        sqs.send_message(QueueUrl=url, MessageBody="ping")
+        assert arrived.wait(5)
+        latencies.append(received[-1] - sent)
+        time.sleep(0.05)
+    # THEN the handler sees a message within tens of milliseconds of its sending
+    latencies.sort()
+    assert latencies[len(latencies) // 2] < 0.05, latencies
