@@ -10,17 +10,21 @@ memory or lands on stdout. ``tracer`` is disabled outside Lambda.
 from __future__ import annotations
 
 import functools
+import logging
 import os
 import warnings
 from collections.abc import Callable
 from typing import Any
 
 from aws_lambda_powertools import Logger, Metrics, Tracer
+from aws_lambda_powertools.logging.utils import copy_config_to_registered_loggers
 from aws_lambda_powertools.metrics import MetricUnit
 
 SERVICE = "sheetcalc"
 NAMESPACE = "Sheetcalc"
 JOB_KEYS = ("tenant_id", "engine_id", "job_id")
+# The project's own loggers (logging.getLogger(__name__) in shared/ and functions/).
+LIBRARY_LOGGERS = ("shared", "functions")
 
 # Job status -> count metric; calculation time is one more metric, in milliseconds.
 _STATUS_METRICS = {"completed": "JobsCompleted", "failed": "JobsFailed"}
@@ -73,13 +77,24 @@ def record_job_metrics(status: str, calc_ms: int | None) -> None:
         metrics.add_metric(name=CALCULATION_TIME_METRIC, unit=MetricUnit.Milliseconds, value=calc_ms)
 
 
+@functools.cache
+def _route_library_logs() -> None:
+    for name in LIBRARY_LOGGERS:
+        logging.getLogger(name)  # registered, so that the copy below finds it
+    copy_config_to_registered_loggers(source_logger=logger, include=set(LIBRARY_LOGGERS))
+
+
 def instrument(handler: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     """Wrap a Lambda handler with context logging, tracing and metric flushing.
 
     Inside Lambda every invocation starts with clean log keys, is traced (responses are not
     recorded: they carry customer data) and flushes its metrics at the end. Outside Lambda,
     or without a context (tests calling ``handler(event, None)``), the handler runs as is.
+    In Lambda the project's ``logging.getLogger(__name__)`` loggers write through ``logger``
+    too, so their lines are JSON and carry the bound job keys.
     """
+    if running_in_lambda():
+        _route_library_logs()
     instrumented = metrics.log_metrics(
         tracer.capture_lambda_handler(
             logger.inject_lambda_context(handler, clear_state=True), capture_response=False

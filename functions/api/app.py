@@ -3,7 +3,8 @@
 from mangum import Mangum
 
 from shared.api.app import create_app
+from shared.observability import instrument
 from shared.secrets import load_secrets_into_env
 
 load_secrets_into_env()
-handler = Mangum(create_app(), lifespan="off")
+handler = instrument(Mangum(create_app(), lifespan="off"))

@@ -4,12 +4,13 @@ from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, pro
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from shared.messages import job_id_from
-from shared.observability import logger
+from shared.observability import instrument
 from shared.secrets import load_secrets_into_env
 from shared.services import webhooks
 
 load_secrets_into_env()
-processor = BatchProcessor(event_type=EventType.SQS)
+# Report every failed record rather than raising when all fail: SQS retries just those.
+processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
 
 def record_handler(record: SQSRecord) -> None:
@@ -19,6 +20,6 @@ def record_handler(record: SQSRecord) -> None:
         webhooks.deliver(job_id)
 
 
-@logger.inject_lambda_context(clear_state=True)
+@instrument
 def handler(event: dict, context) -> dict:
     return process_partial_response(event=event, record_handler=record_handler, processor=processor, context=context)

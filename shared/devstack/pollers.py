@@ -144,13 +144,7 @@ class SqsPoller(threading.Thread):
     def run(self) -> None:
         while not self._stopping.is_set():
             try:
-                messages = self._sqs.receive_message(
-                    QueueUrl=self.queue_url,
-                    MaxNumberOfMessages=self.batch_size,
-                    WaitTimeSeconds=self.wait_time_seconds,
-                    MessageSystemAttributeNames=["All"],
-                    MessageAttributeNames=["All"],
-                ).get("Messages", [])
+                messages = self.receive()
             except Exception:
                 if self._stopping.is_set():
                     break
@@ -159,6 +153,16 @@ class SqsPoller(threading.Thread):
                 continue
             if messages:
                 self.deliver(messages)
+
+    def receive(self, wait_time_seconds: int | None = None) -> list[dict]:
+        """One ``ReceiveMessage`` call for up to a batch, with every attribute Lambda passes on."""
+        return self._sqs.receive_message(
+            QueueUrl=self.queue_url,
+            MaxNumberOfMessages=self.batch_size,
+            WaitTimeSeconds=self.wait_time_seconds if wait_time_seconds is None else wait_time_seconds,
+            MessageSystemAttributeNames=["All"],
+            MessageAttributeNames=["All"],
+        ).get("Messages", [])
 
     def deliver(self, messages: list[dict]) -> None:
         """Invoke the handler with ``messages`` and delete those it did not report as failed."""
@@ -178,9 +182,9 @@ class SqsPoller(threading.Thread):
         failed = failed_message_ids(response, [m["MessageId"] for m in messages])
         done = [m for m in messages if m["MessageId"] not in failed]
         if done:
-            self._delete(done)
+            self._delete_messages(done)
 
-    def _delete(self, messages: list[dict]) -> None:
+    def _delete_messages(self, messages: list[dict]) -> None:
         entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)]
         try:
             result = self._sqs.delete_message_batch(QueueUrl=self.queue_url, Entries=entries)

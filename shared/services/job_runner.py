@@ -20,6 +20,7 @@ from shared.db.models import EngineVersion, Job, JobStatus
 from shared.db.session import session_scope
 from shared.db.types import utcnow
 from shared.errors import InputValidationError, NotFound, WorkbookError
+from shared.observability import bind_job, record_job_metrics
 from shared.repositories import engines as engine_repo
 from shared.repositories import jobs as job_repo
 from shared.services.inputs import date_inputs
@@ -78,6 +79,8 @@ def run_job(job_id: uuid.UUID) -> str | None:
     if claimed_at is None or job is None:
         log.info("job %s already handled or unknown; skipping", job_id)
         return None
+    bind_job(job)
+    calc_ms: float | None = None
 
     values: dict
     try:
@@ -107,9 +110,12 @@ def run_job(job_id: uuid.UUID) -> str | None:
 
     with session_scope() as session:
         finished = job_repo.finish(session, job_id=job_id, claimed_at=claimed_at, **values)
-    if finished and job.webhook_url:
+    if not finished:
+        return None
+    record_job_metrics(values["status"], None if calc_ms is None else round(calc_ms))
+    if job.webhook_url:
         queues.enqueue_webhook(job_id)
-    return values["status"] if finished else None
+    return values["status"]
 
 
 def fail_dead_lettered(job_id: str) -> None:

@@ -1,0 +1,118 @@
+"""``dev_stack``: the whole service started as ``python -m shared.cli dev`` in a subprocess.
+
+The subprocess gets the environment the test run started with, minus ``SHEETCALC_*`` (the
+in-process fixtures point those at their own moto server), so it configures itself the way
+``sheetcalc dev`` does for a user: SQLite under its data dir, or PostgreSQL when the run has
+``DATABASE_URL`` (or ``SHEETCALC_TEST_DATABASE_URL``). Its output goes to a file that failing
+fixtures print.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+READY_LINE = "sheetcalc dev: ready"
+START_TIMEOUT_SECONDS = 60
+STOP_TIMEOUT_SECONDS = 10
+
+# Read at collection, before session fixtures (tests/conftest.py) rewrite os.environ.
+_ENV_AT_START = dict(os.environ)
+
+
+@dataclass
+class DevStack:
+    """A running ``sheetcalc dev``: where it answers, its data dir, process and output."""
+
+    base_url: str
+    data_dir: Path
+    process: subprocess.Popen
+    log_path: Path
+    env: dict[str, str]
+
+    def output(self) -> str:
+        """Everything the process has written to stdout and stderr so far."""
+        return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+
+    def cli(self, *args: str, **kwargs) -> subprocess.CompletedProcess:
+        """Run another ``sheetcalc`` command against the same database and data dir."""
+        return subprocess.run(
+            [sys.executable, "-m", "shared.cli", *args], cwd=REPO, env=self.env,
+            capture_output=True, text=True, **kwargs,
+        )
+
+
+def dev_stack_env() -> dict[str, str]:
+    """The subprocess's environment: the run's own, without the test fixtures' SHEETCALC_*."""
+    env = {name: value for name, value in _ENV_AT_START.items() if not name.startswith("SHEETCALC_")}
+    database_url = _ENV_AT_START.get("DATABASE_URL") or _ENV_AT_START.get("SHEETCALC_TEST_DATABASE_URL")
+    if database_url:
+        env["DATABASE_URL"] = database_url
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_until_ready(stack: DevStack) -> None:
+    deadline = time.monotonic() + START_TIMEOUT_SECONDS
+    while time.monotonic() < deadline:
+        if stack.process.poll() is not None:
+            pytest.fail(f"sheetcalc dev exited with {stack.process.returncode}:\n{stack.output()}")
+        if READY_LINE in stack.output():
+            try:
+                if httpx.get(f"{stack.base_url}/health", timeout=2).status_code == 200:
+                    return
+            except httpx.HTTPError:
+                pass
+        time.sleep(0.1)
+    pytest.fail(f"sheetcalc dev not ready after {START_TIMEOUT_SECONDS} s:\n{stack.output()}")
+
+
+def _stop(stack: DevStack) -> int:
+    if stack.process.poll() is None:
+        stack.process.send_signal(signal.SIGTERM)
+        try:
+            stack.process.wait(STOP_TIMEOUT_SECONDS)
+        except subprocess.TimeoutExpired:
+            stack.process.kill()
+            stack.process.wait()
+            pytest.fail(f"sheetcalc dev ignored SIGTERM for {STOP_TIMEOUT_SECONDS} s:\n{stack.output()}")
+    return stack.process.returncode
+
+
+@pytest.fixture(scope="session")
+def dev_stack(tmp_path_factory) -> DevStack:
+    """``sheetcalc dev`` on a free port with a fresh data dir, ready to answer; stopped after."""
+    root = tmp_path_factory.mktemp("dev-stack")
+    data_dir = root / "data"
+    log_path = root / "dev-stack.log"
+    port = free_port()
+    env = dev_stack_env()
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "shared.cli", "dev", "--host", "127.0.0.1", "--port", str(port),
+             "--data-dir", str(data_dir)],
+            cwd=REPO, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+        )
+    stack = DevStack(f"http://127.0.0.1:{port}", data_dir, process, log_path, env)
+    try:
+        _wait_until_ready(stack)
+        yield stack
+    finally:
+        returncode = _stop(stack)
+    assert returncode == 0, f"sheetcalc dev exited with {returncode}:\n{stack.output()}"
