@@ -178,7 +178,7 @@ def drain(queue_url: str, handler, *, max_batches: int = 20) -> int:
     poller = SqsPoller(queue_url, handler, function_name="test", endpoint_url=os.environ["SHEETCALC_AWS_ENDPOINT_URL"], region=os.environ["SHEETCALC_AWS_REGION"])
     seen = 0
     for _ in range(max_batches):
-        messages = poller._sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=0).get("Messages", [])
+        messages = poller.receive(wait_time_seconds=0)
         if not messages:
             break
         poller.deliver(messages)

@@ -117,12 +117,13 @@ def run_dev(host: str = "127.0.0.1", port: int = 8000, data_dir: Path = Path(".s
         if server is not None:
             server.should_exit = True
 
-    previous = {}
+    previous: dict = {}
     if threading.current_thread() is threading.main_thread():
         previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-    aws = start_local_aws()
+    aws: LocalAws | None = None
     pollers: list[SqsPoller] = []
     try:
+        aws = start_local_aws()
         _point_settings_at(aws, data_dir)
         from shared.db.migrate import upgrade
 
@@ -142,7 +143,8 @@ def run_dev(host: str = "127.0.0.1", port: int = 8000, data_dir: Path = Path(".s
             poller.stop(timeout=0)
         for poller in pollers:
             poller.stop()
-        aws.stop()
+        if aws is not None:
+            aws.stop()
         reset_engines()
         for sig, handler in previous.items():
             signal.signal(sig, handler)

@@ -32,6 +32,8 @@ def list_consumers(session: Session, *, tenant_id: uuid.UUID) -> list[Consumer]:
     )
 
 
-def touch(session: Session, *, consumer_id: uuid.UUID) -> None:
-    """Record that the consumer's key was just used."""
-    session.execute(update(Consumer).where(Consumer.id == consumer_id).values(last_used_at=utcnow()))
+def touch(session: Session, *, consumer: Consumer, resolution_seconds: int = 60) -> None:
+    """Record that the consumer's key was just used (at most one write a minute per consumer)."""
+    now = utcnow()
+    if consumer.last_used_at is None or (now - consumer.last_used_at).total_seconds() >= resolution_seconds:
+        session.execute(update(Consumer).where(Consumer.id == consumer.id).values(last_used_at=now))

@@ -34,7 +34,7 @@ def resolve(session: Session, *, api_key: str | None) -> Caller:
     if consumer is not None:
         if not consumer.is_active or consumer.is_archived:
             raise Unauthorized(INVALID_API_KEY)
-        consumer_repo.touch(session, consumer_id=consumer.id)
+        consumer_repo.touch(session, consumer=consumer)
         return Caller(tenant_id=consumer.tenant_id, consumer=consumer)
     version = engine_repo.get_version_by_test_key(session, key_hash=key_hash)
     if version is not None:
