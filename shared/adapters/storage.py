@@ -87,5 +87,6 @@ def engine_prefix(tenant_id, engine_id) -> str:
 
 
 def job_result_key(tenant_id, job_id) -> str:
-    """Where a job's filled workbook lives (kept when its engine is deleted)."""
-    return f"tenants/{tenant_id}/jobs/{job_id}/result.xlsx"
+    """Where a job's filled workbook lives: outside the engine's prefix, so it outlives the engine,
+    and under ``results/``, which the bucket's lifecycle rule expires."""
+    return f"results/{tenant_id}/{job_id}.xlsx"
