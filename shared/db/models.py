@@ -11,6 +11,7 @@ import uuid
 from datetime import datetime
 from typing import Any
 
+from sqlalchemy import false as sa_false
 from sqlalchemy import JSON, Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint, Uuid
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -93,6 +94,10 @@ class EngineVersion(Base):
     workbook_key: Mapped[str] = mapped_column(String(512))
     prepared_key: Mapped[str | None] = mapped_column(String(512), nullable=True)
     calc_engine: Mapped[str] = mapped_column(String(32), default="ironcalc")
+    # True when an administrator chose calc_engine; False when the fidelity check at upload did.
+    calc_engine_pinned: Mapped[bool] = mapped_column(Boolean, default=False, server_default=sa_false())
+    # The fidelity check run at upload (summary per engine, capped list of mismatches).
+    fidelity_report: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     named_ranges: Mapped[list[Any]] = mapped_column(JSON)
     input_schema: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     output_schema: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
