@@ -43,6 +43,9 @@ class Settings(BaseSettings):
     allow_private_webhooks: bool | None = None
     # Proxies whose X-Forwarded-For is believed (addresses or CIDR ranges).
     trusted_proxies: list[str] = []
+    # Microsoft identity platform and Graph, for tenants' document storage (tests point them at a stand-in).
+    graph_authority_host: str = "https://login.microsoftonline.com"
+    graph_base_url: str = "https://graph.microsoft.com/v1.0"
 
     @model_validator(mode="after")
     def _refuse_placeholders_in_prod(self) -> "Settings":

@@ -73,3 +73,9 @@ class ServiceUnavailable(SheetcalcError):
     """A dependency (database, storage, queue) is not answering (HTTP 503)."""
 
     status_code = 503
+
+
+class BadGateway(SheetcalcError):
+    """An upstream service (Microsoft Graph, the identity platform) failed or refused (HTTP 502)."""
+
+    status_code = 502

@@ -20,4 +20,7 @@ def create_app() -> FastAPI:
     errors.install(app)
     for module in (health, auth, engines, consumers, jobs):
         app.include_router(module.router)
+    app.include_router(__import__("shared.api.routers.stats", fromlist=["router"]).router)
+    app.include_router(__import__("shared.api.routers.users", fromlist=["router"]).router)
+    app.include_router(__import__("shared.api.routers.tenant", fromlist=["router"]).router)
     return app

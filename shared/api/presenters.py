@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-from shared.api import schemas
-from shared.db.models import EngineVersion
+from shared.api import schemas, schemas_manage
+from shared.db.models import Consumer, Engine, EngineAccess, EngineVersion, Job
 from shared.services.engines import EngineView
+
+_FLAGS = ("can_execute", "can_view_jobs", "can_download", "can_view_about")
+
+
+def _flags(access: EngineAccess) -> dict[str, bool]:
+    return {flag: getattr(access, flag) for flag in _FLAGS}
 
 
 def version_summary(version: EngineVersion, active_id) -> schemas.EngineVersionSummary:
@@ -42,11 +48,52 @@ def engine_detail(view: EngineView) -> schemas.EngineDetail:
         versions=[schemas.EngineVersionDetail(**version_detail(v, engine.active_version_id)) for v in view.versions],
         consumers=[
             schemas.ConsumerAccessSummary(
-                consumer_id=consumer.id, consumer_name=consumer.name, last_used_at=consumer.last_used_at,
-                can_execute=access.can_execute, can_view_jobs=access.can_view_jobs,
-                can_download=access.can_download, can_view_about=access.can_view_about,
+                consumer_id=consumer.id, consumer_name=consumer.name, last_used_at=consumer.last_used_at, **_flags(access)
             )
             for access, consumer in view.access
         ],
         created_at=engine.created_at,
+    )
+
+
+def access_permission(access: EngineAccess) -> schemas.AccessPermissionResponse:
+    return schemas.AccessPermissionResponse(consumer_id=access.consumer_id, engine_id=access.engine_id, **_flags(access))
+
+
+def access_list_item(access: EngineAccess, consumer: Consumer) -> schemas_manage.AccessListItem:
+    return schemas_manage.AccessListItem(
+        consumer_id=consumer.id, consumer_name=consumer.name, is_active=consumer.is_active, granted_at=access.granted_at,
+        **_flags(access),
+    )
+
+
+def consumer_engine_access(access: EngineAccess, engine: Engine, active: EngineVersion | None) -> schemas_manage.ConsumerEngineAccessItem:
+    return schemas_manage.ConsumerEngineAccessItem(
+        engine_id=engine.id, engine_name=engine.name, active_version_slug=active.version if active else None, **_flags(access)
+    )
+
+
+def consumer_list_item(consumer: Consumer) -> schemas_manage.ConsumerListItem:
+    return schemas_manage.ConsumerListItem(
+        id=consumer.id, name=consumer.name, api_key=consumer.api_key_hint, created_at=consumer.created_at,
+        last_used_at=consumer.last_used_at, is_active=consumer.is_active,
+    )
+
+
+def consumer_update(consumer: Consumer) -> schemas_manage.ConsumerUpdateResponse:
+    return schemas_manage.ConsumerUpdateResponse(id=consumer.id, name=consumer.name, is_active=consumer.is_active)
+
+
+def recent_job(job: Job) -> schemas_manage.RecentJobItem:
+    return schemas_manage.RecentJobItem(
+        job_id=job.id, status=job.status, consumer_id=job.consumer_id, consumer_name=job.consumer_name,
+        version=job.version, is_test=job.is_test, created_at=job.created_at, completed_at=job.completed_at,
+        execution_time_ms=job.execution_time_ms,
+    )
+
+
+def job_list_item(job: Job) -> schemas_manage.JobListItem:
+    return schemas_manage.JobListItem(
+        **recent_job(job).model_dump(), updated_at=job.updated_at, error_message=job.error_message,
+        webhook_url=job.webhook_url, webhook_sent_at=job.webhook_sent_at, webhook_response_status=job.webhook_response_status,
     )

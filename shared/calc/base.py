@@ -13,7 +13,10 @@ DEFAULT_ENGINE = "ironcalc"
 # Engines import their vendor library lazily: the worker pays only for the engine it uses.
 _ENGINE_FACTORIES: dict[str, str] = {
     "ironcalc": "shared.calc.ironcalc_engine:IronCalcEngine",
+    "formulas": "shared.calc.formulas_engine:FormulasEngine",
 }
+# Engines in order of speed: on equal fidelity the per-workbook choice takes the first.
+ENGINE_PREFERENCE = ("ironcalc", "formulas")
 _engines: dict[str, "CalcEngine"] = {}
 
 

@@ -288,6 +288,58 @@ class IronCalcEngine:
         return IronCalcWorkbook(model, ranges, all_dirty=True)
 
 
+    def recalculate_cells(
+        self, data: bytes, cells: list[tuple[str, int, int]], functions: set[str]
+    ) -> tuple[list[tuple[str, Any]], set[str]]:
+        """Every requested (sheet, row, col) recalculated, and the functions IronCalc lacks.
+
+        Values are ("n", float), ("s", str), ("b", bool), ("e", code) or ("empty", None).
+        """
+        model = self.load_xlsx(data)._model
+        try:
+            model.evaluate()
+        except BaseException as exc:
+            if not _is_engine_failure(exc):
+                raise
+            raise WorkbookError("The workbook could not be calculated") from None
+        index_of = {p["name"].lower(): i for i, p in enumerate(model.get_worksheets_properties())}
+        values = []
+        for sheet, row, col in cells:
+            index = index_of.get(sheet.lower())
+            values.append(("empty", None) if index is None else _cell_value(model, index, row, col))
+        return values, unknown_functions(functions)
+
+
+def _cell_value(model: "ironcalc.Model", sheet: int, row: int, col: int) -> tuple[str, Any]:
+    value = model.get_cell_value(sheet, row, col)
+    if value is None:
+        return ("empty", None)
+    if isinstance(value, bool):
+        return ("b", value)
+    if isinstance(value, (int, float)):
+        return ("n", float(value))
+    if model.get_cell_type(sheet, row, col) == _ERROR:
+        return ("e", value)
+    return ("s", value)
+
+
+def unknown_functions(functions: set[str]) -> set[str]:
+    """Functions IronCalc does not parse (it keeps them lower case) or does not implement."""
+    if not functions:
+        return set()
+    scratch = ironcalc.create("functions", LOCALE, TIMEZONE)
+    unknown = set()
+    for name in sorted(functions):
+        if not re.fullmatch(r"[A-Z][A-Z0-9._]*", name):
+            continue
+        scratch.set_user_input(0, 1, 1, f"={name}()")
+        scratch.evaluate()
+        shown = scratch.get_cell_formula(0, 1, 1) or ""
+        if not shown.startswith(f"={name}(") or scratch.get_cell_value(0, 1, 1) == "#N/IMPL!":
+            unknown.add(name)
+    return unknown
+
+
 def _load_model(data: bytes) -> "ironcalc.Model":
     """IronCalc reads xlsx from a path only."""
     fd, path = tempfile.mkstemp(suffix=".xlsx")

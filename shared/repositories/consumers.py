@@ -21,15 +21,12 @@ def get_by_key_hash(session: Session, *, key_hash: str) -> Consumer | None:
     return session.scalar(select(Consumer).where(Consumer.api_key_hash == key_hash))
 
 
-def list_consumers(session: Session, *, tenant_id: uuid.UUID) -> list[Consumer]:
-    """The tenant's listed consumers: active and not archived, by name."""
-    return list(
-        session.scalars(
-            select(Consumer)
-            .where(Consumer.tenant_id == tenant_id, Consumer.is_archived.is_(False), Consumer.is_active.is_(True))
-            .order_by(Consumer.name, Consumer.created_at)
-        )
-    )
+def list_consumers(session: Session, *, tenant_id: uuid.UUID, include_inactive: bool = False) -> list[Consumer]:
+    """The tenant's listed consumers: not archived and (unless asked otherwise) active, by name."""
+    query = select(Consumer).where(Consumer.tenant_id == tenant_id, Consumer.is_archived.is_(False))
+    if not include_inactive:
+        query = query.where(Consumer.is_active.is_(True))
+    return list(session.scalars(query.order_by(Consumer.name, Consumer.created_at)))
 
 
 def touch(session: Session, *, consumer: Consumer, resolution_seconds: int = 60) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import select, update
+from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from shared.db.models import Consumer, Engine, EngineAccess, EngineVersion, Tenant
@@ -14,6 +14,36 @@ from shared.db.types import utcnow
 def get_engine(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID) -> Engine | None:
     """An engine of this tenant."""
     return session.scalar(select(Engine).where(Engine.tenant_id == tenant_id, Engine.id == engine_id))
+
+
+def lock_engine(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID) -> Engine | None:
+    """An engine of this tenant, its row locked until the transaction ends (FOR UPDATE where supported).
+
+    Activating and deleting versions take this lock first, so they run one at a time per engine.
+    """
+    return session.scalar(
+        select(Engine)
+        .where(Engine.tenant_id == tenant_id, Engine.id == engine_id)
+        .execution_options(populate_existing=True)
+    )
+
+
+def delete_engine(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID) -> None:
+    """Remove an engine with its access records and versions (jobs are not touched)."""
+    for model in (EngineAccess, EngineVersion):
+        session.execute(
+            delete(model).where(model.tenant_id == tenant_id, model.engine_id == engine_id).execution_options(synchronize_session=False)
+        )
+    session.execute(delete(Engine).where(Engine.tenant_id == tenant_id, Engine.id == engine_id).execution_options(synchronize_session=False))
+
+
+def delete_version(session: Session, *, tenant_id: uuid.UUID, version_id: uuid.UUID) -> None:
+    """Remove one version row."""
+    session.execute(
+        delete(EngineVersion)
+        .where(EngineVersion.tenant_id == tenant_id, EngineVersion.id == version_id)
+        .execution_options(synchronize_session=False)
+    )
 
 
 def get_engine_by_slugs(session: Session, *, tenant_slug: str, engine_slug: str) -> Engine | None:
@@ -84,6 +114,28 @@ def get_access(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, 
             EngineAccess.consumer_id == consumer_id,
         )
     )
+
+
+def delete_access(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, consumer_id: uuid.UUID) -> bool:
+    """Remove one consumer's access record for one engine; False when there was none."""
+    result = session.execute(
+        delete(EngineAccess)
+        .where(EngineAccess.tenant_id == tenant_id, EngineAccess.engine_id == engine_id, EngineAccess.consumer_id == consumer_id)
+        .execution_options(synchronize_session=False)
+    )
+    return result.rowcount > 0
+
+
+def list_access_for_consumer(session: Session, *, tenant_id: uuid.UUID, consumer_id: uuid.UUID) -> list[tuple[EngineAccess, Engine, EngineVersion | None]]:
+    """A consumer's access records with their engines and the engines' active versions, by engine name."""
+    rows = session.execute(
+        select(EngineAccess, Engine, EngineVersion)
+        .join(Engine, Engine.id == EngineAccess.engine_id)
+        .outerjoin(EngineVersion, EngineVersion.id == Engine.active_version_id)
+        .where(EngineAccess.tenant_id == tenant_id, EngineAccess.consumer_id == consumer_id, Engine.tenant_id == tenant_id)
+        .order_by(Engine.name, Engine.created_at)
+    )
+    return [(a, e, v) for a, e, v in rows]
 
 
 def list_access_for_engines(session: Session, *, tenant_id: uuid.UUID, engine_ids: list[uuid.UUID]) -> list[tuple[EngineAccess, Consumer]]:

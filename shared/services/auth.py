@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import hmac
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -17,6 +19,15 @@ INVALID_LOGIN = "Invalid email or password"
 PASSWORD_CHANGE_REQUIRED = "Password change required"
 
 
+@functools.cache
+def _unknown_user_hash() -> str:
+    return hash_password("no user has this password")
+
+
+def _is_current(user: User, token: str) -> bool:
+    return user.session_token_hash is not None and hmac.compare_digest(user.session_token_hash, digest(token))
+
+
 @dataclass
 class IssuedSession:
     token: str
@@ -27,7 +38,9 @@ class IssuedSession:
 def login(session: Session, *, email: str, password: str) -> IssuedSession:
     """Check credentials, replace the user's previous session with a new one."""
     user = repo.get_user_by_email(session, email=email)
-    if user is None or not user.is_active or not verify_password(password, user.password_hash):
+    # An unknown e-mail costs the same scrypt as a known one, so timing does not reveal accounts.
+    stored = user.password_hash if user is not None else _unknown_user_hash()
+    if not verify_password(password, stored) or user is None or not user.is_active:
         raise Unauthorized(INVALID_LOGIN)
     token, expires_at = create_session_token(user.id, user.tenant_id)
     user.session_token_hash = digest(token)
@@ -41,7 +54,8 @@ def authenticate(session: Session, *, token: str | None, allow_password_change: 
     if not token:
         raise Unauthorized("Not authenticated")
     user = repo.get_user(session, user_id=decode_session_token(token))
-    if user is None or not user.is_active or user.session_token_hash != digest(token):
+    # A deactivated user's live token stops working at once; so does a superseded one.
+    if user is None or not user.is_active or not _is_current(user, token):
         raise Unauthorized("Invalid or expired token")
     if user.must_change_password and not allow_password_change:
         raise Forbidden(PASSWORD_CHANGE_REQUIRED)
@@ -70,6 +84,6 @@ def logout(session: Session, *, token: str | None, invalidate_session: bool) -> 
         user = repo.get_user(session, user_id=decode_session_token(token))
     except Unauthorized:
         return
-    if user is not None and user.session_token_hash == digest(token):
+    if user is not None and _is_current(user, token):
         user.session_token_hash = None
         session.flush()

@@ -1,4 +1,4 @@
-"""Consumers (API clients) and their per-engine access."""
+"""Consumers (API clients), their lifecycle (active, inactive, archived) and their per-engine access."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from shared.db.models import Consumer, EngineAccess, Tenant
+from shared.db.models import Consumer, Engine, EngineAccess, EngineVersion, Tenant
 from shared.db.types import utcnow
 from shared.errors import NotFound
 from shared.repositories import consumers as repo
@@ -16,6 +16,7 @@ from shared.security import digest, mask_key, new_api_key
 from shared.services import engines as engine_service
 
 CONSUMER_NOT_FOUND = "Consumer not found"
+ACCESS_NOT_FOUND = "This consumer has no access to this engine"
 PERMISSIONS = ("can_execute", "can_view_jobs", "can_download", "can_view_about")
 
 
@@ -56,3 +57,46 @@ def grant(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, consu
     access.updated_at = utcnow()
     session.flush()
     return access
+
+
+def list_for_tenant(session: Session, *, tenant_id: uuid.UUID, include_inactive: bool = False) -> list[Consumer]:
+    """The tenant's consumers that are not archived; only the active ones unless asked."""
+    return repo.list_consumers(session, tenant_id=tenant_id, include_inactive=include_inactive)
+
+
+def update(session: Session, *, tenant_id: uuid.UUID, consumer_id: uuid.UUID, is_active: bool | None) -> Consumer:
+    """Activate or deactivate a consumer (None leaves it as it is); an inactive key fails at once."""
+    consumer = get(session, tenant_id=tenant_id, consumer_id=consumer_id)
+    if is_active is not None:
+        consumer.is_active = is_active
+        session.flush()
+    return consumer
+
+
+def archive(session: Session, *, tenant_id: uuid.UUID, consumer_id: uuid.UUID) -> Consumer:
+    """Soft-delete: archived and deactivated, so its key fails at once; its jobs and stats stay."""
+    consumer = get(session, tenant_id=tenant_id, consumer_id=consumer_id)
+    consumer.is_archived = True
+    consumer.is_active = False
+    session.flush()
+    return consumer
+
+
+def revoke(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, consumer_id: uuid.UUID) -> None:
+    """Remove all of a consumer's access to an engine; NotFound when it had none."""
+    engine_service.get(session, tenant_id=tenant_id, engine_id=engine_id)
+    get(session, tenant_id=tenant_id, consumer_id=consumer_id)
+    if not engine_repo.delete_access(session, tenant_id=tenant_id, engine_id=engine_id, consumer_id=consumer_id):
+        raise NotFound(ACCESS_NOT_FOUND)
+
+
+def list_engine_access(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID) -> list[tuple[EngineAccess, Consumer]]:
+    """Who may call this engine, and how: every non-archived consumer with an access record."""
+    engine_service.get(session, tenant_id=tenant_id, engine_id=engine_id)
+    return engine_repo.list_access_for_engines(session, tenant_id=tenant_id, engine_ids=[engine_id])
+
+
+def list_consumer_access(session: Session, *, tenant_id: uuid.UUID, consumer_id: uuid.UUID) -> list[tuple[EngineAccess, Engine, EngineVersion | None]]:
+    """The engines this consumer may call, each with its active version (or None)."""
+    get(session, tenant_id=tenant_id, consumer_id=consumer_id)
+    return engine_repo.list_access_for_consumer(session, tenant_id=tenant_id, consumer_id=consumer_id)

@@ -1,7 +1,8 @@
-"""Engines: creation, listing and the detail view."""
+"""Engines: creation, listing, the detail view, settings and deletion."""
 
 from __future__ import annotations
 
+import logging
 import re
 import unicodedata
 import uuid
@@ -10,11 +11,20 @@ from dataclasses import dataclass, field
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
+from shared.adapters.storage import engine_prefix, get_store
 from shared.db.models import Consumer, Engine, EngineAccess, EngineVersion
-from shared.errors import Conflict, NotFound
+from shared.errors import Conflict, NotFound, ServiceUnavailable
 from shared.repositories import engines as repo
+from shared.services import ip_policy
+
+log = logging.getLogger(__name__)
 
 ENGINE_NOT_FOUND = "Engine not found"
+UPDATABLE = ("name", "slug", "description", "ip_whitelist_enabled", "ip_whitelist")
+
+
+def _slug_taken(slug: str) -> Conflict:
+    return Conflict(f"An engine with slug '{slug}' already exists")
 
 
 def slugify(name: str) -> str:
@@ -46,13 +56,13 @@ def create(session: Session, *, tenant_id: uuid.UUID, name: str, slug: str | Non
             suffix = f"-{n}"
             slug, n = base[: 100 - len(suffix)] + suffix, n + 1
     elif repo.get_engine_by_slug(session, tenant_id=tenant_id, slug=slug):
-        raise Conflict(f"An engine with slug '{slug}' already exists")
+        raise _slug_taken(slug)
     engine = Engine(tenant_id=tenant_id, name=name, slug=slug, description=description, ip_whitelist=[])
     session.add(engine)
     try:
         session.flush()
     except IntegrityError as exc:
-        raise Conflict(f"An engine with slug '{slug}' already exists") from exc
+        raise _slug_taken(slug) from exc
     return EngineView(engine=engine)
 
 
@@ -82,3 +92,42 @@ def list_views(session: Session, *, tenant_id: uuid.UUID) -> list[EngineView]:
     for v in versions:
         by_engine.setdefault(v.engine_id, []).append(v)
     return [EngineView(engine=e, versions=by_engine.get(e.id, [])) for e in engines]
+
+
+def update(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, changes: dict) -> EngineView:
+    """Change the named settings (name, slug, description, IP whitelist); a slug in use is a Conflict."""
+    engine = get(session, tenant_id=tenant_id, engine_id=engine_id)
+    changes = {k: v for k, v in changes.items() if k in UPDATABLE}
+    slug = changes.get("slug")
+    if slug is not None and slug != engine.slug and repo.get_engine_by_slug(session, tenant_id=tenant_id, slug=slug):
+        raise _slug_taken(slug)
+    if "ip_whitelist" in changes:
+        entries = [ip_policy.normalise_entry(e) for e in changes["ip_whitelist"] or []]
+        changes["ip_whitelist"] = list(dict.fromkeys(entries))
+    for name, value in changes.items():
+        setattr(engine, name, value)
+    try:
+        session.flush()
+    except IntegrityError as exc:
+        raise _slug_taken(slug or engine.slug) from exc
+    return get_view(session, tenant_id=tenant_id, engine_id=engine_id)
+
+
+def remove_stored_files(prefix: str) -> None:
+    """Delete stored objects under ``prefix``, after their rows are gone; a failure only leaves orphans."""
+    try:
+        get_store().delete_prefix(prefix)
+    except ServiceUnavailable:
+        log.exception("could not delete stored files under %s; they are orphaned", prefix)
+
+
+def delete(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID) -> Engine:
+    """Remove the engine, its versions, its access records and its stored workbooks; jobs stay."""
+    engine = repo.lock_engine(session, tenant_id=tenant_id, engine_id=engine_id)
+    if engine is None:
+        raise NotFound(ENGINE_NOT_FOUND)
+    repo.delete_engine(session, tenant_id=tenant_id, engine_id=engine_id)
+    # Rows first: stored files without rows harm nobody, rows without their files break the engine.
+    session.commit()
+    remove_stored_files(engine_prefix(tenant_id, engine_id))
+    return engine

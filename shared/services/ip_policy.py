@@ -9,15 +9,25 @@ from shared.errors import Forbidden, Invalid
 IP_DENIED = "Access denied: IP address not in whitelist"
 
 
+_IPV4_MAPPED = ipaddress.ip_network("::ffff:0:0/96")
+
+
 def normalise_entry(entry: str) -> str:
-    """An address or CIDR range in canonical form; Invalid when it is neither."""
+    """An address or CIDR range in canonical form; Invalid when it is neither.
+
+    IPv4-mapped IPv6 entries (``::ffff:192.0.2.1``) become their IPv4 form, since callers'
+    mapped addresses are compared as IPv4 too.
+    """
     text = entry.strip()
     try:
-        if "/" in text:
-            return str(ipaddress.ip_network(text, strict=False))
-        return str(ipaddress.ip_address(text))
+        network = ipaddress.ip_network(text, strict=False)
     except ValueError as exc:
         raise Invalid(f"'{entry}' is not an IP address or CIDR range") from exc
+    if network.version == 6 and network.prefixlen >= 96 and network.subnet_of(_IPV4_MAPPED):
+        network = ipaddress.IPv4Network((int(network.network_address) & 0xFFFFFFFF, network.prefixlen - 96))
+    if "/" not in text:
+        return str(network.network_address)
+    return str(network)
 
 
 def is_allowed(whitelist: list[str] | None, client_ip: str | None) -> bool:

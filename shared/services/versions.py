@@ -1,4 +1,4 @@
-"""Engine versions: upload (store, detect named ranges, test key), schemas, activation."""
+"""Engine versions: upload (store, detect named ranges, test key), schemas, activation, deletion."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from shared.services import engines as engine_service
 from shared.services.inputs import check_schema
 
 VERSION_NOT_FOUND = "Engine version not found"
+ACTIVE_VERSION_UNDELETABLE = "Cannot delete the active version; activate another version first"
 DEFAULT_CALC_ENGINE = "ironcalc"
 
 
@@ -109,9 +110,33 @@ def update_schemas(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UU
     return version, schema_warnings(version)
 
 
+def _lock_engine(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID):
+    engine = repo.lock_engine(session, tenant_id=tenant_id, engine_id=engine_id)
+    if engine is None:
+        raise NotFound(engine_service.ENGINE_NOT_FOUND)
+    return engine
+
+
 def activate(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, version_id: uuid.UUID) -> EngineVersion:
-    """Make this version the engine's only active one."""
+    """Make this version the engine's only active one.
+
+    The engine row holds the single active version id, so two versions are never active; the
+    row lock taken first orders this against concurrent activations and deletions.
+    """
+    _lock_engine(session, tenant_id=tenant_id, engine_id=engine_id)
     version = get(session, tenant_id=tenant_id, engine_id=engine_id, version_id=version_id)
     repo.set_active_version(session, tenant_id=tenant_id, engine_id=engine_id, version_id=version.id)
     session.flush()
+    return version
+
+
+def delete(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, version_id: uuid.UUID) -> EngineVersion:
+    """Remove a version that is not active, with its stored files; its jobs stay in the history."""
+    engine = _lock_engine(session, tenant_id=tenant_id, engine_id=engine_id)
+    version = get(session, tenant_id=tenant_id, engine_id=engine_id, version_id=version_id)
+    if engine.active_version_id == version.id:
+        raise Conflict(ACTIVE_VERSION_UNDELETABLE)
+    repo.delete_version(session, tenant_id=tenant_id, version_id=version.id)
+    session.commit()
+    engine_service.remove_stored_files(version_prefix(tenant_id, engine_id, version.id))
     return version

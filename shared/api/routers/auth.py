@@ -11,10 +11,17 @@ from shared.services import auth
 router = APIRouter(prefix="/auth", tags=["auth"])
 
 
+def _cookie_flags() -> dict:
+    return dict(path="/", httponly=True, samesite="lax", secure=get_settings().env != "dev")
+
+
 def _set_cookie(response: Response, token: str, max_age: int) -> None:
-    response.set_cookie(
-        "auth_token", token, max_age=max_age, httponly=True, samesite="lax", secure=get_settings().env != "dev", path="/"
-    )
+    response.set_cookie("auth_token", token, max_age=max_age, **_cookie_flags())
+
+
+def _clear_cookie(response: Response) -> None:
+    # The same attributes as when it was set, so browsers replace (and so drop) that very cookie.
+    response.delete_cookie("auth_token", **_cookie_flags())
 
 
 @router.post("/login", response_model=LoginResponse, responses=responses(401))
@@ -33,7 +40,7 @@ def login(body: LoginRequest, session: SessionDep, response: Response):
 def logout(session: SessionDep, token: SessionToken, response: Response, invalidate_session: bool = True):
     """End the session (unless invalidate_session=false) and always clear the auth_token cookie."""
     auth.logout(session, token=token, invalidate_session=invalidate_session)
-    response.delete_cookie("auth_token", path="/")
+    _clear_cookie(response)
     return MessageResponse(message="Logged out")
 
 
@@ -41,5 +48,5 @@ def logout(session: SessionDep, token: SessionToken, response: Response, invalid
 def change_password(body: ChangePasswordRequest, session: SessionDep, user: UserChangingPassword, response: Response):
     """Change your own password; the session ends and you log in again with the new password."""
     auth.change_password(session, user=user, current_password=body.current_password, new_password=body.new_password)
-    response.delete_cookie("auth_token", path="/")
+    _clear_cookie(response)
     return MessageResponse(message="Password changed. Please log in again.")

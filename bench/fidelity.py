@@ -1,0 +1,188 @@
+"""Fidelity over the Excel-saved corpus: each engine alone, and the per-workbook choice.
+
+For every workbook that Excel saved (docProps/app.xml), runs the check with IronCalc (in this
+process) and with formulas (child process, deadline, memory limit), then prints per source
+folder: files, formula cells compared, % matching per engine and with the choice (the engine
+matching most cells, IronCalc on a tie), and the functions behind the misses. Also times the
+IronCalc check of a generated 20,000-formula workbook.
+
+Usage: python bench/fidelity.py [--corpus ../shared/corpus] [--timeout 120] [--jobs 2]
+                                [--json results.json] [--only SUBSTRING]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+import time
+from collections import Counter, defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from shared.calc.choice import check_engine, pick  # noqa: E402
+from shared.calc.fidelity import FidelityReport, read_excel_cells  # noqa: E402
+from shared.errors import WorkbookError  # noqa: E402
+
+ENGINES = ("ironcalc", "formulas")
+
+
+def saved_by_excel(application: str | None) -> bool:
+    return bool(application) and application.strip() == "Microsoft Excel"
+
+
+def run_file(path: Path, timeout: float, memory_mb: int) -> dict:
+    data = path.read_bytes()
+    try:
+        application = read_excel_cells(data).application
+    except WorkbookError as exc:
+        return {"file": str(path), "skipped": f"unreadable: {exc.message}"}
+    if not saved_by_excel(application):
+        return {"file": str(path), "skipped": f"saved by {application!r}"}
+    reports = {}
+    for engine in ENGINES:
+        try:
+            reports[engine] = check_engine(data, engine, timeout_s=timeout, memory_mb=memory_mb)
+        except WorkbookError as exc:
+            reports[engine] = FidelityReport(engine=engine, status="failed", error=exc.message)
+    chosen = pick(reports)
+    return {
+        "file": str(path),
+        "chosen": chosen,
+        "reports": {name: r.to_dict(mismatch_limit=20) for name, r in reports.items()},
+    }
+
+
+def pct(matching: int, compared: int) -> str:
+    return f"{100 * matching / compared:.2f}%" if compared else "-"
+
+
+def summarise(results: list[dict], corpus: Path) -> str:
+    folders: dict[str, Counter] = defaultdict(Counter)
+    unsupported: dict[str, Counter] = {e: Counter() for e in ENGINES}
+    missing: dict[str, Counter] = {e: Counter() for e in ENGINES + ("choice",)}
+    status: dict[str, Counter] = {e: Counter() for e in ENGINES}
+    chosen_counts: Counter = Counter()
+    skipped = []
+    for result in results:
+        if "skipped" in result:
+            skipped.append(result)
+            continue
+        folder = Path(result["file"]).relative_to(corpus).parts[0]
+        row = folders[folder]
+        reports = result["reports"]
+        # Cells compared are the engine-independent count: take IronCalc's, or any ok one.
+        base = next((reports[e] for e in ENGINES if reports[e]["status"] == "ok"), None)
+        compared = base["cells_compared"] if base else 0
+        row["files"] += 1
+        row["cells"] += compared
+        for engine in ENGINES:
+            report = reports[engine]
+            status[engine][report["status"]] += 1
+            row[engine] += report["cells_matching"] if report["status"] == "ok" else 0
+            for name in report["unsupported_functions"]:
+                unsupported[engine][name] += 1
+            if report["status"] == "ok":
+                missing[engine].update(report["functions"])
+        chosen = result["chosen"]
+        chosen_counts[chosen] += 1
+        if chosen:
+            row["choice"] += reports[chosen]["cells_matching"]
+            missing["choice"].update(reports[chosen]["functions"])
+    total = Counter()
+    for row in folders.values():
+        total.update(row)
+    lines = [
+        "| folder | files | formula cells | IronCalc | formulas | per-workbook choice |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for name in sorted(folders) + ["**all**"]:
+        row = total if name == "**all**" else folders[name]
+        lines.append(
+            f"| {name} | {row['files']} | {row['cells']} | {pct(row['ironcalc'], row['cells'])} "
+            f"| {pct(row['formulas'], row['cells'])} | {pct(row['choice'], row['cells'])} |"
+        )
+    lines.append("")
+    lines.append(
+        f"Choice: {dict(chosen_counts)}. Engine status: "
+        + "; ".join(f"{e} {dict(status[e])}" for e in ENGINES)
+        + f". Skipped (not saved by Excel or unreadable): {len(skipped)}."
+    )
+    lines.append("")
+    for engine in ENGINES:
+        top = ", ".join(f"{n} ({c})" for n, c in unsupported[engine].most_common(15))
+        lines.append(f"Top unsupported functions, {engine} (workbooks): {top or 'none'}")
+        lines.append("")
+    for engine in ENGINES + ("choice",):
+        top = ", ".join(f"{n} ({c})" for n, c in missing[engine].most_common(15))
+        lines.append(f"Functions in mismatching cells, {engine} (cells): {top or 'none'}")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def big_workbook_timing(formula_cells: int = 20_000) -> str:
+    """Check time of a generated workbook with `formula_cells` formulas (IronCalc)."""
+    import openpyxl
+
+    from shared.calc.fidelity import check
+    from shared.calc.formulas_engine import write_values
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    rows = formula_cells // 4
+    expected = {}
+    for r in range(1, rows + 1):
+        ws.cell(r, 1, r)
+        ws.cell(r, 2, f"=A{r}*2")
+        ws.cell(r, 3, f"=B{r}+A{r}/7")
+        ws.cell(r, 4, f'=IF(MOD(A{r},2)=0,"even","odd")')
+        ws.cell(r, 5, f"=SUM($B$1:B{r})")
+        running = r * (r + 1)
+        expected.update({
+            ("Sheet", r, 2): r * 2, ("Sheet", r, 3): r * 2 + r / 7,
+            ("Sheet", r, 4): "even" if r % 2 == 0 else "odd", ("Sheet", r, 5): running,
+        })
+    buffer = io.BytesIO()
+    wb.save(buffer)
+    data = write_values(buffer.getvalue(), {k: v for k, v in expected.items()})
+    started = time.perf_counter()
+    report = check(data, "ironcalc")
+    seconds = time.perf_counter() - started
+    return (
+        f"IronCalc check of a generated {report.cells_compared}-formula workbook: "
+        f"{seconds:.2f} s, {report.cells_matching} matching."
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
+    parser.add_argument("--timeout", type=float, default=120.0)
+    parser.add_argument("--memory-mb", type=int, default=4096)
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--json", type=Path, help="write per-workbook results here")
+    parser.add_argument("--only", default=None, help="only files whose path contains this")
+    args = parser.parse_args()
+    corpus = args.corpus.resolve()
+    files = sorted(p for p in corpus.rglob("*.xls[xm]"))
+    if args.only:
+        files = [p for p in files if args.only in str(p)]
+    started = time.perf_counter()
+    with ThreadPoolExecutor(args.jobs) as pool:
+        results = list(pool.map(lambda p: run_file(p, args.timeout, args.memory_mb), files))
+    elapsed = time.perf_counter() - started
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1, default=str))
+    print(summarise(results, corpus))
+    print(f"Corpus run: {len(files)} files in {elapsed:.0f} s ({args.jobs} at a time).")
+    print()
+    print(big_workbook_timing())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

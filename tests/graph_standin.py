@@ -1,0 +1,239 @@
+"""A local stand-in for the Microsoft identity platform and Microsoft Graph, over real HTTPS.
+
+Microsoft Graph cannot run here, so this is the one fake the suite keeps (STYLE.md). It speaks
+the wire protocol msal and the Graph adapter use, no more:
+
+- ``GET /{tenant}/v2.0/.well-known/openid-configuration``: OIDC discovery (msal fetches it
+  before anything else; an unknown directory gets AAD's 400 ``invalid_tenant``);
+- ``POST /{tenant}/oauth2/v2.0/token``: the client-credentials grant, answering AAD's error JSON
+  for an unknown client (400 ``unauthorized_client``) or a wrong secret (401 ``invalid_client``);
+- ``GET /v1.0/sites?search=*`` (paged through ``@odata.nextLink``), ``GET /v1.0/sites/{id}``,
+  ``GET /v1.0/sites/{id}/drives`` and ``GET /v1.0/drives/{id}``, each checking the bearer token
+  it issued to that directory.
+
+msal only accepts an ``https`` authority, so the server uses TLS with a throwaway self-signed
+certificate; a test trusts it through ``SSL_CERT_FILE`` (httpx) and ``REQUESTS_CA_BUNDLE``
+(requests, which msal uses).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import ipaddress
+import json
+import secrets
+import ssl
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from urllib.parse import parse_qs, unquote, urlsplit
+
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import NameOID
+
+
+@dataclass
+class Directory:
+    """One Azure AD tenant: an app registration and the SharePoint sites the app can see."""
+
+    client_id: str
+    client_secret: str
+    sites: list[dict] = field(default_factory=list)
+    drives: dict[str, list[dict]] = field(default_factory=dict)
+
+
+@dataclass
+class Seen:
+    method: str
+    path: str
+    headers: dict
+    body: str
+
+
+def _self_signed(directory: Path) -> tuple[Path, Path]:
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "graph-standin")])
+    now = dt.datetime.now(dt.timezone.utc)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name).issuer_name(name).public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(
+            x509.SubjectAlternativeName([x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .sign(key, hashes.SHA256())
+    )
+    cert_path, key_path = directory / "standin.pem", directory / "standin.key"
+    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_path.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    )
+    return cert_path, key_path
+
+
+class GraphStandin:
+    """The server and what it knows: directories, issued tokens, the requests it saw."""
+
+    def __init__(self, workdir: Path, *, page_size: int = 2):
+        self.directories: dict[str, Directory] = {}
+        self.tokens: dict[str, tuple[str, float]] = {}  # access token -> (directory, expiry)
+        self.seen: list[Seen] = []
+        self.page_size = page_size
+        # When set, every Graph call answers this (status, JSON body) instead.
+        self.graph_failure: tuple[int, dict] | None = None
+        self.cert_path, key_path = _self_signed(workdir)
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(self.cert_path, key_path)
+        self._server.socket = context.wrap_socket(self._server.socket, server_side=True)
+        self.port = self._server.server_address[1]
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def authority_host(self) -> str:
+        return f"https://127.0.0.1:{self.port}"
+
+    @property
+    def graph_base_url(self) -> str:
+        return f"https://127.0.0.1:{self.port}/v1.0"
+
+    def start(self) -> "GraphStandin":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def add_directory(self, tenant_id: str, **kw) -> Directory:
+        self.directories[tenant_id] = directory = Directory(**kw)
+        return directory
+
+    def paths(self, method: str | None = None) -> list[str]:
+        return [s.path for s in self.seen if method is None or s.method == method]
+
+
+def _aad_error(status: int, error: str, code: int, text: str) -> tuple[int, dict]:
+    now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
+    trace = "00000000-0000-0000-0000-000000000000"
+    return status, {
+        "error": error,
+        "error_description": f"AADSTS{code}: {text} Trace ID: {trace} Correlation ID: {trace} Timestamp: {now}",
+        "error_codes": [code], "timestamp": now, "trace_id": trace, "correlation_id": trace,
+        "error_uri": f"https://login.microsoftonline.com/error?code={code}",
+    }
+
+
+def _graph_error(status: int, code: str, message: str) -> tuple[int, dict]:
+    return status, {"error": {"code": code, "message": message, "innerError": {"request-id": secrets.token_hex(8)}}}
+
+
+def _handler(standin: GraphStandin):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):  # quiet
+            pass
+
+        def _answer(self, status: int, body: dict) -> None:
+            raw = json.dumps(body).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json; charset=utf-8")
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+
+        def _record(self, body: str = "") -> None:
+            standin.seen.append(Seen(self.command, self.path, dict(self.headers), body))
+
+        def do_GET(self):  # noqa: N802
+            self._record()
+            url = urlsplit(self.path)
+            parts = [unquote(p) for p in url.path.strip("/").split("/")]
+            if len(parts) == 4 and parts[1:] == ["v2.0", ".well-known", "openid-configuration"]:
+                return self._answer(*self._openid_configuration(parts[0]))
+            if parts[0] == "v1.0":
+                return self._answer(*self._graph(parts[1:], parse_qs(url.query)))
+            return self._answer(404, {"error": "not_found"})
+
+        def do_POST(self):  # noqa: N802
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+            self._record(body)
+            parts = urlsplit(self.path).path.strip("/").split("/")
+            if len(parts) == 4 and parts[1:] == ["oauth2", "v2.0", "token"]:
+                form = {k: v[0] for k, v in parse_qs(body).items()}
+                return self._answer(*self._token(parts[0], form))
+            return self._answer(404, {"error": "not_found"})
+
+        def _openid_configuration(self, tenant: str) -> tuple[int, dict]:
+            if tenant not in standin.directories:
+                return _aad_error(400, "invalid_tenant", 90002, f"Tenant '{tenant}' not found.")
+            base = f"{standin.authority_host}/{tenant}"
+            return 200, {
+                "token_endpoint": f"{base}/oauth2/v2.0/token",
+                "authorization_endpoint": f"{base}/oauth2/v2.0/authorize",
+                "issuer": f"{base}/v2.0",
+                "token_endpoint_auth_methods_supported": ["client_secret_post", "private_key_jwt", "client_secret_basic"],
+                "response_types_supported": ["code", "id_token", "code id_token", "id_token token"],
+                "jwks_uri": f"{base}/discovery/v2.0/keys",
+            }
+
+        def _token(self, tenant: str, form: dict) -> tuple[int, dict]:
+            directory = standin.directories.get(tenant)
+            if directory is None:
+                return _aad_error(400, "invalid_tenant", 90002, f"Tenant '{tenant}' not found.")
+            if form.get("grant_type") != "client_credentials":
+                return _aad_error(400, "unsupported_grant_type", 70003, "The app requested an unsupported grant type.")
+            if form.get("client_id") != directory.client_id:
+                return _aad_error(
+                    400, "unauthorized_client", 700016,
+                    f"Application with identifier '{form.get('client_id')}' was not found in the directory.",
+                )
+            if form.get("client_secret") != directory.client_secret:
+                return _aad_error(
+                    401, "invalid_client", 7000215,
+                    "Invalid client secret provided. Ensure the secret being sent in the request is the client "
+                    f"secret value, not the client secret ID, for a secret added to app '{directory.client_id}'.",
+                )
+            # The Graph resource's ".default" scope: the origin of the Graph base URL.
+            if form.get("scope") != f"https://127.0.0.1:{standin.port}/.default":
+                return _aad_error(400, "invalid_scope", 1002012, f"The provided value for scope {form.get('scope')} is not valid.")
+            token = secrets.token_urlsafe(32)
+            standin.tokens[token] = (tenant, time.time() + 3599)
+            return 200, {"token_type": "Bearer", "expires_in": 3599, "ext_expires_in": 3599, "access_token": token}
+
+        def _graph(self, parts: list[str], query: dict) -> tuple[int, dict]:
+            auth = self.headers.get("Authorization", "")
+            issued = standin.tokens.get(auth.removeprefix("Bearer ")) if auth.startswith("Bearer ") else None
+            if issued is None or issued[1] < time.time():
+                return _graph_error(401, "InvalidAuthenticationToken", "Access token validation failure. Invalid audience.")
+            if standin.graph_failure is not None:
+                return standin.graph_failure
+            directory = standin.directories[issued[0]]
+            if parts == ["sites"] and query.get("search") == ["*"]:
+                start = int(query.get("$skiptoken", ["0"])[0])
+                page = directory.sites[start:start + standin.page_size]
+                body = {"@odata.context": f"{standin.graph_base_url}/$metadata#sites", "value": page}
+                if start + standin.page_size < len(directory.sites):
+                    body["@odata.nextLink"] = f"{standin.graph_base_url}/sites?search=*&$skiptoken={start + standin.page_size}"
+                return 200, body
+            sites = {s["id"]: s for s in directory.sites}
+            if len(parts) == 2 and parts[0] == "sites":
+                return (200, sites[parts[1]]) if parts[1] in sites else _graph_error(404, "itemNotFound", "Requested site could not be found")
+            if len(parts) == 3 and parts[0] == "sites" and parts[2] == "drives":
+                if parts[1] not in sites:
+                    return _graph_error(404, "itemNotFound", "Requested site could not be found")
+                return 200, {"@odata.context": f"{standin.graph_base_url}/$metadata#drives", "value": directory.drives.get(parts[1], [])}
+            if len(parts) == 2 and parts[0] == "drives":
+                drives = {d["id"]: d for ds in directory.drives.values() for d in ds}
+                return (200, drives[parts[1]]) if parts[1] in drives else _graph_error(404, "itemNotFound", "The resource could not be found.")
+            return _graph_error(400, "invalidRequest", "Invalid request")
+
+    return Handler
