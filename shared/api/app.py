@@ -3,7 +3,7 @@
 from fastapi import FastAPI
 
 from shared import __version__
-from shared.api import errors
+from shared.api import dashboard, errors
 from shared.api.routers import auth, consumers, engines, health, jobs
 
 
@@ -23,4 +23,5 @@ def create_app() -> FastAPI:
     app.include_router(__import__("shared.api.routers.stats", fromlist=["router"]).router)
     app.include_router(__import__("shared.api.routers.users", fromlist=["router"]).router)
     app.include_router(__import__("shared.api.routers.tenant", fromlist=["router"]).router)
+    dashboard.mount(app)
     return app

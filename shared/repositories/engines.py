@@ -24,6 +24,7 @@ def lock_engine(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID)
     return session.scalar(
         select(Engine)
         .where(Engine.tenant_id == tenant_id, Engine.id == engine_id)
+        .with_for_update()
         .execution_options(populate_existing=True)
     )
 

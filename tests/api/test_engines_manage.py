@@ -13,6 +13,14 @@ from tests.conftest import deploy_loan
 INPUTS = {"principal": 100000, "annual_rate": 0.05, "years": 10}
 
 
+@pytest.fixture(autouse=True)
+def _queues_left_empty(run_worker, run_webhooks):
+    """Jobs a test queued but did not process are processed afterwards, so later tests start clean."""
+    yield
+    run_worker()
+    run_webhooks()
+
+
 def stored_keys(prefix: str) -> list[str]:
     from shared.adapters.aws import client
     from shared.config import get_settings

@@ -150,13 +150,19 @@ def test_logout_keeping_the_session_only_clears_the_cookie(client, admin):
 
 def test_logout_through_the_cookie_alone(client, admin):
     # GIVEN a browser that holds only the auth_token cookie
-    token = login(client, admin.email, admin.password).json()["access_token"]
-    assert client.get("/users", cookies={"auth_token": token}).status_code == 200
+    client.cookies.clear()
+    token = client.post("/auth/login", json={"email": admin.email, "password": admin.password}).json()["access_token"]
+    assert client.cookies.get("auth_token") == token
+    assert client.get("/users").status_code == 200
     # WHEN it logs out
-    r = client.post("/auth/logout", cookies={"auth_token": token})
+    r = client.post("/auth/logout")
     assert r.status_code == 200
-    # THEN that session is over
-    assert client.get("/users", cookies={"auth_token": token}).status_code == 401
+    # THEN the browser drops the cookie, and the session is over even if it kept it
+    assert "auth_token" not in client.cookies
+    client.cookies.set("auth_token", token)
+    r = client.get("/users")
+    client.cookies.clear()
+    assert (r.status_code, r.json()) == (401, DEAD)
 
 
 def test_logout_without_a_session_is_harmless(client):
