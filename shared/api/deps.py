@@ -12,21 +12,14 @@ from sqlalchemy.orm import Session
 
 from shared.config import get_settings
 from shared.db.models import Tenant, User
-from shared.db.session import new_session
+from shared.db.session import session_scope
 from shared.repositories import tenants as tenant_repo
 from shared.services import auth
 
 
 def _session() -> Iterator[Session]:
-    session = new_session()
-    try:
+    with session_scope() as session:
         yield session
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
-    finally:
-        session.close()
 
 
 # scope="function": commit before the response is sent, so a 2xx means the change is stored.
