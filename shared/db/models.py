@@ -140,9 +140,19 @@ class EngineAccess(Base):
 class Job(Base):
     __tablename__ = "jobs"
     __table_args__ = (
-        Index("ix_jobs_tenant_created", "tenant_id", "created_at"),
-        Index("ix_jobs_engine_created", "engine_id", "created_at"),
-        Index("ix_jobs_consumer_created", "consumer_id", "created_at"),
+        # On PostgreSQL these also carry what usage statistics aggregate (index-only scans; 0003).
+        Index(
+            "ix_jobs_tenant_created", "tenant_id", "created_at",
+            postgresql_include=["engine_id", "consumer_id", "status", "execution_time_ms", "is_test"],
+        ),
+        Index(
+            "ix_jobs_engine_created", "engine_id", "created_at",
+            postgresql_include=["tenant_id", "consumer_id", "version_id", "status", "execution_time_ms", "is_test"],
+        ),
+        Index(
+            "ix_jobs_consumer_created", "consumer_id", "created_at",
+            postgresql_include=["tenant_id", "engine_id", "status", "execution_time_ms", "is_test"],
+        ),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=_uuid)

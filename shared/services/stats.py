@@ -17,7 +17,6 @@ The functions return plain dicts shaped as the response records of ``shared.api.
 from __future__ import annotations
 
 import uuid
-from dataclasses import replace
 from datetime import datetime
 
 from sqlalchemy.orm import Session
@@ -25,7 +24,7 @@ from sqlalchemy.orm import Session
 from shared.errors import Invalid, NotFound
 from shared.repositories import consumers as consumer_repo
 from shared.repositories import stats as repo
-from shared.repositories.stats import Counts, NamedCounts, Scope
+from shared.repositories.stats import Counts, KeyCounts, Scope
 from shared.services import engines as engine_service
 from shared.services.consumers import CONSUMER_NOT_FOUND
 
@@ -46,59 +45,60 @@ def _rates(c: Counts) -> dict:
     }
 
 
-def _summary(session: Session, scope: Scope, *, with_percentiles: bool) -> dict:
-    s = repo.summary(session, scope=scope, with_percentiles=with_percentiles)
-    body = _rates(s)
+def _summary(session: Session, scope: Scope, days: list[repo.DayCounts], *, with_percentiles: bool) -> dict:
+    # Every job falls on exactly one day, so the days add up to the summary: no extra pass.
+    totals = repo.add_up(days)
+    body = _rates(totals)
     if with_percentiles:
-        p50, p95, p99 = (_round(p) for p in s.percentiles)
-        body.update(test_calls=s.test_calls, p50_execution_time_ms=p50, p95_execution_time_ms=p95, p99_execution_time_ms=p99)
+        p50, p95, p99 = (_round(p) for p in repo.percentiles(session, scope=scope))
+        body.update(test_calls=totals.test_calls, p50_execution_time_ms=p50, p95_execution_time_ms=p95, p99_execution_time_ms=p99)
     return body
 
 
-def _most_calls_first(items: list[NamedCounts]) -> list[NamedCounts]:
-    return sorted(items, key=lambda i: (-i.total, i.name, str(i.id)))
+def _by_day(days: list[repo.DayCounts]) -> list[dict]:
+    return [{"date": d.day.isoformat(), **_counts(d), "avg_execution_time_ms": _rates(d)["avg_execution_time_ms"]} for d in days]
 
 
-def _by_day(session: Session, scope: Scope) -> list[dict]:
-    return [
-        {"date": d.day.isoformat(), **_counts(d), "avg_execution_time_ms": _rates(d)["avg_execution_time_ms"]}
-        for d in repo.by_day(session, scope=scope)
-    ]
+def _most_calls_first(items: list[tuple[str, KeyCounts, dict]]) -> list[dict]:
+    return [body for _, _, body in sorted(items, key=lambda i: (-i[1].total, i[0], str(i[1].id)))]
 
 
 def _by_engine(session: Session, scope: Scope) -> list[dict]:
     rows = repo.by_engine(session, scope=scope)
     now = repo.current_engines(session, tenant_id=scope.tenant_id, engine_ids=[r.id for r in rows])
-    named = [replace(r, name=now[r.id].name, slug=now[r.id].slug) if r.id in now else r for r in rows]
-    return [
-        {
-            "engine_id": r.id, "engine_name": r.name, "engine_slug": r.slug,
-            "active_version_slug": now[r.id].active_version if r.id in now else None,
-            "is_deleted": r.id not in now, **_rates(r),
+    items = []
+    for r in rows:
+        live = now.get(r.id)
+        name, slug = (live.name, live.slug) if live else repo.recorded_engine(session, scope=scope, engine_id=r.id)
+        body = {
+            "engine_id": r.id, "engine_name": name, "engine_slug": slug,
+            "active_version_slug": live.active_version if live else None, "is_deleted": live is None, **_rates(r),
         }
-        for r in _most_calls_first(named)
-    ]
+        items.append((name, r, body))
+    return _most_calls_first(items)
 
 
 def _by_consumer(session: Session, scope: Scope) -> list[dict]:
     rows = repo.by_consumer(session, scope=scope)
     now = repo.current_consumers(session, tenant_id=scope.tenant_id, consumer_ids=[r.id for r in rows])
-    named = [replace(r, name=now[r.id].name) if r.id in now else r for r in rows]
-    return [
-        # Consumers are archived, never removed; a missing row is treated as archived.
-        {"consumer_id": r.id, "consumer_name": r.name, "is_archived": now[r.id].is_archived if r.id in now else True, **_rates(r)}
-        for r in _most_calls_first(named)
-    ]
+    items = []
+    for r in rows:
+        live = now.get(r.id)
+        # Consumers are archived, never removed; a missing row is reported as archived.
+        name = live.name if live else repo.recorded_consumer(session, scope=scope, consumer_id=r.id)
+        items.append((name, r, {"consumer_id": r.id, "consumer_name": name, "is_archived": live.is_archived if live else True, **_rates(r)}))
+    return _most_calls_first(items)
 
 
 def _by_version(session: Session, scope: Scope, *, active_version_id: uuid.UUID | None) -> list[dict]:
     rows = repo.by_version(session, scope=scope)
     now = repo.current_versions(session, tenant_id=scope.tenant_id, version_ids=[r.id for r in rows])
-    named = [replace(r, name=now[r.id]) if r.id in now else r for r in rows]
-    return [
-        {"version_id": r.id, "version": r.name, "is_active": r.id == active_version_id, "is_deleted": r.id not in now, **_rates(r)}
-        for r in _most_calls_first(named)
-    ]
+    items = []
+    for r in rows:
+        version = now[r.id] if r.id in now else repo.recorded_version(session, scope=scope, version_id=r.id)
+        body = {"version_id": r.id, "version": version, "is_active": r.id == active_version_id, "is_deleted": r.id not in now, **_rates(r)}
+        items.append((version, r, body))
+    return _most_calls_first(items)
 
 
 def _check(start: datetime | None, end: datetime | None) -> None:
@@ -110,11 +110,13 @@ def for_tenant(session: Session, *, tenant_id: uuid.UUID, start: datetime | None
     """The tenant's statistics across all engines and consumers."""
     _check(start, end)
     scope = Scope(tenant_id=tenant_id, start=start, end=end)
+    repo.prepare(session)
+    days = repo.by_day(session, scope=scope)
     return {
         "tenant_id": tenant_id,
         "period": {"start_date": start, "end_date": end},
-        "summary": _summary(session, scope, with_percentiles=True),
-        "by_day": _by_day(session, scope),
+        "summary": _summary(session, scope, days, with_percentiles=True),
+        "by_day": _by_day(days),
         "by_engine": _by_engine(session, scope),
         "by_consumer": _by_consumer(session, scope),
     }
@@ -125,14 +127,16 @@ def for_engine(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, 
     _check(start, end)
     engine = engine_service.get(session, tenant_id=tenant_id, engine_id=engine_id)
     scope = Scope(tenant_id=tenant_id, start=start, end=end, engine_id=engine.id)
+    repo.prepare(session)
+    days = repo.by_day(session, scope=scope)
     return {
         "engine_id": engine.id,
         "engine_name": engine.name,
         "engine_slug": engine.slug,
         "period": {"start_date": start, "end_date": end},
-        "summary": _summary(session, scope, with_percentiles=True),
+        "summary": _summary(session, scope, days, with_percentiles=True),
         "by_consumer": _by_consumer(session, scope),
-        "by_day": _by_day(session, scope),
+        "by_day": _by_day(days),
         "by_version": _by_version(session, scope, active_version_id=engine.active_version_id),
     }
 
@@ -144,12 +148,14 @@ def for_consumer(session: Session, *, tenant_id: uuid.UUID, consumer_id: uuid.UU
     if consumer is None:
         raise NotFound(CONSUMER_NOT_FOUND)
     scope = Scope(tenant_id=tenant_id, start=start, end=end, consumer_id=consumer.id)
+    repo.prepare(session)
+    days = repo.by_day(session, scope=scope)
     return {
         "consumer_id": consumer.id,
         "consumer_name": consumer.name,
         "is_archived": consumer.is_archived,
         "period": {"start_date": start, "end_date": end},
-        "summary": _summary(session, scope, with_percentiles=False),
+        "summary": _summary(session, scope, days, with_percentiles=False),
         "by_engine": _by_engine(session, scope),
-        "by_day": _by_day(session, scope),
+        "by_day": _by_day(days),
     }

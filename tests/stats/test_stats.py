@@ -371,7 +371,10 @@ def percentile_cont(values: list[int], p: float) -> float:
 @pytest.mark.parametrize("n", [1, 2, 3, 7, 100, 1001])
 def test_percentiles_match_linear_interpolation_exactly(local_aws, n):
     from shared.db.session import session_scope
-    from shared.repositories.stats import Scope, summary
+    from sqlalchemy import func, literal_column, select
+
+    from shared.db.models import Job
+    from shared.repositories.stats import Scope, add_up, by_day, percentiles
 
     # GIVEN n scattered times with ties, plus failed jobs that recorded no time
     seed, times = 12345 + n, []
@@ -388,7 +391,17 @@ def test_percentiles_match_linear_interpolation_exactly(local_aws, n):
             add_job(s, tid, created="2026-01-01T00:00:00", engine=engine, version=version, consumer=consumer, status="failed")
     # WHEN the database computes the percentiles
     with session_scope() as s:
-        got = summary(s, scope=Scope(tenant_id=tid), with_percentiles=True)
-    # THEN they are the interpolated values, to the last bit
-    assert got.percentiles == tuple(percentile_cont(times, p) for p in (0.5, 0.95, 0.99))
-    assert (got.total, got.successful, got.failed, got.time_count, got.time_sum) == (n + 3, n, 3, n, sum(times))
+        scope = Scope(tenant_id=tid)
+        got = percentiles(s, scope=scope)
+        totals = add_up(by_day(s, scope=scope))
+        native = None
+        if s.get_bind().dialect.name == "postgresql":
+            native = s.execute(
+                select(func.percentile_cont(literal_column("ARRAY[0.5,0.95,0.99]::float8[]")).within_group(Job.execution_time_ms))
+                .where(Job.tenant_id == tid)
+            ).scalar_one()
+    # THEN they are the interpolated values, to the last bit, and PostgreSQL's own agrees
+    assert got == tuple(percentile_cont(times, p) for p in (0.5, 0.95, 0.99))
+    if native is not None:
+        assert got == tuple(native)
+    assert (totals.total, totals.successful, totals.failed, totals.time_count, totals.time_sum) == (n + 3, n, 3, n, sum(times))
