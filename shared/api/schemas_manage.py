@@ -41,7 +41,8 @@ UNPROCESSABLE: dict[int | str, dict[str, Any]] = {
 
 
 class EngineUpdate(BaseModel):
-    """Fields left out keep their value. Changing ``slug`` changes the consumer URLs of the engine."""
+    """Fields left out keep their value. Changing ``slug`` changes the consumer URLs of the engine;
+    enabling the whitelist while it is empty refuses every consumer call."""
 
     name: str | None = Field(default=None, min_length=1, max_length=255)
     slug: str | None = Field(default=None, min_length=1, max_length=100, pattern=r"^[a-z0-9-]+$")

@@ -14,11 +14,15 @@ ALL = {"can_execute": True, "can_view_jobs": True, "can_download": True, "can_vi
 
 
 @pytest.fixture(autouse=True)
-def _queues_left_empty(run_worker, run_webhooks):
+def _queues_left_empty(local_aws, run_worker, run_webhooks):
     """Jobs a test queued but did not process are processed afterwards, so later tests start clean."""
+    from shared.adapters.aws import client
+
     yield
-    run_worker()
-    run_webhooks()
+    for url, drain in ((local_aws.jobs_queue_url, run_worker), (local_aws.webhooks_queue_url, run_webhooks)):
+        waiting = client("sqs").get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
+        if int(waiting["Attributes"]["ApproximateNumberOfMessages"]):
+            drain()
 
 
 def execute(client, d, api_key=None):

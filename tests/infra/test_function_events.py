@@ -31,7 +31,7 @@ def test_api_handler_answers_the_health_event(local_aws):
     assert json.loads(response["body"]) == {"status": "ok", "version": "0.1.0"}
 
 
-def test_the_three_handlers_carry_a_job_through_on_their_events(deployed):
+def test_the_three_handlers_carry_a_job_through_on_their_events(deployed, run_worker, run_webhooks):
     from functions.api.app import handler as api
     from functions.webhook.app import handler as webhook
     from functions.worker.app import handler as worker
@@ -53,6 +53,10 @@ def test_the_three_handlers_carry_a_job_through_on_their_events(deployed):
         assert worker(with_job("sqs_jobs.json", job_id), None) == {"batchItemFailures": []}
         assert webhook(with_job("sqs_webhooks.json", job_id), None) == {"batchItemFailures": []}
         hooks = receiver.wait_for(1)
+        # the real queues got the same messages: consuming them changes nothing (at most once)
+        run_worker()
+        run_webhooks()
+        assert len(receiver.requests) == 1
     # THEN the consumer's receiver got the completed result
     assert hooks[0]["json"]["job_id"] == job_id and hooks[0]["json"]["status"] == "completed"
     r, n = body["inputs"]["annual_rate"] / 12, body["inputs"]["years"] * 12
