@@ -4,7 +4,7 @@ from fastapi import FastAPI
 
 from shared import __version__
 from shared.api import dashboard, errors
-from shared.api.routers import auth, consumers, engines, health, jobs
+from shared.api.routers import auth, consumers, engines, health, jobs, stats, tenant, users
 
 
 def create_app() -> FastAPI:
@@ -18,10 +18,7 @@ def create_app() -> FastAPI:
         ),
     )
     errors.install(app)
-    for module in (health, auth, engines, consumers, jobs):
+    for module in (health, auth, users, tenant, engines, consumers, jobs, stats):
         app.include_router(module.router)
-    app.include_router(__import__("shared.api.routers.stats", fromlist=["router"]).router)
-    app.include_router(__import__("shared.api.routers.users", fromlist=["router"]).router)
-    app.include_router(__import__("shared.api.routers.tenant", fromlist=["router"]).router)
     dashboard.mount(app)
     return app
