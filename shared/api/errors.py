@@ -31,8 +31,12 @@ def responses(*statuses: int) -> dict[int, dict]:
     """OpenAPI entries for the error statuses a route can answer."""
     descriptions = {
         400: "Bad request", 401: "Not authenticated", 403: "Forbidden", 404: "Not found",
-        409: "Conflict", 413: "Payload too large", 422: "Validation error", 503: "Service unavailable",
+        409: "Conflict", 413: "Payload too large", 502: "Bad gateway", 503: "Service unavailable",
     }
     from shared.api.schemas import ErrorResponse
+    from shared.api.schemas_manage import UNPROCESSABLE
 
-    return {s: {"model": ErrorResponse, "description": descriptions.get(s, "Error")} for s in statuses}
+    out = {s: {"model": ErrorResponse, "description": descriptions.get(s, "Error")} for s in statuses if s != 422}
+    if 422 in statuses:
+        out.update(UNPROCESSABLE)
+    return out

@@ -8,7 +8,7 @@ from fastapi import APIRouter, Depends, File, Form, Query, UploadFile
 from shared.api import presenters, schemas, schemas_manage
 from shared.api.deps import CurrentTenant, CurrentUser, SessionDep, _current_user
 from shared.api.errors import responses
-from shared.api.schemas_manage import UNPROCESSABLE, JobStatusName
+from shared.api.schemas_manage import JobStatusName
 from shared.config import get_settings
 from shared.errors import PayloadTooLarge
 from shared.services import consumers, engines, job_queries, versions
@@ -63,7 +63,7 @@ def _read_limited(upload: UploadFile) -> bytes:
 
 @router.post(
     "/{engine_id}/versions", status_code=201, response_model=schemas.EngineVersionCreateResponse,
-    responses={**responses(404, 409, 413), **UNPROCESSABLE},
+    responses=responses(404, 409, 413, 422),
 )
 def upload_version(
     engine_id: uuid.UUID,
@@ -82,7 +82,7 @@ def upload_version(
 
 @router.patch(
     "/{engine_id}/versions/{version_id}", response_model=schemas.EngineVersionUpdateResponse,
-    responses={**responses(404), **UNPROCESSABLE},
+    responses=responses(404, 422),
 )
 def update_version(engine_id: uuid.UUID, version_id: uuid.UUID, body: schemas.EngineVersionUpdate, session: SessionDep, user: CurrentUser):
     """Set the input and/or output schema; warnings name mismatches with the workbook's named ranges."""
