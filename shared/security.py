@@ -71,7 +71,8 @@ def mask_key(key: str) -> str:
 def create_session_token(user_id: uuid.UUID, tenant_id: uuid.UUID) -> tuple[str, datetime]:
     """A signed JWT for a user session and its expiry."""
     settings = get_settings()
-    now = datetime.now(timezone.utc)
+    # Whole seconds, so the announced expires_at is exactly the token's exp claim.
+    now = datetime.now(timezone.utc).replace(microsecond=0)
     expires_at = now + timedelta(seconds=settings.jwt_ttl_seconds)
     claims = {
         "sub": str(user_id),
@@ -80,7 +81,7 @@ def create_session_token(user_id: uuid.UUID, tenant_id: uuid.UUID) -> tuple[str,
         "exp": int(expires_at.timestamp()),
         "jti": secrets.token_hex(8),
     }
-    return jwt.encode(claims, settings.jwt_secret, algorithm="HS256"), expires_at.replace(microsecond=0)
+    return jwt.encode(claims, settings.jwt_secret, algorithm="HS256"), expires_at
 
 
 def decode_session_token(token: str) -> uuid.UUID:
