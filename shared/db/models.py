@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import enum
 import uuid
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from sqlalchemy import false as sa_false
-from sqlalchemy import JSON, Boolean, ForeignKey, Index, Integer, String, Text, UniqueConstraint, Uuid
+from sqlalchemy import JSON, BigInteger, Boolean, Date, ForeignKey, Index, Integer, PrimaryKeyConstraint, String, Text, UniqueConstraint, Uuid
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from shared.db.types import UTCDateTime, utcnow
@@ -179,3 +179,89 @@ class Job(Base):
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(nullable=True)
     completed_at: Mapped[datetime | None] = mapped_column(nullable=True)
+
+
+# --- Daily rollups of jobs, for usage statistics (shared.repositories.rollups keeps them) ------
+# Each row adds up the jobs created on one UTC day (``day``) that share its key. Every job counts
+# in total_calls; completed and failed ones in their columns; timed_calls and time_sum_ms cover
+# the jobs that recorded an execution time. Names are those of the latest job of the row
+# (``last_created_at``), so a deleted engine or version keeps its last recorded name.
+
+
+class _DailyCounts:
+    tenant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    day: Mapped[date] = mapped_column(Date)
+    total_calls: Mapped[int] = mapped_column(Integer)
+    completed_calls: Mapped[int] = mapped_column(Integer)
+    failed_calls: Mapped[int] = mapped_column(Integer)
+    timed_calls: Mapped[int] = mapped_column(Integer)
+    time_sum_ms: Mapped[int] = mapped_column(BigInteger)
+    last_created_at: Mapped[datetime]
+
+
+class JobStatsDaily(_DailyCounts, Base):
+    """Jobs by day, engine and version, test-key jobs apart: tenant and engine figures."""
+
+    __tablename__ = "job_stats_daily"
+    __table_args__ = (PrimaryKeyConstraint("tenant_id", "day", "engine_id", "version_id", "is_test"),)
+
+    engine_id: Mapped[uuid.UUID] = mapped_column(Uuid)
+    version_id: Mapped[uuid.UUID] = mapped_column(Uuid)
+    is_test: Mapped[bool] = mapped_column(Boolean)
+    engine_name: Mapped[str] = mapped_column(String(255))
+    engine_slug: Mapped[str] = mapped_column(String(100))
+    version: Mapped[str] = mapped_column(String(100))
+
+
+class JobConsumerStatsDaily(_DailyCounts, Base):
+    """Consumers' jobs (no test-key jobs) by day and consumer: the tenant's and a consumer's figures."""
+
+    __tablename__ = "job_consumer_stats_daily"
+    __table_args__ = (
+        PrimaryKeyConstraint("tenant_id", "day", "consumer_id"),
+        Index("ix_job_consumer_stats_daily_consumer", "tenant_id", "consumer_id", "day"),
+    )
+
+    consumer_id: Mapped[uuid.UUID] = mapped_column(Uuid)
+    consumer_name: Mapped[str | None] = mapped_column(String(255), nullable=True)
+
+
+class JobConsumerEngineStatsDaily(_DailyCounts, Base):
+    """Consumers' jobs by day, consumer and engine: an engine's consumers, a consumer's engines."""
+
+    __tablename__ = "job_consumer_engine_stats_daily"
+    __table_args__ = (
+        PrimaryKeyConstraint("tenant_id", "consumer_id", "engine_id", "day"),
+        Index("ix_job_consumer_engine_stats_daily_engine", "tenant_id", "engine_id", "day"),
+    )
+
+    consumer_id: Mapped[uuid.UUID] = mapped_column(Uuid)
+    engine_id: Mapped[uuid.UUID] = mapped_column(Uuid)
+    consumer_name: Mapped[str | None] = mapped_column(String(255), nullable=True)
+    engine_name: Mapped[str] = mapped_column(String(255))
+    engine_slug: Mapped[str] = mapped_column(String(100))
+
+
+class JobTimeHistogramDaily(Base):
+    """How many of a tenant's jobs created on a day recorded each execution time: exact percentiles."""
+
+    __tablename__ = "job_time_histogram_daily"
+    __table_args__ = (PrimaryKeyConstraint("tenant_id", "day", "execution_time_ms"),)
+
+    tenant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    day: Mapped[date] = mapped_column(Date)
+    execution_time_ms: Mapped[int] = mapped_column(Integer)
+    count: Mapped[int] = mapped_column(Integer)
+
+
+class JobEngineTimeHistogramDaily(Base):
+    """The same histogram per engine."""
+
+    __tablename__ = "job_engine_time_histogram_daily"
+    __table_args__ = (PrimaryKeyConstraint("tenant_id", "engine_id", "day", "execution_time_ms"),)
+
+    tenant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    engine_id: Mapped[uuid.UUID] = mapped_column(Uuid)
+    day: Mapped[date] = mapped_column(Date)
+    execution_time_ms: Mapped[int] = mapped_column(Integer)
+    count: Mapped[int] = mapped_column(Integer)

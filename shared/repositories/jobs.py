@@ -10,6 +10,7 @@ from sqlalchemy.orm import Session
 
 from shared.db.models import Job, JobStatus
 from shared.db.types import utcnow
+from shared.repositories import rollups
 
 
 def get_job(session: Session, *, job_id: uuid.UUID) -> Job | None:
@@ -58,9 +59,18 @@ def finish(session: Session, *, job_id: uuid.UUID, claimed_at: datetime, **value
         update(Job)
         .where(Job.id == job_id, Job.status == JobStatus.PROCESSING.value, Job.started_at == claimed_at)
         .values(updated_at=now, completed_at=now, **values)
+        .returning(*rollups.JOB_COLUMNS)
         .execution_options(synchronize_session=False)
     )
-    return result.rowcount == 1
+    return _finished(session, result.one_or_none())
+
+
+def _finished(session: Session, job) -> bool:
+    # Only the update that actually finished the job counts it, so a redelivery never counts twice.
+    if job is None:
+        return False
+    rollups.record_finished(session.connection(), job)
+    return True
 
 
 def fail_unfinished(session: Session, *, job_id: uuid.UUID, message: str) -> bool:
@@ -70,9 +80,10 @@ def fail_unfinished(session: Session, *, job_id: uuid.UUID, message: str) -> boo
         update(Job)
         .where(Job.id == job_id, Job.status.in_([JobStatus.PENDING.value, JobStatus.PROCESSING.value]))
         .values(status=JobStatus.FAILED.value, error_message=message, updated_at=now, completed_at=now)
+        .returning(*rollups.JOB_COLUMNS)
         .execution_options(synchronize_session=False)
     )
-    return result.rowcount == 1
+    return _finished(session, result.one_or_none())
 
 
 def claim_webhook(session: Session, *, job_id: uuid.UUID) -> datetime | None:
