@@ -6,7 +6,7 @@ folder: files, formula cells compared, % matching per engine and with the choice
 matching most cells, IronCalc on a tie), and the functions behind the misses. Also times the
 IronCalc check of a generated 20,000-formula workbook.
 
-Usage: python bench/fidelity.py [--corpus ../shared/corpus] [--timeout 120] [--jobs 2]
+Usage: python bench/fidelity.py [--corpus ../shared/corpus] [--timeout 120] [--jobs 1]
                                 [--json results.json] [--only SUBSTRING]
 """
 
@@ -32,7 +32,9 @@ ENGINES = ("ironcalc", "formulas")
 
 
 def saved_by_excel(application: str | None) -> bool:
-    return bool(application) and application.strip() == "Microsoft Excel"
+    """Excel on any platform ("Microsoft Macintosh Excel", "Microsoft Excel Online", "Excel
+    Android"), not programs that only claim compatibility."""
+    return bool(application) and "Excel" in application and "Compatible" not in application
 
 
 def run_file(path: Path, timeout: float, memory_mb: int) -> dict:
@@ -163,7 +165,7 @@ def main() -> int:
     parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
     parser.add_argument("--timeout", type=float, default=120.0)
     parser.add_argument("--memory-mb", type=int, default=4096)
-    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--jobs", type=int, default=1, help="workbooks at a time; two formulas children on two cores slow each other past the deadline")
     parser.add_argument("--json", type=Path, help="write per-workbook results here")
     parser.add_argument("--only", default=None, help="only files whose path contains this")
     args = parser.parse_args()

@@ -59,6 +59,62 @@ def _migrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check(args: argparse.Namespace) -> int:
+    """Exit 0 when every compared cell matches Excel, 1 when some differ, 2 when unreadable."""
+    from shared.calc import available_engines
+    from shared.calc.choice import check_engine, choose_engine
+    from shared.errors import WorkbookError
+
+    try:
+        data = Path(args.workbook).read_bytes()
+    except OSError as exc:
+        print(f"sheetcalc: cannot read {args.workbook}: {exc.strerror}", file=sys.stderr)
+        return 2
+    if args.engine is not None and args.engine not in available_engines():
+        print(f"sheetcalc: unknown engine {args.engine!r}; known: {', '.join(available_engines())}", file=sys.stderr)
+        return 2
+    try:
+        if args.engine is None:
+            report = choose_engine(data, timeout_s=args.timeout).chosen_report()
+        else:
+            report = check_engine(data, args.engine, timeout_s=args.timeout)
+    except WorkbookError as exc:
+        print(f"sheetcalc: {args.workbook}: {exc.message}", file=sys.stderr)
+        return 2
+    if report.status != "ok":
+        print(f"sheetcalc: {args.workbook}: {report.engine} could not check it ({report.status}: {report.error})", file=sys.stderr)
+        return 2
+    out = {
+        "engine": report.engine,
+        "cells_compared": report.cells_compared,
+        "cells_matching": report.cells_matching,
+        "mismatches": [{k: m[k] for k in ("sheet", "cell", "formula", "expected", "actual")} for m in report.mismatches],
+        "unsupported_functions": report.unsupported_functions,
+    }
+    if args.json:
+        print(json.dumps(out, default=str))
+    else:
+        _print_check(out, report)
+    return 0 if report.cells_matching == report.cells_compared else 1
+
+
+def _print_check(out: dict, report) -> None:
+    compared, matching = out["cells_compared"], out["cells_matching"]
+    rate = f" ({100 * matching / compared:.2f}%)" if compared else ""
+    print(f"engine: {out['engine']}")
+    print(f"cells compared: {compared}, matching: {matching}{rate}")
+    if report.skipped:
+        print("left out: " + ", ".join(f"{n} {reason.replace('_', ' ')}" for reason, n in report.skipped.items()))
+    if out["unsupported_functions"]:
+        print("unsupported functions: " + ", ".join(out["unsupported_functions"]))
+    if out["mismatches"]:
+        shown = len(out["mismatches"])
+        more = f" (first {shown} of {report.mismatches_total})" if report.mismatches_total > shown else ""
+        print(f"mismatches{more}:")
+        for m in out["mismatches"]:
+            print(f"  {m['sheet']}!{m['cell']}  {m['formula']}  Excel: {m['expected']!r}  {out['engine']}: {m['actual']!r}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sheetcalc", description="Excel workbooks as calculation engines.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -79,6 +135,13 @@ def build_parser() -> argparse.ArgumentParser:
     migrate = sub.add_parser("migrate", help="bring the database schema up to date")
     migrate.add_argument("--data-dir", default=None)
     migrate.set_defaults(func=_migrate)
+
+    check = sub.add_parser("check", help="recalculate a workbook and compare with the values Excel saved in it")
+    check.add_argument("workbook", metavar="WORKBOOK.xlsx")
+    check.add_argument("--engine", default=None, help="ironcalc or formulas (default: the engine the service would choose)")
+    check.add_argument("--json", action="store_true", help="print one JSON object")
+    check.add_argument("--timeout", type=float, default=120.0, help="seconds allowed to the formulas engine (default 120)")
+    check.set_defaults(func=_check)
     return parser
 
 

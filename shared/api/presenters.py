@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from shared.api import schemas, schemas_manage
+from shared.calc.choice import report_summary
 from shared.db.models import Consumer, Engine, EngineAccess, EngineVersion, Job
 from shared.services.engines import EngineView
 
@@ -24,7 +25,8 @@ def version_detail(version: EngineVersion, active_id) -> dict:
     return dict(
         id=version.id, version=version.version, filename=version.filename, is_active=version.id == active_id,
         created_at=version.created_at, updated_at=version.updated_at, file_size=version.file_size,
-        calc_engine=version.calc_engine, named_ranges=version.named_ranges,
+        calc_engine=version.calc_engine, calc_engine_pinned=version.calc_engine_pinned,
+        fidelity=report_summary(version.fidelity_report), named_ranges=version.named_ranges,
         input_schema=version.input_schema, output_schema=version.output_schema,
     )
 

@@ -70,9 +70,23 @@ class EngineVersionSummary(BaseModel):
     created_at: datetime
 
 
+class FidelitySummary(BaseModel):
+    """How the version's formula cells, recalculated, compare with the values Excel saved."""
+
+    engine: str | None
+    cells_compared: int
+    cells_matching: int
+    match_rate: float | None
+    mismatches_total: int
+    unsupported_functions: list[str]
+    engines: dict[str, Any] = Field(description="One summary line per engine checked")
+
+
 class EngineVersionDetail(EngineVersionSummary):
     file_size: int
-    calc_engine: str
+    calc_engine: str = Field(description="The engine that calculates this version: 'ironcalc' or 'formulas'")
+    calc_engine_pinned: bool = Field(description="True when an administrator chose the engine; false when the upload check did")
+    fidelity: FidelitySummary | None = Field(description="The fidelity check made at upload")
     named_ranges: list[NamedRangeInfo]
     input_schema: dict[str, Any] | None
     output_schema: dict[str, Any] | None
@@ -81,12 +95,14 @@ class EngineVersionDetail(EngineVersionSummary):
 
 class EngineVersionCreateResponse(EngineVersionDetail):
     test_api_key: str = Field(description="Key for /jobs/test/... on this version; shown only once")
+    warnings: list[str] = Field(default_factory=list, description="Where recalculated cells differ from Excel's saved values")
     message: str = "Version uploaded. The test API key is shown only once: store it now."
 
 
 class EngineVersionUpdate(BaseModel):
     input_schema: dict[str, Any] | None = Field(default=None, description="JSON Schema Draft 7, or null to remove")
     output_schema: dict[str, Any] | None = Field(default=None, description="JSON Schema Draft 7, or null to remove")
+    calc_engine: str | None = Field(default=None, description="Pin the calculation engine ('ironcalc' or 'formulas')")
 
 
 class EngineVersionUpdateResponse(EngineVersionDetail):

@@ -2,6 +2,7 @@
 
 from shared.calc.base import (
     DEFAULT_ENGINE,
+    ENGINE_PREFERENCE,
     CalcEngine,
     NamedRange,
     Workbook,
@@ -14,6 +15,7 @@ from shared.calc.cache import ModelCache
 
 __all__ = [
     "DEFAULT_ENGINE",
+    "ENGINE_PREFERENCE",
     "CalcEngine",
     "ModelCache",
     "NamedRange",

@@ -39,6 +39,10 @@ class EngineChoice:
     def summary(self) -> dict[str, Any]:
         return report_summary(self.report)
 
+    def chosen_report(self) -> FidelityReport:
+        """The full check of the chosen engine (uncapped mismatches)."""
+        return self.reports[self.engine]
+
 
 def check_engine(
     data: bytes, engine: str, *, timeout_s: float = DEFAULT_TIMEOUT_S,

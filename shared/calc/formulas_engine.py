@@ -174,8 +174,12 @@ class FormulasWorkbook:
     ) -> dict[str, Any]:
         values = self._input_values(inputs, date_inputs)
         function = self._compiled()
+        results: list = []
         try:
-            results = function(*[values[k] for k in self._inputs])
+            if self._outputs:
+                results = function(*[values[k] for k in self._inputs])
+                if len(self._outputs) == 1:  # a one-output pipe answers the value itself
+                    results = [results]
         except Exception as exc:  # noqa: BLE001 - any failure inside formulas
             log.warning("formulas failed to calculate: %r", exc)
             raise WorkbookError("The workbook could not be calculated") from None
@@ -228,6 +232,9 @@ class FormulasWorkbook:
             self._inputs = [k for r in self._ranges if r.kind == "input" for k in r.keys()
                             if k in nodes]
             self._outputs = [k for r in self._ranges if r.kind == "output" for k in r.keys()]
+            if not self._outputs:
+                self._function = lambda *args: []
+                return self._function
             try:
                 self._function = model.compile(inputs=self._inputs, outputs=self._outputs)
             except Exception as exc:  # noqa: BLE001
@@ -360,7 +367,8 @@ class FormulasEngine:
             log.info("formulas could not calculate a workbook: %r", exc)
             raise RuntimeError(f"formulas failed: {type(exc).__name__}") from None
         values = [computed.get((s.upper(), r, c), ("empty", None)) for s, r, c in cells]
-        known = {name.upper() for name in formulas.get_functions()}
+        # INDIRECT("A1") with a literal is resolved by formulas' parser, not a function.
+        known = {name.upper() for name in formulas.get_functions()} | {"INDIRECT"}
         return values, {f for f in functions if f not in known and f"_XLFN.{f}" not in known}
 
 

@@ -63,7 +63,8 @@ def _output_names(version: EngineVersion) -> list[str] | None:
 
 def _calculate(job: Job, version: EngineVersion) -> tuple[dict, bytes, float]:
     started = time.perf_counter()
-    with model_cache().checkout(str(version.id), _loader(version)) as workbook:
+    # Keyed by engine too: a version whose engine an administrator changes is loaded afresh.
+    with model_cache().checkout(f"{version.id}:{version.calc_engine}", _loader(version)) as workbook:
         outputs = workbook.calculate(job.inputs, outputs=_output_names(version), date_inputs=date_inputs(version.input_schema))
         filled = workbook.to_xlsx()
     return outputs, filled, (time.perf_counter() - started) * 1000

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from sqlalchemy.orm import Session
 
 from shared import calc
+from shared.calc.choice import choose_engine, report_for_engine
+from shared.config import get_settings
 from shared.adapters.storage import XLSX_CONTENT_TYPE, get_store, version_prefix
 from shared.db.models import EngineVersion, Tenant
 from shared.db.types import utcnow
@@ -19,7 +21,6 @@ from shared.services.inputs import check_schema
 
 VERSION_NOT_FOUND = "Engine version not found"
 ACTIVE_VERSION_UNDELETABLE = "Cannot delete the active version; activate another version first"
-DEFAULT_CALC_ENGINE = "ironcalc"
 
 
 @dataclass
@@ -27,6 +28,7 @@ class UploadedVersion:
     version: EngineVersion
     test_api_key: str
     is_active: bool
+    warnings: list[str]
 
 
 def _clean_filename(filename: str | None) -> str:
@@ -44,14 +46,16 @@ def upload(session: Session, *, tenant: Tenant, engine_id: uuid.UUID, version: s
         raise Conflict(f"Version '{version}' already exists for this engine")
     if not data:
         raise Invalid("The uploaded file is empty")
-    workbook = calc.get_engine(DEFAULT_CALC_ENGINE).load_xlsx(data)
+    settings = get_settings()
+    choice = choose_engine(data, timeout_s=settings.fidelity_timeout_seconds, memory_mb=settings.fidelity_memory_mb)
+    workbook = choice.workbook
     named_ranges = [r.to_dict() for r in workbook.named_ranges()]
 
     version_id = uuid.uuid4()
     prefix = version_prefix(tenant.id, engine.id, version_id)
     store = get_store()
     store.put(prefix + "workbook.xlsx", data, XLSX_CONTENT_TYPE)
-    store.put(prefix + f"prepared.{DEFAULT_CALC_ENGINE}", workbook.serialize())
+    store.put(prefix + f"prepared.{choice.engine}", workbook.serialize())
 
     test_key = new_api_key(tenant.slug)
     row = EngineVersion(
@@ -62,14 +66,15 @@ def upload(session: Session, *, tenant: Tenant, engine_id: uuid.UUID, version: s
         filename=_clean_filename(filename),
         file_size=len(data),
         workbook_key=prefix + "workbook.xlsx",
-        prepared_key=prefix + f"prepared.{DEFAULT_CALC_ENGINE}",
-        calc_engine=DEFAULT_CALC_ENGINE,
+        prepared_key=prefix + f"prepared.{choice.engine}",
+        calc_engine=choice.engine,
+        fidelity_report=choice.report,
         named_ranges=named_ranges,
         test_key_hash=digest(test_key),
     )
     session.add(row)
     session.flush()
-    return UploadedVersion(version=row, test_api_key=test_key, is_active=False)
+    return UploadedVersion(version=row, test_api_key=test_key, is_active=False, warnings=choice.warnings)
 
 
 def get(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, version_id: uuid.UUID) -> EngineVersion:
@@ -99,8 +104,10 @@ def schema_warnings(version: EngineVersion) -> list[str]:
 
 
 def update_schemas(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, version_id: uuid.UUID, changes: dict) -> tuple[EngineVersion, list[str]]:
-    """Set the version's input and/or output schema (each a Draft 7 schema or null)."""
+    """Set the version's input and/or output schema (each a Draft 7 schema or null), and/or pin its engine."""
     version = get(session, tenant_id=tenant_id, engine_id=engine_id, version_id=version_id)
+    if changes.get("calc_engine") is not None:
+        pin_engine(version, changes["calc_engine"])
     for field in ("input_schema", "output_schema"):
         if field in changes:
             check_schema(changes[field], field)
@@ -108,6 +115,22 @@ def update_schemas(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UU
     version.updated_at = utcnow()
     session.flush()
     return version, schema_warnings(version)
+
+
+def pin_engine(version: EngineVersion, engine_name: str) -> None:
+    """Calculate this version with ``engine_name`` from now on, whatever the check chose."""
+    if engine_name not in calc.available_engines():
+        raise Invalid(f"Unknown calculation engine '{engine_name}'; choose one of: {', '.join(calc.available_engines())}")
+    if engine_name != version.calc_engine:
+        store = get_store()
+        workbook = calc.get_engine(engine_name).load_xlsx(store.get(version.workbook_key))
+        prepared_key = version_prefix(version.tenant_id, version.engine_id, version.id) + f"prepared.{engine_name}"
+        store.put(prepared_key, workbook.serialize())
+        version.prepared_key = prepared_key
+        if version.fidelity_report:
+            version.fidelity_report = report_for_engine(version.fidelity_report, engine_name)
+    version.calc_engine = engine_name
+    version.calc_engine_pinned = True
 
 
 def _lock_engine(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID):

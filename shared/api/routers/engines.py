@@ -77,7 +77,7 @@ def upload_version(
         session, tenant=tenant, engine_id=engine_id, version=version, filename=file.filename, data=_read_limited(file)
     )
     detail = presenters.version_detail(uploaded.version, None)
-    return schemas.EngineVersionCreateResponse(**detail, test_api_key=uploaded.test_api_key)
+    return schemas.EngineVersionCreateResponse(**detail, test_api_key=uploaded.test_api_key, warnings=uploaded.warnings)
 
 
 @router.patch(

@@ -1,0 +1,61 @@
+"""Engine choice at upload, seen through the API and the worker: the version is calculated by
+the engine that matches Excel best, and an administrator can override it."""
+
+from __future__ import annotations
+
+from tests.calc.test_formulas_engine import rates_workbook
+
+GRANT = {"can_execute": True, "can_view_jobs": True, "can_download": True, "can_view_about": True}
+
+
+def deploy(admin, data):
+    engine = admin.post("/engines", json={"name": "Rates"}).json()
+    r = admin.post(f"/engines/{engine['id']}/versions", data={"version": "1"}, files={"file": ("rates.xlsx", data)})
+    assert r.status_code == 201, r.text
+    version = r.json()
+    admin.post(f"/engines/{engine['id']}/versions/{version['id']}/activate")
+    consumer = admin.post("/consumers", json={"name": "c"}).json()
+    admin.put(f"/engines/{engine['id']}/access/{consumer['id']}", json=GRANT)
+    return engine, version, {"X-API-Key": consumer["api_key"]}
+
+
+def run(client, admin, engine, key, run_worker, score):
+    job = client.post(f"/jobs/execute/{admin.slug}/{engine['slug']}", json={"inputs": {"score": score}}, headers=key).json()
+    run_worker()
+    return client.get(f"/jobs/{job['job_id']}", headers=key).json()
+
+
+def test_a_workbook_only_formulas_gets_right_is_calculated_by_formulas(client, admin, run_worker):
+    # GIVEN a workbook IronCalc 0.9.1 gets wrong (approximate VLOOKUP over a blank tail)
+    engine, version, key = deploy(admin, rates_workbook())
+    # THEN the upload chose formulas, and says why in the version detail
+    assert version["calc_engine"] == "formulas" and version["calc_engine_pinned"] is False
+    assert version["warnings"] == []
+    fidelity = version["fidelity"]
+    assert fidelity["engine"] == "formulas" and fidelity["cells_compared"] == fidelity["cells_matching"] == 3
+    assert fidelity["engines"]["ironcalc"]["cells_matching"] < 3
+    detail = admin.get(f"/engines/{engine['id']}").json()["versions"][0]
+    assert detail["calc_engine"] == "formulas" and detail["fidelity"]["match_rate"] == 1.0
+    # AND a job gets Excel's answer, 0.07 for a score of 720
+    job = run(client, admin, engine, key, run_worker, 720)
+    assert job["status"] == "completed", job
+    assert job["outputs"]["rate"] == 0.07 and job["outputs"]["band"] == "normal"
+
+
+def test_an_administrator_can_pin_the_engine(client, admin, run_worker):
+    engine, version, key = deploy(admin, rates_workbook())
+    path = f"/engines/{engine['id']}/versions/{version['id']}"
+    assert admin.patch(path, json={"calc_engine": "excel-online"}).status_code == 422
+    r = admin.patch(path, json={"calc_engine": "ironcalc"})
+    assert r.status_code == 200, r.text
+    assert r.json()["calc_engine"] == "ironcalc" and r.json()["calc_engine_pinned"] is True
+    assert r.json()["fidelity"]["engine"] == "ironcalc" and r.json()["fidelity"]["mismatches_total"] > 0
+    # the worker now calculates with IronCalc, and its known defect shows
+    job = run(client, admin, engine, key, run_worker, 720)
+    assert job["status"] == "completed" and job["outputs"]["rate"] != 0.07
+
+
+def test_an_excel_exact_workbook_keeps_ironcalc(client, admin, loan_xlsx):
+    engine = admin.post("/engines", json={"name": "Loan"}).json()
+    version = admin.post(f"/engines/{engine['id']}/versions", data={"version": "1"}, files={"file": ("l.xlsx", loan_xlsx)}).json()
+    assert version["calc_engine"] == "ironcalc"

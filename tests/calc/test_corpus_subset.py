@@ -1,0 +1,45 @@
+"""A fixed subset of the Excel-saved corpus, checked the way uploads are (bench/fidelity.py
+runs all of it). The figures are those of ironcalc 0.9.1 and formulas 1.3.4: a change in
+either engine shows up here as a changed count, to be looked at before the pins move."""
+
+from pathlib import Path
+
+import pytest
+
+from shared.calc.choice import choose_engine
+
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
+
+pytestmark = pytest.mark.skipif(
+    not CORPUS.is_dir(), reason=f"the Excel-saved corpus is not at {CORPUS}"
+)
+
+# file, engine chosen, formula cells compared, matching with the choice,
+# matching with IronCalc alone
+SUBSET = [
+    ("pycel/tests/fixtures/date-time.xlsx", "formulas", 180, 179, 157),
+    ("pycel/tests/fixtures/logical.xlsx", "formulas", 576, 574, 555),
+    ("ironcalc/xlsx/tests/docs/DAY.xlsx", "ironcalc", 30, 26, 26),
+    ("pycel/tests/fixtures/npv.xlsx", "ironcalc", 33, 27, 27),
+    ("ironcalc/xlsx/tests/docs/DATE.xlsx", "ironcalc", 16, 16, 16),
+    ("ironcalc/xlsx/tests/calc_tests/LOOKUP_AND_REFERENCE/HVLOOKUP.xlsx", "ironcalc", 103, 103, 103),
+    ("ironcalc/xlsx/tests/calc_tests/TEXT/TEXT.xlsx", "ironcalc", 374, 374, 374),
+    ("ironcalc/xlsx/tests/calc_tests/TEXT/CHAR.xlsx", "ironcalc", 257, 257, 257),
+    ("ironcalc/xlsx/tests/calc_tests/LOGICAL/AND_OR_XOR.xlsx", "ironcalc", 317, 317, 317),
+    ("formulas/test/test_files/excel.xlsx", "ironcalc", 8, 8, 8),
+    ("pycel/tests/fixtures/basic.xlsx", "ironcalc", 6, 6, 6),
+]
+
+
+@pytest.mark.parametrize(
+    "name, engine, compared, matching, ironcalc_matching", SUBSET, ids=[s[0] for s in SUBSET]
+)
+def test_corpus_workbook(name, engine, compared, matching, ironcalc_matching):
+    choice = choose_engine((CORPUS / name).read_bytes(), timeout_s=60)
+
+    assert choice.engine == engine
+    assert (choice.report["cells_compared"], choice.report["cells_matching"]) == (compared, matching)
+    assert choice.report["engines"]["ironcalc"]["cells_matching"] == ironcalc_matching
+    # every difference is named
+    assert choice.report["mismatches_total"] == compared - matching
+    assert len(choice.report["mismatches"]) == min(compared - matching, 50)

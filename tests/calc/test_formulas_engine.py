@@ -1,0 +1,131 @@
+"""The `formulas` engine behind the same interface as IronCalc."""
+
+import io
+
+import openpyxl
+import pytest
+
+from shared.calc import available_engines, blob_engine_name, get_engine
+from shared.errors import InputValidationError, WorkbookError
+
+from .conftest import LOAN_QUOTE, add_name, to_bytes
+from .test_fidelity import excel_saved
+
+LOAN_INPUTS = {"principal": 250000, "annual_rate": 0.045, "years": 30, "start_date": "2026-01-01"}
+
+
+def rates_workbook() -> bytes:
+    """Credit-score bands in A1:B6, looked up over A1:B20 (a blank tail), as Excel saved it."""
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Rates"
+    bands = [(300, 0.12), (580, 0.09), (670, 0.07), (740, 0.055), (800, 0.045), (850, 0.04)]
+    for row, (score, rate) in enumerate(bands, start=1):
+        ws.cell(row, 1, score)
+        ws.cell(row, 2, rate)
+    ws["D1"] = 720
+    ws["D2"] = 100000
+    ws["E1"] = "=VLOOKUP(D1,A1:B20,2,TRUE)"
+    ws["E2"] = "=E1*D2"
+    ws["E3"] = '=IF(E1>0.08,"high","normal")'
+    for name, ref in {"score": "$D$1", "amount": "$D$2", "rate": "$E$1", "interest": "$E$2",
+                      "band": "$E$3"}.items():
+        add_name(wb, name, f"Rates!{ref}")
+    return excel_saved(wb, {"Rates!E1": 0.07, "Rates!E2": 7000, "Rates!E3": "normal"})
+
+
+@pytest.fixture(scope="module")
+def rates():
+    return get_engine("formulas").load_xlsx(rates_workbook())
+
+
+def test_formulas_is_a_registered_engine():
+    assert "formulas" in available_engines()
+    assert get_engine("formulas").name == "formulas"
+
+
+def test_named_ranges_are_found_as_with_ironcalc(rates):
+    found = {(r.name, r.ref, r.kind) for r in rates.named_ranges()}
+    assert found == {("score", "D1", "input"), ("amount", "D2", "input"), ("rate", "E1", "output"),
+                     ("interest", "E2", "output"), ("band", "E3", "output")}
+
+
+def test_each_calculation_starts_from_the_uploaded_inputs(rates):
+    # GIVEN a job that changes both inputs
+    first = rates.calculate({"score": 590, "amount": 200000})
+    # WHEN the next job gives only the score
+    second = rates.calculate({"score": 810})
+    # THEN the amount is the uploaded one again, and the lookup is Excel's answer
+    assert first == {"rate": 0.09, "interest": pytest.approx(18000), "band": "high"}
+    assert second == {"rate": 0.045, "interest": pytest.approx(4500), "band": "normal"}
+    assert rates.calculate({}) == {"rate": 0.07, "interest": pytest.approx(7000), "band": "normal"}
+
+
+def test_outputs_can_be_asked_by_name(rates):
+    assert rates.calculate({"score": 300}, outputs=["RATE"]) == {"rate": 0.12}
+
+
+def test_the_compiled_function_is_built_once_and_reused(rates):
+    rates.calculate({})
+    compiled = rates._function
+    rates.calculate({"score": 700})
+    assert rates._function is compiled
+
+
+def test_the_loan_quote_gives_the_same_answers_as_ironcalc():
+    data = LOAN_QUOTE.read_bytes()
+    ours = get_engine("formulas").load_xlsx(data).calculate(LOAN_INPUTS)
+    theirs = get_engine("ironcalc").load_xlsx(data).calculate(LOAN_INPUTS)
+    assert ours["monthly_payment"] == pytest.approx(1266.7132745647, rel=1e-12)
+    assert ours["end_date"] == "2056-01-01"
+    assert [pytest.approx(row, rel=1e-12) for row in theirs["schedule"]] == ours["schedule"]
+    for name in ("total_paid", "total_interest"):
+        assert ours[name] == pytest.approx(theirs[name], rel=1e-12)
+
+
+def test_bad_inputs_are_refused_before_calculating(rates):
+    with pytest.raises(InputValidationError):
+        rates.calculate({"score": [1, 2]})
+
+
+def test_a_serialized_workbook_is_the_xlsx_and_the_range_table(rates):
+    blob = rates.serialize()
+    assert blob_engine_name(blob) == "formulas"
+    restored = get_engine("formulas").load_serialized(blob)
+    assert [r.name for r in restored.named_ranges()] == [r.name for r in rates.named_ranges()]
+    assert restored.calculate({"score": 850}) == {
+        "rate": 0.04, "interest": pytest.approx(4000), "band": "normal"}
+
+
+def test_an_ironcalc_blob_is_refused():
+    blob = get_engine("ironcalc").load_xlsx(LOAN_QUOTE.read_bytes()).serialize()
+    with pytest.raises(WorkbookError):
+        get_engine("formulas").load_serialized(blob)
+
+
+def test_the_filled_workbook_keeps_formulas_and_caches_the_new_values(rates):
+    rates.calculate({"score": 590})
+    filled = rates.to_xlsx()
+    values = openpyxl.load_workbook(io.BytesIO(filled), data_only=True)["Rates"]
+    formulas = openpyxl.load_workbook(io.BytesIO(filled))["Rates"]
+    assert (values["D1"].value, values["E1"].value) == (590, 0.09)
+    assert values["E2"].value == pytest.approx(9000)
+    assert values["E3"].value == "high"
+    assert formulas["E1"].value == "=VLOOKUP(D1,A1:B20,2,TRUE)"
+
+
+def test_errors_come_back_as_their_text():
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws["A1"] = 0
+    ws["B1"] = "=1/A1"
+    add_name(wb, "divisor", "Sheet!$A$1")
+    add_name(wb, "ratio", "Sheet!$B$1")
+    workbook = get_engine("formulas").load_xlsx(to_bytes(wb))
+    assert workbook.calculate({}) == {"ratio": "#DIV/0!"}
+    assert workbook.calculate({"divisor": 4}) == {"ratio": 0.25}
+
+
+def test_a_file_that_is_not_a_workbook_is_refused():
+    with pytest.raises(WorkbookError):
+        get_engine("formulas").load_xlsx(b"PK not really a zip")
