@@ -35,10 +35,10 @@ class Settings(BaseSettings):
 
     max_upload_bytes: int = 25 * 1024 * 1024
     model_cache_size: int = 32
-    # The fidelity check at upload: how long the slower `formulas` engine may take (the upload is
-    # a request: keep it inside API Gateway's 30 s), and its memory ceiling.
-    fidelity_timeout_seconds: float = 20.0
-    fidelity_memory_mb: int = 2048
+    # The fidelity check of the slower `formulas` engine, run by a worker after upload: its
+    # deadline (inside the worker function's 300 s timeout) and its memory ceiling.
+    fidelity_timeout_seconds: float = 240.0
+    fidelity_memory_mb: int = 4096
     # A job still "processing" this long after it was claimed is taken to be abandoned
     # (its worker died) and may be claimed again by a redelivered message.
     processing_lease_seconds: int = 900

@@ -3,10 +3,10 @@
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from shared.messages import job_id_from
+from shared.messages import parse
 from shared.observability import instrument
 from shared.secrets import load_secrets_into_env
-from shared.services import job_runner
+from shared.services import job_runner, version_checks
 
 load_secrets_into_env()
 # Report every failed record rather than raising when all fail: SQS retries just those.
@@ -14,10 +14,14 @@ processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failu
 
 
 def record_handler(record: SQSRecord) -> None:
-    """Run the job a message names; a malformed message is logged and dropped."""
-    job_id = job_id_from(record.body)
-    if job_id is not None:
-        job_runner.run_job(job_id)
+    """Run the job (or the version check) a message names; a malformed message is logged and dropped."""
+    message = parse(record.body)
+    if message is None:
+        return
+    if message.kind == "version_check":
+        version_checks.check_in_background(message.id)
+    else:
+        job_runner.run_job(message.id)
 
 
 @instrument

@@ -25,6 +25,11 @@ def enqueue_job(job_id) -> None:
     _send(get_settings().jobs_queue_url, {"job_id": str(job_id)})
 
 
+def enqueue_version_check(version_id) -> None:
+    """Ask a worker to check a new version with the slower calculation engines."""
+    _send(get_settings().jobs_queue_url, {"version_id": str(version_id)})
+
+
 def enqueue_webhook(job_id) -> None:
     """Ask the webhook function to deliver ``job_id``'s result."""
     _send(get_settings().webhooks_queue_url, {"job_id": str(job_id)})

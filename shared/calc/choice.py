@@ -188,3 +188,31 @@ def upload_warnings(report: dict[str, Any]) -> list[str]:
             "The file carries no values computed by Excel, so it could not be checked"
         )
     return warnings
+
+
+PENDING = "pending"
+
+
+def defer_slower_engines(report: dict[str, Any], engines: tuple[str, ...] = ENGINE_PREFERENCE[1:]) -> list[str]:
+    """Mark the engines still to be checked in the background; returns them (none when the
+    report's engine already matches every compared cell)."""
+    if report["cells_compared"] == report["cells_matching"] and report["engines"][report["engine"]]["status"] == "ok":
+        return []
+    for name in engines:
+        report["engines"][name] = {
+            "status": PENDING, "cells_compared": 0, "cells_matching": 0, "match_rate": None,
+            "unsupported_functions": [], "seconds": 0.0, "error": None,
+        }
+    return list(engines)
+
+
+def merge_background_check(report: dict[str, Any], result: FidelityReport) -> dict[str, Any]:
+    """The stored report with a background check's result added; re-centred on that engine
+    when it matches more cells than the current choice (which then keeps only its summary line)."""
+    current = report["engines"].get(report["engine"], {})
+    engines = {**report["engines"], result.engine: _engine_line(result)}
+    if result.ok and result.cells_matching > (current.get("cells_matching") or 0):
+        merged = build_report(result.engine, {result.engine: result})
+        merged["engines"] = engines
+        return merged
+    return {**report, "engines": engines}

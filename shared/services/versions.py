@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from sqlalchemy.orm import Session
 
 from shared import calc
-from shared.calc.choice import choose_engine, report_for_engine
-from shared.config import get_settings
+from shared.adapters import queues
+from shared.calc.base import DEFAULT_ENGINE as DEFAULT_CALC_ENGINE
+from shared.calc.choice import choose_engine, defer_slower_engines, report_for_engine
 from shared.adapters.storage import XLSX_CONTENT_TYPE, get_store, version_prefix
 from shared.db.models import EngineVersion, Tenant
 from shared.db.types import utcnow
@@ -46,8 +47,9 @@ def upload(session: Session, *, tenant: Tenant, engine_id: uuid.UUID, version: s
         raise Conflict(f"Version '{version}' already exists for this engine")
     if not data:
         raise Invalid("The uploaded file is empty")
-    settings = get_settings()
-    choice = choose_engine(data, timeout_s=settings.fidelity_timeout_seconds, memory_mb=settings.fidelity_memory_mb)
+    # IronCalc is checked now (a second or two); slower engines by a worker, after the answer.
+    choice = choose_engine(data, engines=(DEFAULT_CALC_ENGINE,))
+    deferred = defer_slower_engines(choice.report)
     workbook = choice.workbook
     named_ranges = [r.to_dict() for r in workbook.named_ranges()]
 
@@ -74,7 +76,15 @@ def upload(session: Session, *, tenant: Tenant, engine_id: uuid.UUID, version: s
     )
     session.add(row)
     session.flush()
-    return UploadedVersion(version=row, test_api_key=test_key, is_active=False, warnings=choice.warnings)
+    warnings = list(choice.warnings)
+    if deferred:
+        session.commit()  # the worker must find the version
+        queues.enqueue_version_check(version_id)
+        warnings.append(
+            f"Also checking with {', '.join(deferred)} in the background: the version switches engine "
+            "if that matches Excel better (see its fidelity report)"
+        )
+    return UploadedVersion(version=row, test_api_key=test_key, is_active=False, warnings=warnings)
 
 
 def get(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, version_id: uuid.UUID) -> EngineVersion:

@@ -28,9 +28,14 @@ def run(client, admin, engine, key, run_worker, score):
 def test_a_workbook_only_formulas_gets_right_is_calculated_by_formulas(client, admin, run_worker):
     # GIVEN a workbook IronCalc 0.9.1 gets wrong (approximate VLOOKUP over a blank tail)
     engine, version, key = deploy(admin, rates_workbook())
-    # THEN the upload chose formulas, and says why in the version detail
+    # THEN the upload answers at once with IronCalc's check, and formulas pending
+    assert version["calc_engine"] == "ironcalc" and version["calc_engine_pinned"] is False
+    assert version["fidelity"]["engines"]["formulas"]["status"] == "pending"
+    assert any("background" in w for w in version["warnings"])
+    # WHEN a worker has run the background check, the version is calculated by formulas
+    run_worker()
+    version = admin.get(f"/engines/{engine['id']}").json()["versions"][0]
     assert version["calc_engine"] == "formulas" and version["calc_engine_pinned"] is False
-    assert version["warnings"] == []
     fidelity = version["fidelity"]
     assert fidelity["engine"] == "formulas" and fidelity["cells_compared"] == fidelity["cells_matching"] == 3
     assert fidelity["engines"]["ironcalc"]["cells_matching"] < 3
@@ -44,6 +49,7 @@ def test_a_workbook_only_formulas_gets_right_is_calculated_by_formulas(client, a
 
 def test_an_administrator_can_pin_the_engine(client, admin, run_worker):
     engine, version, key = deploy(admin, rates_workbook())
+    run_worker()
     path = f"/engines/{engine['id']}/versions/{version['id']}"
     assert admin.patch(path, json={"calc_engine": "excel-online"}).status_code == 422
     r = admin.patch(path, json={"calc_engine": "ironcalc"})
@@ -51,6 +57,7 @@ def test_an_administrator_can_pin_the_engine(client, admin, run_worker):
     assert r.json()["calc_engine"] == "ironcalc" and r.json()["calc_engine_pinned"] is True
     assert r.json()["fidelity"]["engine"] == "ironcalc" and r.json()["fidelity"]["mismatches_total"] > 0
     # the worker now calculates with IronCalc, and its known defect shows
+    run_worker()
     job = run(client, admin, engine, key, run_worker, 720)
     assert job["status"] == "completed" and job["outputs"]["rate"] != 0.07
 
@@ -59,3 +66,13 @@ def test_an_excel_exact_workbook_keeps_ironcalc(client, admin, loan_xlsx):
     engine = admin.post("/engines", json={"name": "Loan"}).json()
     version = admin.post(f"/engines/{engine['id']}/versions", data={"version": "1"}, files={"file": ("l.xlsx", loan_xlsx)}).json()
     assert version["calc_engine"] == "ironcalc"
+
+
+def test_a_pin_made_before_the_background_check_is_kept(client, admin, run_worker):
+    engine, version, key = deploy(admin, rates_workbook())
+    admin.patch(f"/engines/{engine['id']}/versions/{version['id']}", json={"calc_engine": "ironcalc"})
+    run_worker()
+    detail = admin.get(f"/engines/{engine['id']}").json()["versions"][0]
+    assert detail["calc_engine"] == "ironcalc" and detail["calc_engine_pinned"] is True
+    assert detail["fidelity"]["engines"]["formulas"]["status"] == "ok"
+    assert detail["fidelity"]["engines"]["formulas"]["cells_matching"] == 3
