@@ -8,10 +8,10 @@ database is down, say) is reported back, stays on this queue and is tried again.
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
-from shared.messages import job_id_from
+from shared.messages import parse
 from shared.observability import bind, instrument, logger
 from shared.secrets import load_secrets_into_env
-from shared.services import job_runner
+from shared.services import job_runner, version_checks
 
 load_secrets_into_env()
 processor = BatchProcessor(event_type=EventType.SQS)
@@ -19,7 +19,12 @@ processor = BatchProcessor(event_type=EventType.SQS)
 
 def record_handler(record: SQSRecord) -> None:
     """Fail the job a dead-lettered message names; a malformed message is logged and dropped."""
-    job_id = job_id_from(record.body)
+    message = parse(record.body)
+    if message is not None and message.kind == "version_check":
+        version_checks.give_up(message.id)
+        logger.warning("dead-lettered version check recorded as failed")
+        return
+    job_id = message.id if message is not None else None
     if job_id is None:
         # Nothing to fail, and retrying cannot help; the body stays in the log for an operator.
         logger.error("unreadable dead letter dropped", extra={"message_id": record.message_id, "body": record.body[:500]})

@@ -60,3 +60,16 @@ def check_in_background(version_id: uuid.UUID) -> str | None:
             log.info("version %s switched to %s", version_id, report["engine"])
         version.fidelity_report = report
         return version.calc_engine
+
+
+def give_up(version_id: uuid.UUID) -> None:
+    """Record that a version's background check never finished (its message was dead-lettered)."""
+    with session_scope() as session:
+        version = repo.get_version_any_tenant(session, version_id=version_id)
+        if version is None or not version.fidelity_report:
+            return
+        engines = dict(version.fidelity_report.get("engines", {}))
+        for name, line in engines.items():
+            if line.get("status") == PENDING:
+                engines[name] = {**line, "status": "failed", "error": "the check did not finish"}
+        version.fidelity_report = {**version.fidelity_report, "engines": engines}

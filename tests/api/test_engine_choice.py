@@ -76,3 +76,23 @@ def test_a_pin_made_before_the_background_check_is_kept(client, admin, run_worke
     assert detail["calc_engine"] == "ironcalc" and detail["calc_engine_pinned"] is True
     assert detail["fidelity"]["engines"]["formulas"]["status"] == "ok"
     assert detail["fidelity"]["engines"]["formulas"]["cells_matching"] == 3
+
+
+def test_a_dead_lettered_version_check_is_recorded_as_failed(client, admin, run_worker):
+    import json
+    import uuid as _uuid
+
+    from functions.worker.dlq import handler
+
+    engine, version, key = deploy(admin, rates_workbook())
+    event = {"Records": [{
+        "messageId": str(_uuid.uuid4()), "receiptHandle": "rh", "body": json.dumps({"version_id": version["id"]}),
+        "attributes": {"ApproximateReceiveCount": "5"}, "messageAttributes": {}, "md5OfBody": "",
+        "eventSource": "aws:sqs", "eventSourceARN": "arn:aws:sqs:us-east-1:123456789012:jobs-dlq", "awsRegion": "us-east-1",
+    }]}
+    assert handler(event, None) == {"batchItemFailures": []}
+    detail = admin.get(f"/engines/{engine['id']}").json()["versions"][0]
+    assert detail["fidelity"]["engines"]["formulas"]["status"] == "failed"
+    assert detail["calc_engine"] == "ironcalc"
+    run_worker()  # the original message, now with nothing pending, changes nothing
+    assert admin.get(f"/engines/{engine['id']}").json()["versions"][0]["fidelity"]["engines"]["formulas"]["status"] == "failed"
