@@ -200,3 +200,15 @@ def run_webhooks(local_aws):
     from functions.webhook.app import handler
 
     return lambda: drain(local_aws.webhooks_queue_url, handler)
+
+
+@pytest.fixture(autouse=True)
+def _queues_left_empty(local_aws, run_worker, run_webhooks):
+    """Messages a test queued but did not process are processed after it, so the next starts clean."""
+    yield
+    from shared.adapters.aws import client
+
+    for url, drain in ((local_aws.jobs_queue_url, run_worker), (local_aws.webhooks_queue_url, run_webhooks)):
+        waiting = client("sqs").get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
+        if int(waiting["Attributes"]["ApproximateNumberOfMessages"]):
+            drain()

@@ -13,18 +13,6 @@ INPUTS = {"principal": 100000, "annual_rate": 0.05, "years": 10}
 ALL = {"can_execute": True, "can_view_jobs": True, "can_download": True, "can_view_about": True}
 
 
-@pytest.fixture(autouse=True)
-def _queues_left_empty(local_aws, run_worker, run_webhooks):
-    """Jobs a test queued but did not process are processed afterwards, so later tests start clean."""
-    from shared.adapters.aws import client
-
-    yield
-    for url, drain in ((local_aws.jobs_queue_url, run_worker), (local_aws.webhooks_queue_url, run_webhooks)):
-        waiting = client("sqs").get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
-        if int(waiting["Attributes"]["ApproximateNumberOfMessages"]):
-            drain()
-
-
 def execute(client, d, api_key=None):
     return client.post(d.execute_path, json={"inputs": INPUTS}, headers={"X-API-Key": api_key or d.api_key})
 

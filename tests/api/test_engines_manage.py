@@ -13,18 +13,6 @@ from tests.conftest import deploy_loan
 INPUTS = {"principal": 100000, "annual_rate": 0.05, "years": 10}
 
 
-@pytest.fixture(autouse=True)
-def _queues_left_empty(local_aws, run_worker, run_webhooks):
-    """Jobs a test queued but did not process are processed afterwards, so later tests start clean."""
-    from shared.adapters.aws import client
-
-    yield
-    for url, drain in ((local_aws.jobs_queue_url, run_worker), (local_aws.webhooks_queue_url, run_webhooks)):
-        waiting = client("sqs").get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
-        if int(waiting["Attributes"]["ApproximateNumberOfMessages"]):
-            drain()
-
-
 def stored_keys(prefix: str) -> list[str]:
     from shared.adapters.aws import client
     from shared.config import get_settings

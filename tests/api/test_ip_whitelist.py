@@ -17,17 +17,6 @@ INPUTS = {"principal": 100000, "annual_rate": 0.05, "years": 10}
 DENIED = {"detail": "Access denied: IP address not in whitelist"}
 
 
-@pytest.fixture(autouse=True)
-def _queues_left_empty(local_aws, run_worker):
-    """Jobs a test queued are processed afterwards, so later tests start clean."""
-    from shared.adapters.aws import client
-
-    yield
-    waiting = client("sqs").get_queue_attributes(QueueUrl=local_aws.jobs_queue_url, AttributeNames=["ApproximateNumberOfMessages"])
-    if int(waiting["Attributes"]["ApproximateNumberOfMessages"]):
-        run_worker()
-
-
 def call(method: str, path: str, *, source_ip: str, api_key: str | None, body: dict | None = None, forwarded_for: str | None = None):
     """Invoke the API Lambda as API Gateway would; returns (status, parsed body)."""
     from functions.api.app import handler

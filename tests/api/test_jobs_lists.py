@@ -11,18 +11,6 @@ INPUTS = {"principal": 100000, "annual_rate": 0.05, "years": 10}
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 
 
-@pytest.fixture(autouse=True)
-def _queues_left_empty(local_aws, run_worker, run_webhooks):
-    """Jobs a test queued but did not process are processed afterwards, so later tests start clean."""
-    from shared.adapters.aws import client
-
-    yield
-    for url, drain in ((local_aws.jobs_queue_url, run_worker), (local_aws.webhooks_queue_url, run_webhooks)):
-        waiting = client("sqs").get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
-        if int(waiting["Attributes"]["ApproximateNumberOfMessages"]):
-            drain()
-
-
 def add_jobs(deployed, statuses: list[str]) -> list[str]:
     """Job rows for the deployed engine, one a minute from T0 in the order given; returns their ids."""
     from shared.db.models import Job
