@@ -3,7 +3,7 @@
 from fastapi import FastAPI
 
 from shared import __version__
-from shared.api import dashboard, errors
+from shared.api import dashboard, errors, limits
 from shared.api.routers import auth, consumers, engines, health, jobs, stats, tenant, users
 
 
@@ -18,6 +18,7 @@ def create_app() -> FastAPI:
         ),
     )
     errors.install(app)
+    limits.install(app)
     for module in (health, auth, users, tenant, engines, consumers, jobs, stats):
         app.include_router(module.router)
     dashboard.mount(app)

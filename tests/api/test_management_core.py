@@ -205,3 +205,19 @@ def test_create_tenant_command_prints_json(local_aws):
         capture_output=True, text=True, timeout=120,
     )
     assert again.returncode == 1 and "already exists" in again.stderr
+
+
+def test_a_huge_declared_body_is_refused_before_it_is_read(admin, monkeypatch):
+    from shared.config import reset_settings
+
+    monkeypatch.setenv("SHEETCALC_MAX_UPLOAD_BYTES", "1000")
+    reset_settings()
+    try:
+        engine = admin.post("/engines", json={"name": "E"}).json()
+        big = b"PK" + b"0" * (2 * 1024 * 1024)
+        r = admin.post(f"/engines/{engine['id']}/versions", data={"version": "1"}, files={"file": ("x.xlsx", big)})
+    finally:
+        monkeypatch.delenv("SHEETCALC_MAX_UPLOAD_BYTES")
+        reset_settings()
+    assert r.status_code == 413 and "limit" in r.json()["detail"]
+    assert admin.get(f"/engines/{engine['id']}").json()["versions"] == []
