@@ -396,19 +396,23 @@ def _references(formula: str, sheet: str, names: dict[str, str], depth: int = 0)
             last = last.split("!")[-1]
         else:
             first = last = ref
-        box = _box(first, last)
+        box = _box(first, last, span=":" in ref)
         if box is not None:
             yield (where.lower(), *box)
         elif ":" not in ref and ref.upper() in names and depth < 5:
             yield from _references(names[ref.upper()].lstrip("="), sheet, names, depth + 1)
 
 
-def _box(first: str, last: str) -> tuple[int, int, int, int] | None:
+def _box(first: str, last: str, span: bool = True) -> tuple[int, int, int, int] | None:
+    """The box of A1, A1:B2, A:B or 1:2. Whole columns and rows are written only as spans:
+    a bare `m` or `tax` is a defined name, never column M or TAX."""
     a, b = _CELL_REF.match(first), _CELL_REF.match(last)
     if a and b:
         r1, c1 = int(a.group(2)), column_number(a.group(1))
         r2, c2 = int(b.group(2)), column_number(b.group(1))
         return min(r1, r2), min(c1, c2), max(r1, r2), max(c1, c2)
+    if not span:
+        return None
     a, b = _COL_REF.match(first), _COL_REF.match(last)
     if a and b:
         c1, c2 = column_number(a.group(1)), column_number(b.group(1))

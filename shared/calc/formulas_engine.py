@@ -103,6 +103,7 @@ def to_value(raw: Any) -> tuple[str, Any]:
     import formulas
     import numpy as np
     import schedula as sh
+    from formulas.excel import XlCircular
 
     if hasattr(raw, "value") and hasattr(raw, "ranges"):  # a Ranges
         raw = raw.value
@@ -110,6 +111,11 @@ def to_value(raw: Any) -> tuple[str, Any]:
         raw = raw.flat[0] if raw.size else sh.EMPTY
     if raw is sh.EMPTY or raw is None:
         return ("empty", None)
+    if isinstance(raw, XlCircular):
+        # formulas marks cells in (or fed by) a circular reference with XlCircular('#CIRC!'),
+        # whose str() is "0" (what Excel shows for them without iterative calculation).
+        # Read it as the circular-reference error IronCalc answers too, not as error "0".
+        return ("e", "#CIRC!")
     if isinstance(raw, formulas.XlError):
         return ("e", str(raw))
     if isinstance(raw, (bool, np.bool_)):

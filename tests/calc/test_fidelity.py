@@ -18,6 +18,8 @@ from shared.calc.fidelity import (
 from shared.calc.formulas_engine import write_values
 from shared.errors import WorkbookError
 
+from .conftest import add_name
+
 
 def excel_saved(wb: openpyxl.Workbook, cached: dict[str, object]) -> bytes:
     """The workbook's bytes with `cached` ({"Sheet!A1": value}) as Excel's saved values.
@@ -225,3 +227,25 @@ def test_an_isolated_check_without_enough_memory_is_not_ok():
     report = check_isolated(known_workbook(), "formulas", timeout_s=15, memory_mb=200)
     assert report.status in {"failed", "timeout"}
     assert report.cells_compared == 0
+
+
+def test_short_defined_names_are_names_not_whole_columns():
+    # GIVEN names of one to three letters: `m` points into another workbook, `vol` at a
+    # RAND() cell, `tax` at a plain input (a bare M or TAX is never a column reference)
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws["A1"] = "=RAND()"
+    ws["A2"] = 0.2
+    ws["B1"] = "=m*2"
+    ws["B2"] = "=vol+1"
+    ws["B3"] = "=tax*100"
+    add_name(wb, "m", "[1]Sheet1!$A$1")
+    add_name(wb, "vol", "Sheet!$A$1")
+    add_name(wb, "tax", "Sheet!$A$2")
+    data = excel_saved(wb, {"Sheet!A1": 0.5, "Sheet!B1": 4, "Sheet!B2": 1.5, "Sheet!B3": 20})
+
+    report = check(data, "ironcalc")
+
+    # THEN B1 is left out as external, B2 as volatile, and only B3 is compared
+    assert report.skipped == {"external": 1, "volatile": 2}
+    assert (report.cells_compared, report.cells_matching) == (1, 1)

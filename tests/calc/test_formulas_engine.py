@@ -129,3 +129,29 @@ def test_errors_come_back_as_their_text():
 def test_a_file_that_is_not_a_workbook_is_refused():
     with pytest.raises(WorkbookError):
         get_engine("formulas").load_xlsx(b"PK not really a zip")
+
+
+def circular_workbook() -> bytes:
+    """B1 and C1 refer to each other; D1 does not depend on them."""
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws["A1"], ws["B1"], ws["C1"], ws["D1"] = 1, "=C1+A1", "=B1+1", "=A1*2"
+    add_name(wb, "seed", "Sheet!$A$1")
+    add_name(wb, "loop", "Sheet!$B$1")
+    add_name(wb, "twice", "Sheet!$D$1")
+    return to_bytes(wb)
+
+
+def test_circular_references_are_an_error_as_with_ironcalc():
+    # formulas marks circular cells with an XlCircular whose text is "0": it must not come
+    # back as an error named "0" (nor as the number 0), but as the circular-reference error
+    engine = get_engine("formulas")
+    values, _ = engine.recalculate_cells(
+        circular_workbook(), [("Sheet", 1, 2), ("Sheet", 1, 3), ("Sheet", 1, 4)], set()
+    )
+    assert values == [("e", "#CIRC!"), ("e", "#CIRC!"), ("n", 2.0)]
+
+    book = engine.load_xlsx(circular_workbook())
+    with pytest.raises(WorkbookError, match="circular"):
+        book.calculate({"seed": 2})
+    assert book.calculate({"seed": 2}, ["twice"]) == {"twice": 4}
