@@ -86,25 +86,26 @@ def run_job(job_id: uuid.UUID) -> str | None:
     values: dict
     try:
         if version is None:
-            raise LookupError("version deleted")
-        outputs, filled, calc_ms = _calculate(job, version)
-        result_key = job_result_key(job.tenant_id, job.id)
-        get_store().put(result_key, filled, XLSX_CONTENT_TYPE)
-        values = dict(
-            status=JobStatus.COMPLETED.value,
-            outputs=outputs,
-            result_key=result_key,
-            execution_time_ms=round((utcnow() - claimed_at).total_seconds() * 1000),
-        )
-        log.info("job %s completed in %.1f ms of calculation", job_id, calc_ms)
+            values = dict(status=JobStatus.FAILED.value, error_message=VERSION_GONE)
+        else:
+            outputs, filled, calc_ms = _calculate(job, version)
+            result_key = job_result_key(job.tenant_id, job.id)
+            get_store().put(result_key, filled, XLSX_CONTENT_TYPE)
+            values = dict(
+                status=JobStatus.COMPLETED.value,
+                outputs=outputs,
+                result_key=result_key,
+                execution_time_ms=round((utcnow() - claimed_at).total_seconds() * 1000),
+            )
+            log.info("job %s completed in %.1f ms of calculation", job_id, calc_ms)
     except InputValidationError as exc:
         values = dict(status=JobStatus.FAILED.value, error_message=exc.message)
-    except LookupError:
-        values = dict(status=JobStatus.FAILED.value, error_message=VERSION_GONE)
-    except (WorkbookError, ArithmeticError, ValueError, TypeError):
+    except (WorkbookError, ArithmeticError, LookupError, ValueError, TypeError):
+        # Deterministic: another delivery would fail the same way.
         log.exception("job %s failed to calculate", job_id)
         values = dict(status=JobStatus.FAILED.value, error_message=CALCULATION_FAILED)
     except BaseException:
+        # Storage, database or anything transient: hand the job back and let the queue redeliver.
         with session_scope() as session:
             job_repo.release_claim(session, job_id=job_id, claimed_at=claimed_at)
         raise
