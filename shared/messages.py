@@ -1,7 +1,7 @@
 """Queue message bodies. Messages carry ids, never objects.
 
 The jobs queue carries ``{"job_id": "<uuid>"}`` (compute a job) and ``{"version_id": "<uuid>"}``
-(check a new version with the slower engines); the webhooks queue carries ``{"job_id"}``.
+(a new version's background work: slower engine checks, the copy to the document library); the webhooks queue carries ``{"job_id"}``.
 """
 
 from __future__ import annotations

@@ -9,7 +9,11 @@ the wire protocol msal and the Graph adapter use, no more:
   for an unknown client (400 ``unauthorized_client``) or a wrong secret (401 ``invalid_client``);
 - ``GET /v1.0/sites?search=*`` (paged through ``@odata.nextLink``), ``GET /v1.0/sites/{id}``,
   ``GET /v1.0/sites/{id}/drives`` and ``GET /v1.0/drives/{id}``, each checking the bearer token
-  it issued to that directory.
+  it issued to that directory;
+- ``PUT /v1.0/drives/{id}/root:/{path}:/content`` (simple upload, refused above 4 MB) and
+  ``POST /v1.0/drives/{id}/root:/{path}:/createUploadSession``, whose pre-authenticated
+  ``uploadUrl`` takes ``PUT`` fragments with ``Content-Range`` (multiples of 320 KiB but the
+  last, in order, and no bearer token). The bytes received are kept in ``files``.
 
 msal only accepts an ``https`` authority, so the server uses TLS with a throwaway self-signed
 certificate; a test trusts it through ``SSL_CERT_FILE`` (httpx) and ``REQUESTS_CA_BUNDLE``
@@ -21,6 +25,7 @@ from __future__ import annotations
 import datetime as dt
 import ipaddress
 import json
+import re
 import secrets
 import ssl
 import threading
@@ -28,7 +33,7 @@ import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from urllib.parse import parse_qs, unquote, urlsplit
+from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
@@ -44,6 +49,15 @@ class Directory:
     client_secret: str
     sites: list[dict] = field(default_factory=list)
     drives: dict[str, list[dict]] = field(default_factory=dict)
+
+
+@dataclass
+class UploadSession:
+    directory: str
+    drive_id: str
+    path: str
+    conflict_behavior: str
+    received: bytearray = field(default_factory=bytearray)
 
 
 @dataclass
@@ -88,6 +102,9 @@ class GraphStandin:
         self.page_size = page_size
         # When set, every Graph call answers this (status, JSON body) instead.
         self.graph_failure: tuple[int, dict] | None = None
+        # (drive id, path) -> the bytes uploaded there; upload session id -> its state.
+        self.files: dict[tuple[str, str], bytes] = {}
+        self.sessions: dict[str, UploadSession] = {}
         self.cert_path, key_path = _self_signed(workdir)
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -119,6 +136,10 @@ class GraphStandin:
     def paths(self, method: str | None = None) -> list[str]:
         return [s.path for s in self.seen if method is None or s.method == method]
 
+    def uploads(self) -> list[Seen]:
+        """The requests that carried file content (simple uploads and upload-session fragments)."""
+        return [s for s in self.seen if s.method == "PUT"]
+
 
 def _aad_error(status: int, error: str, code: int, text: str) -> tuple[int, dict]:
     now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%SZ")
@@ -133,6 +154,22 @@ def _aad_error(status: int, error: str, code: int, text: str) -> tuple[int, dict
 
 def _graph_error(status: int, code: str, message: str) -> tuple[int, dict]:
     return status, {"error": {"code": code, "message": message, "innerError": {"request-id": secrets.token_hex(8)}}}
+
+
+SIMPLE_UPLOAD_MAX = 4 * 1024 * 1024
+FRAGMENT_MULTIPLE = 320 * 1024
+FRAGMENT_MAX = 60 * 1024 * 1024
+_CONTENT_RANGE = re.compile(r"^bytes (\d+)-(\d+)/(\d+)$")
+
+
+def _item(standin: GraphStandin, drive: dict, path: str, size: int, item_id: str) -> dict:
+    name = path.rsplit("/", 1)[-1]
+    return {
+        "id": item_id, "name": name, "size": size,
+        "webUrl": f"{drive['webUrl']}/{quote(path)}",
+        "file": {"mimeType": "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"},
+        "parentReference": {"driveId": drive["id"], "path": f"/drives/{drive['id']}/root:/{path.rsplit('/', 1)[0]}"},
+    }
 
 
 def _handler(standin: GraphStandin):
@@ -166,11 +203,104 @@ def _handler(standin: GraphStandin):
         def do_POST(self):  # noqa: N802
             body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
             self._record(body)
-            parts = urlsplit(self.path).path.strip("/").split("/")
+            url = urlsplit(self.path)
+            parts = url.path.strip("/").split("/")
             if len(parts) == 4 and parts[1:] == ["oauth2", "v2.0", "token"]:
                 form = {k: v[0] for k, v in parse_qs(body).items()}
                 return self._answer(*self._token(parts[0], form))
+            if parts[0] == "v1.0":
+                return self._answer(*self._authorized(lambda directory: self._create_session(directory, url.path, body)))
             return self._answer(404, {"error": "not_found"})
+
+        def do_PUT(self):  # noqa: N802
+            data = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self._record(f"<{len(data)} bytes>")
+            url = urlsplit(self.path)
+            if url.path.startswith("/v1.0/"):
+                return self._answer(*self._authorized(lambda directory: self._simple_upload(directory, url, data)))
+            if url.path.startswith("/upload/"):
+                return self._answer(*self._fragment(url.path.removeprefix("/upload/"), data))
+            return self._answer(404, {"error": "not_found"})
+
+        # --- uploads ---------------------------------------------------------------------------
+
+        def _authorized(self, answer) -> tuple[int, dict]:
+            auth = self.headers.get("Authorization", "")
+            issued = standin.tokens.get(auth.removeprefix("Bearer ")) if auth.startswith("Bearer ") else None
+            if issued is None or issued[1] < time.time():
+                return _graph_error(401, "InvalidAuthenticationToken", "Access token validation failure. Invalid audience.")
+            if standin.graph_failure is not None:
+                return standin.graph_failure
+            return answer(issued[0])
+
+        def _drive_item(self, directory: str, raw_path: str, action: str) -> tuple[dict, str] | tuple[int, dict]:
+            # /v1.0/drives/{drive-id}/root:/{escaped/segments}:/{action}
+            match = re.fullmatch(r"/v1\.0/drives/([^/]+)/root:/(.+):/" + action, raw_path)
+            if match is None:
+                return _graph_error(400, "invalidRequest", "Invalid request")
+            drive_id = unquote(match.group(1))
+            segments = [unquote(seg) for seg in match.group(2).split("/")]
+            if any(not seg or seg in (".", "..") or any(c in seg for c in '"*:<>?/\\|') for seg in segments):
+                return _graph_error(400, "invalidRequest", "The provided name contains invalid characters.")
+            drives = {d["id"]: d for ds in standin.directories[directory].drives.values() for d in ds}
+            if drive_id not in drives:
+                return _graph_error(404, "itemNotFound", "The resource could not be found.")
+            return drives[drive_id], "/".join(segments)
+
+        def _simple_upload(self, directory: str, url, data: bytes) -> tuple[int, dict]:
+            found = self._drive_item(directory, url.path, "content")
+            if isinstance(found[0], int):
+                return found
+            drive, path = found
+            if len(data) > SIMPLE_UPLOAD_MAX:
+                return _graph_error(413, "requestTooLarge", "Maximum request length exceeded.")
+            behavior = parse_qs(url.query).get("@microsoft.graph.conflictBehavior", ["replace"])[0]
+            return self._store(drive, path, bytes(data), behavior)
+
+        def _create_session(self, directory: str, raw_path: str, body: str) -> tuple[int, dict]:
+            found = self._drive_item(directory, raw_path, "createUploadSession")
+            if isinstance(found[0], int):
+                return found
+            drive, path = found
+            item = (json.loads(body or "{}") or {}).get("item") or {}
+            session_id = secrets.token_urlsafe(16)
+            standin.sessions[session_id] = UploadSession(
+                directory, drive["id"], path, item.get("@microsoft.graph.conflictBehavior", "fail"),
+            )
+            expires = (dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=1)).isoformat()
+            return 200, {
+                "uploadUrl": f"https://127.0.0.1:{standin.port}/upload/{session_id}",
+                "expirationDateTime": expires, "nextExpectedRanges": ["0-"],
+            }
+
+        def _fragment(self, session_id: str, data: bytes) -> tuple[int, dict]:
+            session = standin.sessions.get(session_id)
+            if session is None:
+                return _graph_error(404, "itemNotFound", "The upload session was not found.")
+            if "Authorization" in self.headers:  # the upload URL is pre-authenticated
+                return _graph_error(401, "unauthenticated", "Bearer tokens are not accepted on the upload URL.")
+            match = _CONTENT_RANGE.match(self.headers.get("Content-Range", ""))
+            if match is None:
+                return _graph_error(400, "invalidRequest", "A valid Content-Range header is required.")
+            start, end, total = (int(g) for g in match.groups())
+            last = end + 1 == total
+            if (start != len(session.received) or end - start + 1 != len(data) or end >= total
+                    or len(data) > FRAGMENT_MAX or (not last and len(data) % FRAGMENT_MULTIPLE)):
+                return _graph_error(416, "invalidRange", "The uploaded fragment does not fit the expected range.")
+            session.received.extend(data)
+            if not last:
+                return 202, {"expirationDateTime": None, "nextExpectedRanges": [f"{len(session.received)}-"]}
+            del standin.sessions[session_id]
+            drives = {d["id"]: d for ds in standin.directories[session.directory].drives.values() for d in ds}
+            return self._store(drives[session.drive_id], session.path, bytes(session.received), session.conflict_behavior)
+
+        def _store(self, drive: dict, path: str, data: bytes, behavior: str) -> tuple[int, dict]:
+            key = (drive["id"], path)
+            exists = key in standin.files
+            if exists and behavior == "fail":
+                return _graph_error(409, "nameAlreadyExists", "The specified item name already exists.")
+            standin.files[key] = data
+            return (200 if exists else 201), _item(standin, drive, path, len(data), f"item-{abs(hash(key)):x}")
 
         def _openid_configuration(self, tenant: str) -> tuple[int, dict]:
             if tenant not in standin.directories:

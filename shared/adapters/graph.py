@@ -1,4 +1,5 @@
-"""Microsoft Graph, for a tenant's document storage: SharePoint sites and their drives.
+"""Microsoft Graph, for a tenant's document storage: SharePoint sites, their drives, and files
+uploaded into a drive.
 
 A token comes from the Microsoft identity platform through msal's client-credentials flow; Graph
 is then called over HTTPS with httpx. Vendor failures become the project's errors with messages
@@ -16,12 +17,19 @@ import httpx
 import msal
 
 from shared.config import get_settings
-from shared.errors import BadGateway, NotFound
+from shared.errors import BadGateway, Invalid, NotFound
 
 log = logging.getLogger(__name__)
 
 TIMEOUT_SECONDS = 10.0
 MAX_PAGES = 20
+# Graph's simple upload takes files up to 4 MB; larger ones go through an upload session, in
+# fragments that must be multiples of 320 KiB (and under 60 MiB).
+SIMPLE_UPLOAD_MAX_BYTES = 4 * 1024 * 1024
+UPLOAD_FRAGMENT_BYTES = 10 * 320 * 1024
+CONFLICT_BEHAVIOR = "@microsoft.graph.conflictBehavior"
+READ_PERMISSION = "Sites.Read.All"
+WRITE_PERMISSION = "Sites.ReadWrite.All"
 
 
 class GraphAuthenticationFailed(BadGateway):
@@ -70,7 +78,7 @@ def _auth_failed(reason: str) -> GraphAuthenticationFailed:
 
 
 class GraphClient:
-    """Read-only Graph calls made as one app registration."""
+    """Graph calls made as one app registration."""
 
     def __init__(self, credentials: GraphCredentials, *, authority_host: str, base_url: str):
         self._credentials = credentials
@@ -129,6 +137,50 @@ class GraphClient:
         """One drive; NotFound when Graph does not know it."""
         return _drive(self._get(f"/drives/{_segment(drive_id, 'Drive')}", not_found="Drive not found"))
 
+    def upload_file(self, drive_id: str, path: str, data: bytes) -> dict:
+        """Put ``data`` at ``path`` (folders separated by "/") in a drive, replacing any file there.
+
+        Returns the item's ``id``, ``name`` and ``web_url``. Up to 4 MB in one PUT; above that
+        through an upload session. NotFound when Graph does not know the drive.
+        """
+        item = f"{self._base_url}/drives/{_segment(drive_id, 'Drive')}/root:/{_item_path(path)}:"
+        with self._http() as http:
+            if len(data) <= SIMPLE_UPLOAD_MAX_BYTES:
+                _, body = self._call(
+                    http, "PUT", f"{item}/content?{CONFLICT_BEHAVIOR}=replace", not_found="Drive not found",
+                    permission=WRITE_PERMISSION, content=data, headers={"Content-Type": "application/octet-stream"},
+                )
+            else:
+                _, session = self._call(
+                    http, "POST", f"{item}/createUploadSession", not_found="Drive not found",
+                    permission=WRITE_PERMISSION, json={"item": {CONFLICT_BEHAVIOR: "replace"}},
+                )
+                body = self._upload_fragments(session, data)
+        return {"id": str(body.get("id", "")), "name": body.get("name"), "web_url": body.get("webUrl")}
+
+    def _upload_fragments(self, session: dict, data: bytes) -> dict:
+        upload_url = session.get("uploadUrl")
+        if not isinstance(upload_url, str) or not upload_url.startswith("https://"):
+            log.warning("Graph answered an upload session without an https uploadUrl")
+            raise GraphUnavailable("Microsoft Graph request failed")
+        total, start = len(data), 0
+        # The upload URL is pre-authenticated: the bearer token is not sent there (Graph may answer
+        # 401 if it is, and the URL may be on another host).
+        with httpx.Client(timeout=TIMEOUT_SECONDS, follow_redirects=False) as http:
+            for _ in range(total // UPLOAD_FRAGMENT_BYTES + 10):
+                fragment = data[start:start + UPLOAD_FRAGMENT_BYTES]
+                status, body = self._call(
+                    http, "PUT", upload_url, not_found="The upload session expired", permission=WRITE_PERMISSION,
+                    content=fragment, headers={"Content-Range": f"bytes {start}-{start + len(fragment) - 1}/{total}"},
+                )
+                if status in (200, 201):
+                    return body
+                start = _next_expected(body, start + len(fragment))
+                if not 0 <= start < total:
+                    break
+        log.warning("Graph's upload session did not complete (next expected byte %s of %s)", start, total)
+        raise GraphUnavailable("Microsoft Graph request failed")
+
     def _get(self, path: str, *, not_found: str) -> dict:
         with self._http() as http:
             return self._json(http, f"{self._base_url}{path}", None, not_found)
@@ -154,8 +206,14 @@ class GraphClient:
         )
 
     def _json(self, http: httpx.Client, url: str, params: dict | None, not_found: str) -> dict:
+        return self._call(http, "GET", url, not_found=not_found, params=params)[1]
+
+    def _call(
+        self, http: httpx.Client, method: str, url: str, *, not_found: str, permission: str = READ_PERMISSION, **kwargs
+    ) -> tuple[int, dict]:
+        """One request; its status and JSON object body, or the project's error for a failure."""
         try:
-            response = http.get(url, params=params)
+            response = http.request(method, url, **kwargs)
         except httpx.HTTPError as exc:
             log.warning("Graph unreachable: %s", type(exc).__name__)
             raise GraphUnavailable("Microsoft Graph could not be reached") from exc
@@ -164,18 +222,37 @@ class GraphClient:
         if response.status_code in (401, 403):
             log.warning("Graph refused access (%s): %s", response.status_code, response.text[:500])
             raise GraphUnavailable(
-                "Microsoft Graph refused access: the application needs the Sites.Read.All application "
+                f"Microsoft Graph refused access: the application needs the {permission} application "
                 "permission, with admin consent"
             )
         try:
             response.raise_for_status()
             body = response.json()
         except (httpx.HTTPStatusError, ValueError) as exc:
-            log.warning("Graph request failed (%s): %s", response.status_code, response.text[:500])
+            log.warning("Graph request failed (%s %s): %s", method, response.status_code, response.text[:500])
             raise GraphUnavailable("Microsoft Graph request failed") from exc
         if not isinstance(body, dict):
             raise GraphUnavailable("Microsoft Graph request failed")
-        return body
+        return response.status_code, body
+
+
+def _item_path(path: str) -> str:
+    # Each folder or file name is one escaped segment: never empty, "." or ".." (which would
+    # climb out of the drive's root), and a ":" cannot end the root:/path: syntax early.
+    segments = path.split("/")
+    if any(not s.strip(".") or len(s) > 400 for s in segments):
+        raise Invalid("Invalid path for the document library")
+    return "/".join(quote(s, safe="") for s in segments)
+
+
+def _next_expected(body: dict, default: int) -> int:
+    # nextExpectedRanges: ["12345-"] or ["12345-67890", ...]; the first range's start.
+    ranges = body.get("nextExpectedRanges")
+    if isinstance(ranges, list) and ranges and isinstance(ranges[0], str):
+        head = ranges[0].split("-", 1)[0]
+        if head.isdigit():
+            return int(head)
+    return default
 
 
 def _segment(value: str, what: str) -> str:

@@ -26,7 +26,8 @@ def enqueue_job(job_id) -> None:
 
 
 def enqueue_version_check(version_id) -> None:
-    """Ask a worker to check a new version with the slower calculation engines."""
+    """Ask a worker for a new version's background work: the slower engines' checks, the copy to
+    the tenant's document library."""
     _send(get_settings().jobs_queue_url, {"version_id": str(version_id)})
 
 

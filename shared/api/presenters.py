@@ -28,6 +28,7 @@ def version_detail(version: EngineVersion, active_id) -> dict:
         calc_engine=version.calc_engine, calc_engine_pinned=version.calc_engine_pinned,
         fidelity=report_summary(version.fidelity_report), named_ranges=version.named_ranges,
         input_schema=version.input_schema, output_schema=version.output_schema,
+        document_storage=version.document_storage,
     )
 
 

@@ -82,6 +82,16 @@ class FidelitySummary(BaseModel):
     engines: dict[str, Any] = Field(description="One summary line per engine checked")
 
 
+class DocumentStorageStatus(BaseModel):
+    """The copy of the version's workbook in the tenant's document library (SharePoint)."""
+
+    status: str = Field(description="'pending', 'stored', 'failed' or 'not_configured'")
+    web_url: str | None = Field(default=None, description="Where the copy opens in SharePoint, once stored")
+    path: str | None = Field(default=None, description="Its path in the configured drive")
+    error: str | None = Field(default=None, description="Why the copy failed")
+    stored_at: datetime | None = None
+
+
 class EngineVersionDetail(EngineVersionSummary):
     file_size: int
     calc_engine: str = Field(description="The engine that calculates this version: 'ironcalc' or 'formulas'")
@@ -90,6 +100,9 @@ class EngineVersionDetail(EngineVersionSummary):
     named_ranges: list[NamedRangeInfo]
     input_schema: dict[str, Any] | None
     output_schema: dict[str, Any] | None
+    document_storage: DocumentStorageStatus | None = Field(
+        default=None, description="The copy in the tenant's document library, made in the background; null for older versions"
+    )
     updated_at: datetime
 
 

@@ -101,6 +101,9 @@ class EngineVersion(Base):
     named_ranges: Mapped[list[Any]] = mapped_column(JSON)
     input_schema: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     output_schema: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # The copy of the workbook in the tenant's document library (status, web_url, path, error,
+    # stored_at), made by a worker after the upload; null for versions uploaded before copies.
+    document_storage: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     test_key_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)

@@ -50,6 +50,14 @@ class TenantSettings:
         return bool(self.client_id and self.client_secret and self.tenant_id)
 
 
+@dataclass(frozen=True)
+class DocumentLibrary:
+    """Where new versions are copied: a Graph client for the saved app registration and the chosen drive."""
+
+    client: GraphClient
+    drive_id: str
+
+
 @dataclass
 class ConnectionResult:
     success: bool
@@ -142,6 +150,22 @@ def _client(session: Session, tenant_id: uuid.UUID) -> GraphClient | None:
     if not all(values.values()):
         return None
     return GraphClient.from_settings(GraphCredentials(**values))
+
+
+def document_library_configured(tenant: Tenant) -> bool:
+    """Whether new versions are copied to a document library: all three credentials saved and a drive chosen."""
+    stored = tenant.storage_settings or {}
+    encrypted = stored.get("encrypted", {})
+    return bool(stored.get("drive_id")) and all(encrypted.get(name) for name in CREDENTIALS)
+
+
+def document_library(session: Session, *, tenant_id: uuid.UUID) -> DocumentLibrary | None:
+    """The client (credentials decrypted) and drive new versions go to; None when not configured."""
+    client = _client(session, tenant_id)
+    drive_id = (_tenant(session, tenant_id).storage_settings or {}).get("drive_id")
+    if client is None or not drive_id:
+        return None
+    return DocumentLibrary(client, drive_id)
 
 
 def test_connection(session: Session, *, tenant_id: uuid.UUID) -> ConnectionResult:

@@ -1,13 +1,20 @@
-"""The slower engines' fidelity check of a new version, run by a worker after the upload.
+"""A new version's background work, run by a worker after the upload: the slower engines'
+fidelity check, then the copy of its workbook to the tenant's document library.
 
 The upload checks IronCalc at once and answers; when IronCalc does not match every cell Excel
 saved, a worker checks the other engines (formulas, in a child process with a deadline) and the
 version switches to whichever matches Excel best, unless an administrator pinned its engine.
+
+When the tenant has a document library configured (Microsoft Graph credentials and a drive), the
+worker then uploads the workbook to ``sheetcalc/<engine slug>/<version>/<filename>`` there and
+records the outcome in ``EngineVersion.document_storage``. A recorded outcome is final: a
+redelivered message uploads nothing, and a Graph failure is recorded, not retried.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import uuid
 
 from shared import calc
@@ -16,10 +23,18 @@ from shared.calc.choice import PENDING, check_engine, merge_background_check, re
 from shared.calc.fidelity import FidelityReport
 from shared.config import get_settings
 from shared.db.session import session_scope
-from shared.errors import WorkbookError
+from shared.db.types import utcnow
+from shared.errors import SheetcalcError, WorkbookError
 from shared.repositories import engines as repo
+from shared.services import tenant_settings
 
 log = logging.getLogger(__name__)
+
+# document_storage statuses
+PENDING_COPY, STORED, COPY_FAILED, NOT_CONFIGURED = "pending", "stored", "failed", "not_configured"
+LIBRARY_FOLDER = "sheetcalc"
+# Characters SharePoint refuses in file and folder names, and control characters.
+_UNSAFE_NAME = re.compile(r'["*:<>?/\\|\x00-\x1f]')
 
 
 def _check(data: bytes, engine: str) -> FidelityReport:
@@ -31,7 +46,14 @@ def _check(data: bytes, engine: str) -> FidelityReport:
 
 
 def check_in_background(version_id: uuid.UUID) -> str | None:
-    """Run a version's pending engine checks; returns the engine it is calculated with afterwards."""
+    """Run a version's pending engine checks, then copy it to the document library; returns its engine."""
+    engine = _check_engines(version_id)
+    copy_to_document_library(version_id)
+    return engine
+
+
+def _check_engines(version_id: uuid.UUID) -> str | None:
+    """Run a version's pending engine checks; the engine it is calculated with afterwards."""
     with session_scope() as session:
         version = repo.get_version_any_tenant(session, version_id=version_id)
         engines = (version.fidelity_report or {}).get("engines", {}) if version else {}
@@ -62,11 +84,71 @@ def check_in_background(version_id: uuid.UUID) -> str | None:
         return version.calc_engine
 
 
-def give_up(version_id: uuid.UUID) -> None:
-    """Record that a version's background check never finished (its message was dead-lettered)."""
+def document_storage_record(status: str, **fields) -> dict:
+    """A ``document_storage`` value: the status, and every other field present (null until known)."""
+    return {"status": status, "web_url": None, "path": None, "error": None, "stored_at": None, **fields}
+
+
+def document_path(engine_slug: str, version: str, filename: str) -> str:
+    """Where a version goes in the drive: ``sheetcalc/<engine slug>/<version>/<filename>``."""
+    return "/".join(_safe_name(part) for part in (LIBRARY_FOLDER, engine_slug, version, filename))
+
+
+def _safe_name(name: str) -> str:
+    # One folder or file name SharePoint accepts: no reserved characters, no leading or trailing
+    # spaces or dots (a version "1.0." or " 2 " would be refused or renamed).
+    return _UNSAFE_NAME.sub("_", name).strip(" .") or "_"
+
+
+def copy_to_document_library(version_id: uuid.UUID) -> None:
+    """Upload a version's workbook to its tenant's document library once, and record the outcome.
+
+    Only a version whose copy is pending is uploaded. A storage outage reading the workbook
+    raises (the message is retried); a Graph failure is recorded as failed and returns.
+    """
     with session_scope() as session:
         version = repo.get_version_any_tenant(session, version_id=version_id)
-        if version is None or not version.fidelity_report:
+        if version is None or (version.document_storage or {}).get("status") != PENDING_COPY:
+            return  # nothing asked, or already recorded (a redelivered message)
+        library = tenant_settings.document_library(session, tenant_id=version.tenant_id)
+        if library is None:  # the settings changed since the upload
+            version.document_storage = document_storage_record(NOT_CONFIGURED)
+            return
+        engine = repo.get_engine(session, tenant_id=version.tenant_id, engine_id=version.engine_id)
+        if engine is None:
+            return  # deleted with its versions meanwhile
+        path = document_path(engine.slug, version.version, version.filename)
+        workbook_key = version.workbook_key
+    data = get_store().get(workbook_key)
+    try:
+        item = library.client.upload_file(library.drive_id, path, data)
+        outcome = document_storage_record(STORED, web_url=item.get("web_url"), path=path, stored_at=utcnow().isoformat())
+    except SheetcalcError as exc:  # the adapter's errors carry messages safe to show
+        log.warning("version %s: copy to the document library failed: %s", version_id, exc.message)
+        outcome = document_storage_record(COPY_FAILED, path=path, error=f"Copying to the document library failed: {exc.message}")
+    except Exception:  # a copy must never fail the version's other work
+        log.exception("version %s: copy to the document library failed", version_id)
+        outcome = document_storage_record(COPY_FAILED, path=path, error="Copying to the document library failed")
+
+    with session_scope() as session:
+        version = repo.get_version_any_tenant(session, version_id=version_id)
+        # The first outcome recorded stands (a duplicate delivery may have finished first).
+        if version is not None and (version.document_storage or {}).get("status") == PENDING_COPY:
+            version.document_storage = outcome
+            log.info("version %s: document library copy %s", version_id, outcome["status"])
+
+
+def give_up(version_id: uuid.UUID) -> None:
+    """Record that a version's background work never finished (its message was dead-lettered)."""
+    with session_scope() as session:
+        version = repo.get_version_any_tenant(session, version_id=version_id)
+        if version is None:
+            return
+        if (version.document_storage or {}).get("status") == PENDING_COPY:
+            version.document_storage = document_storage_record(
+                COPY_FAILED, error="Copying to the document library did not finish"
+            )
+        if not version.fidelity_report:
             return
         engines = dict(version.fidelity_report.get("engines", {}))
         for name, line in engines.items():

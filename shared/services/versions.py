@@ -18,7 +18,9 @@ from shared.errors import Conflict, Invalid, NotFound
 from shared.repositories import engines as repo
 from shared.security import digest, new_api_key
 from shared.services import engines as engine_service
+from shared.services import tenant_settings
 from shared.services.inputs import check_schema
+from shared.services.version_checks import NOT_CONFIGURED, PENDING_COPY, document_storage_record
 
 VERSION_NOT_FOUND = "Engine version not found"
 ACTIVE_VERSION_UNDELETABLE = "Cannot delete the active version; activate another version first"
@@ -74,15 +76,23 @@ def upload(session: Session, *, tenant: Tenant, engine_id: uuid.UUID, version: s
         named_ranges=named_ranges,
         test_key_hash=digest(test_key),
     )
+    copy_to_library = tenant_settings.document_library_configured(tenant)
+    row.document_storage = document_storage_record(PENDING_COPY if copy_to_library else NOT_CONFIGURED)
     session.add(row)
     session.flush()
     warnings = list(choice.warnings)
-    if deferred:
+    if deferred or copy_to_library:
         session.commit()  # the worker must find the version
         queues.enqueue_version_check(version_id)
+    if deferred:
         warnings.append(
             f"Also checking with {', '.join(deferred)} in the background: the version switches engine "
             "if that matches Excel better (see its fidelity report)"
+        )
+    if copy_to_library:
+        warnings.append(
+            "The workbook is copied to the tenant's document library in the background "
+            "(see the version's document_storage)"
         )
     return UploadedVersion(version=row, test_api_key=test_key, is_active=False, warnings=warnings)
 
