@@ -22,9 +22,11 @@ certificate; a test trusts it through ``SSL_CERT_FILE`` (httpx) and ``REQUESTS_C
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import ipaddress
 import json
+import os
 import re
 import secrets
 import ssl
@@ -367,3 +369,30 @@ def _handler(standin: GraphStandin):
             return _graph_error(400, "invalidRequest", "Invalid request")
 
     return Handler
+
+
+@contextlib.contextmanager
+def pointed_at(standin: "GraphStandin"):
+    """The service pointed at ``standin`` (and trusting its certificate) inside the block."""
+    from shared.config import reset_settings
+
+    env = {
+        "SHEETCALC_GRAPH_AUTHORITY_HOST": standin.authority_host,
+        "SHEETCALC_GRAPH_BASE_URL": standin.graph_base_url,
+        "SSL_CERT_FILE": str(standin.cert_path),  # httpx
+        "REQUESTS_CA_BUNDLE": str(standin.cert_path),  # requests, under msal
+    }
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    reset_settings()
+    standin.graph_failure = None
+    try:
+        yield standin
+    finally:
+        standin.graph_failure = None
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        reset_settings()

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import secrets
 import uuid
 from urllib.parse import quote
@@ -13,10 +12,9 @@ from urllib.parse import quote
 import openpyxl
 import pytest
 
-from shared.config import reset_settings
-from tests.api.test_storage_graph import DRIVES, FINANCE, SITES, _use
+from tests.api.test_storage_graph import DRIVES, FINANCE, SITES
 from tests.conftest import deploy_loan
-from tests.graph_standin import GraphStandin
+from tests.graph_standin import GraphStandin, pointed_at
 
 DRIVE = DRIVES[0]
 BACKGROUND_COPY = "The workbook is copied to the tenant's document library in the background (see the version's document_storage)"
@@ -31,22 +29,9 @@ def standin(tmp_path_factory):
 
 @pytest.fixture()
 def graph(standin):
-    """The service (API and worker, both in this process) pointed at the stand-in for one test."""
-    saved = _use({
-        "SHEETCALC_GRAPH_AUTHORITY_HOST": standin.authority_host,
-        "SHEETCALC_GRAPH_BASE_URL": standin.graph_base_url,
-        "SSL_CERT_FILE": str(standin.cert_path),
-        "REQUESTS_CA_BUNDLE": str(standin.cert_path),
-    })
-    standin.graph_failure = None
-    yield standin
-    standin.graph_failure = None
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
-    reset_settings()
+    """Point the service at the stand-in (and trust its certificate) for one test."""
+    with pointed_at(standin):
+        yield standin
 
 
 @pytest.fixture()

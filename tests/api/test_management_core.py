@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import io
 import json
 import subprocess
 import sys
 import uuid
 
-import openpyxl
 import pytest
 
 from tests.conftest import create_tenant, login_admin

@@ -3,14 +3,13 @@ against a local stand-in that speaks the identity platform's and Graph's HTTPS p
 
 from __future__ import annotations
 
-import os
 import socket
 import uuid
 
 import pytest
 
 from tests.conftest import create_tenant, login_admin
-from tests.graph_standin import GraphStandin
+from tests.graph_standin import GraphStandin, pointed_at
 
 NOT_CONFIGURED = "Storage credentials are not configured: save client_id, client_secret and tenant_id first"
 SITES = [
@@ -32,35 +31,11 @@ def standin(tmp_path_factory):
     server.stop()
 
 
-def _use(env: dict):
-    from shared.config import reset_settings
-
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    reset_settings()
-    return saved
-
-
 @pytest.fixture()
 def graph(standin):
     """Point the service at the stand-in (and trust its certificate) for one test."""
-    from shared.config import reset_settings
-
-    saved = _use({
-        "SHEETCALC_GRAPH_AUTHORITY_HOST": standin.authority_host,
-        "SHEETCALC_GRAPH_BASE_URL": standin.graph_base_url,
-        "SSL_CERT_FILE": str(standin.cert_path),  # httpx
-        "REQUESTS_CA_BUNDLE": str(standin.cert_path),  # requests, under msal
-    })
-    standin.graph_failure = None
-    yield standin
-    standin.graph_failure = None
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
-    reset_settings()
+    with pointed_at(standin):
+        yield standin
 
 
 @pytest.fixture()
@@ -162,16 +137,16 @@ def test_graph_refusing_access_is_reported(admin, directory, graph):
     assert "roles claim" not in str(result)
 
 
-def test_an_unreachable_identity_platform_is_reported(admin, directory):
+def test_an_unreachable_identity_platform_is_reported(admin, directory, monkeypatch):
+    from shared.config import reset_settings
+
     save(admin, directory)
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    saved = _use({"SHEETCALC_GRAPH_AUTHORITY_HOST": f"https://127.0.0.1:{port}"})
-    try:
-        result = connection_test(admin)
-    finally:
-        _use({k: v for k, v in saved.items() if v is not None})
+    monkeypatch.setenv("SHEETCALC_GRAPH_AUTHORITY_HOST", f"https://127.0.0.1:{port}")
+    reset_settings()
+    result = connection_test(admin)
     assert result == {"success": False, "message": "Storage connection failed", "error": "The Microsoft identity platform could not be reached"}
 
 
