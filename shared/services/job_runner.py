@@ -79,6 +79,7 @@ def run_job(job_id: uuid.UUID) -> str | None:
         version = engine_repo.get_version_any_tenant(session, version_id=job.version_id) if job else None
     if claimed_at is None or job is None:
         log.info("job %s already handled or unknown; skipping", job_id)
+        _requeue_lost_webhook(job_id)
         return None
     bind_job(job)
     calc_ms: float | None = None
@@ -118,6 +119,20 @@ def run_job(job_id: uuid.UUID) -> str | None:
     if job.webhook_url:
         queues.enqueue_webhook(job_id)
     return values["status"]
+
+
+def _requeue_lost_webhook(job_id: uuid.UUID) -> None:
+    # A finished job whose webhook was never attempted lost its webhook message (the queue was
+    # down right after it finished); the redelivered job message queues it again. The webhook
+    # sender's own claim keeps the POST to at most one whatever the number of messages.
+    with session_scope() as session:
+        job = job_repo.get_job(session, job_id=job_id)
+        lost = (
+            job is not None and job.webhook_url and job.webhook_sent_at is None
+            and job.status in (JobStatus.COMPLETED.value, JobStatus.FAILED.value)
+        )
+    if lost:
+        queues.enqueue_webhook(job_id)
 
 
 def fail_dead_lettered(job_id: str) -> None:

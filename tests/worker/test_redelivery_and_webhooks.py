@@ -248,3 +248,31 @@ def test_storage_outage_hands_the_job_back_for_redelivery(client, deployed, run_
     # AND the redelivery completes it
     assert handler(sqs_event(job_id, receive_count=2), None) == {"batchItemFailures": []}
     assert job_row(job_id).status == "completed"
+
+
+def test_a_webhook_message_lost_after_the_job_finished_is_queued_again(client, deployed, run_worker, run_webhooks):
+    from functions.worker.app import handler
+    from shared.errors import ServiceUnavailable
+    from shared.services import job_runner
+
+    with WebhookReceiver() as receiver:
+        job_id = submit(client, deployed, webhook_url=receiver.url)
+
+        # GIVEN the webhooks queue fails just after the job finished
+        def down(_job_id):
+            raise ServiceUnavailable("Job queue is not available")
+
+        original = job_runner.queues.enqueue_webhook
+        job_runner.queues.enqueue_webhook = down
+        try:
+            result = handler(sqs_event(job_id), None)
+        finally:
+            job_runner.queues.enqueue_webhook = original
+        assert len(result["batchItemFailures"]) == 1 and job_row(job_id).status == "completed"
+        # WHEN the job message comes back (twice, even)
+        handler(sqs_event(job_id, receive_count=2), None)
+        handler(sqs_event(job_id, receive_count=3), None)
+        run_webhooks()
+        got = receiver.wait_for(1, timeout=2)
+    # THEN the consumer got the webhook, once
+    assert len(got) == 1 and got[0]["json"]["status"] == "completed"
