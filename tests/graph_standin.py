@@ -26,7 +26,6 @@ import contextlib
 import datetime as dt
 import ipaddress
 import json
-import os
 import re
 import secrets
 import ssl
@@ -41,6 +40,8 @@ from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
+
+from tests.envtools import settings_env
 
 
 @dataclass
@@ -342,13 +343,9 @@ def _handler(standin: GraphStandin):
             return 200, {"token_type": "Bearer", "expires_in": 3599, "ext_expires_in": 3599, "access_token": token}
 
         def _graph(self, parts: list[str], query: dict) -> tuple[int, dict]:
-            auth = self.headers.get("Authorization", "")
-            issued = standin.tokens.get(auth.removeprefix("Bearer ")) if auth.startswith("Bearer ") else None
-            if issued is None or issued[1] < time.time():
-                return _graph_error(401, "InvalidAuthenticationToken", "Access token validation failure. Invalid audience.")
-            if standin.graph_failure is not None:
-                return standin.graph_failure
-            directory = standin.directories[issued[0]]
+            return self._authorized(lambda tenant: self._read(standin.directories[tenant], parts, query))
+
+        def _read(self, directory, parts: list[str], query: dict) -> tuple[int, dict]:
             if parts == ["sites"] and query.get("search") == ["*"]:
                 start = int(query.get("$skiptoken", ["0"])[0])
                 page = directory.sites[start:start + standin.page_size]
@@ -374,25 +371,14 @@ def _handler(standin: GraphStandin):
 @contextlib.contextmanager
 def pointed_at(standin: "GraphStandin"):
     """The service pointed at ``standin`` (and trusting its certificate) inside the block."""
-    from shared.config import reset_settings
-
-    env = {
-        "SHEETCALC_GRAPH_AUTHORITY_HOST": standin.authority_host,
-        "SHEETCALC_GRAPH_BASE_URL": standin.graph_base_url,
-        "SSL_CERT_FILE": str(standin.cert_path),  # httpx
-        "REQUESTS_CA_BUNDLE": str(standin.cert_path),  # requests, under msal
-    }
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    reset_settings()
     standin.graph_failure = None
     try:
-        yield standin
+        with settings_env(
+            SHEETCALC_GRAPH_AUTHORITY_HOST=standin.authority_host,
+            SHEETCALC_GRAPH_BASE_URL=standin.graph_base_url,
+            SSL_CERT_FILE=str(standin.cert_path),  # httpx
+            REQUESTS_CA_BUNDLE=str(standin.cert_path),  # requests, under msal
+        ):
+            yield standin
     finally:
         standin.graph_failure = None
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        reset_settings()

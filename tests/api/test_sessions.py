@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
-import os
 import time
 from datetime import datetime, timedelta, timezone
 
 from tests.conftest import create_tenant, login_admin
+from tests.envtools import settings_env
 
 DEAD = {"detail": "Invalid or expired token"}
 
@@ -32,25 +31,6 @@ def ready_colleague(client, admin, email: str | None = None) -> dict:
     assert r.status_code == 200, r.text
     token = login(client, email, "colleague pw 123").json()["access_token"]
     return {"id": created["user"]["id"], "email": email, "password": "colleague pw 123", "token": token}
-
-
-@contextlib.contextmanager
-def settings_env(**env):
-    """Run the block with these SHEETCALC_* settings, then restore the previous ones."""
-    from shared.config import reset_settings
-
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    reset_settings()
-    try:
-        yield
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-        reset_settings()
 
 
 def cookie_attributes(set_cookie: str) -> set[str]:
