@@ -6,7 +6,7 @@ folder: files, formula cells compared, % matching per engine and with the choice
 matching most cells, IronCalc on a tie), and the functions behind the misses. Also times the
 IronCalc check of a generated 20,000-formula workbook.
 
-Usage: python bench/fidelity.py [--corpus ../shared/corpus] [--timeout 120] [--jobs 1]
+Usage: python bench/fidelity.py [--corpus ../shared/corpus] [--timeout 240] [--jobs 1]
                                 [--json results.json] [--only SUBSTRING]
 """
 
@@ -163,7 +163,7 @@ def big_workbook_timing(formula_cells: int = 20_000) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
-    parser.add_argument("--timeout", type=float, default=120.0)
+    parser.add_argument("--timeout", type=float, default=240.0, help="seconds for each formulas check; the service's own default (SHEETCALC_FIDELITY_TIMEOUT_SECONDS)")
     parser.add_argument("--memory-mb", type=int, default=4096)
     parser.add_argument("--jobs", type=int, default=1, help="workbooks at a time; two formulas children on two cores slow each other past the deadline")
     parser.add_argument("--json", type=Path, help="write per-workbook results here")

@@ -87,6 +87,9 @@ def build_model(data: bytes):
     _quiet_environment()
     import formulas
 
+    from shared.calc.formulas_functions import install
+
+    install()
     with tempfile.TemporaryDirectory(prefix="sheetcalc-formulas-") as folder:
         path = os.path.join(folder, BOOK_NAME)
         with open(path, "wb") as handle:

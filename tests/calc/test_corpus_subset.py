@@ -1,6 +1,7 @@
 """A fixed subset of the Excel-saved corpus, checked the way uploads are (bench/fidelity.py
-runs all of it). The figures are those of ironcalc 0.9.1 and formulas 1.3.4: a change in
-either engine shows up here as a changed count, to be looked at before the pins move."""
+runs all of it). The figures are those of ironcalc 0.9.1 and formulas 1.3.4 with the functions we supply to
+it: a change in either engine shows up here as a changed count, to be looked at before the pins
+move."""
 
 from pathlib import Path
 
@@ -19,6 +20,8 @@ pytestmark = pytest.mark.skipif(
 SUBSET = [
     ("pycel/tests/fixtures/date-time.xlsx", "formulas", 180, 179, 157),
     ("pycel/tests/fixtures/logical.xlsx", "formulas", 576, 574, 555),
+    # every YEARFRAC basis and error case: formulas with our YEARFRAC (formulas_functions.py)
+    ("pycel/tests/fixtures/yearfrac.xlsx", "formulas", 2737, 2737, 2555),
     ("ironcalc/xlsx/tests/docs/DAY.xlsx", "ironcalc", 30, 26, 26),
     ("pycel/tests/fixtures/npv.xlsx", "ironcalc", 33, 27, 27),
     ("ironcalc/xlsx/tests/docs/DATE.xlsx", "ironcalc", 16, 16, 16),

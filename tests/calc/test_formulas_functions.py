@@ -1,0 +1,113 @@
+"""The functions we supply to `formulas` where it disagreed with Excel (shared/calc/formulas_functions.py).
+
+Every expected value below is one Excel saved in a workbook of the corpus (formulas' test.xlsx,
+pycel's yearfrac.xlsx, IronCalc's COMPLEX and VALUETOTEXT tests), not one we worked out.
+"""
+
+import openpyxl
+import pytest
+from openpyxl.worksheet.formula import ArrayFormula
+
+from shared.calc.choice import choose_engine
+from shared.calc.fidelity import check
+from shared.calc.formulas_engine import FormulasEngine
+from shared.calc.formulas_functions import excel_number_text
+
+from .conftest import add_name
+from .test_fidelity import excel_saved
+
+
+@pytest.mark.parametrize("number, text", [
+    (6.924426746138675e-05, "0.0000692442674613868"),  # 19 decimals: still written out
+    (1.2823399588845422e-06, "1.28233995888454E-06"),  # 20 decimals: scientific
+    (3.821267573376839e-22, "3.82126757337684E-22"),
+    (27142327967.108967, "27142327967.109"),  # 15 significant digits
+    (30.300000000000004, "30.3"),
+    (1e-18, "0.000000000000000001"),
+    (1e-20, "1E-20"),
+    (1.2e-45, "1.2E-45"),
+    (7.123456e-09, "0.000000007123456"),
+    (-2.5e-09, "-0.0000000025"),
+    (123456789012345.0, "123456789012345"),
+    (1e16, "1E+16"),
+    (-0.0, "0"),
+])
+def test_numbers_are_written_as_excel_writes_them_in_text(number, text):
+    assert excel_number_text(number) == text
+
+
+def _workbook_excel_calculated() -> bytes:
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Fixes"
+    ws["A1"], ws["A2"], ws["A3"] = "13+5j", "3.1+2j", "-13+25j"
+    ws["B1"] = "=_xlfn.IMCOT(A1)"
+    ws["B2"] = "=IMPRODUCT(A2,A1)"
+    ws["B3"] = "=IMPRODUCT(A4,A3)"  # A4 is empty: Excel answers "0", not "-0"
+    ws["B4"] = "=_xlfn.IMCSCH(A1)"
+    ws["C1"], ws["C2"] = "=DATE(2004,2,29)", "=DATE(2005,2,28)"
+    ws["D1"] = "=YEARFRAC(C1,C2,0)"  # both the last day of February: a whole 30/360 year
+    ws["D2"] = "=YEARFRAC(C1,C2,1)"  # the span holds 29 February 2004: a 366-day year
+    ws["D3"] = "=YEARFRAC(1987,345,1)"  # six years 1900-1905 average 365.1667 days
+    ws["D4"] = '=YEARFRAC(1,200,"plugh")'
+    ws["D5"] = "=YEARFRAC(1/0,200,-1)"  # the basis is checked before the dates
+    ws["D6"] = "=YEARFRAC(C1:C2,C1:C2,1)"  # YEARFRAC does not take ranges
+    ws["E1"] = "=N(TRUE)"
+    ws["E2"] = "=BAHTTEXT(157)"
+    ws["F1"] = "=1/0"
+    ws["G1"] = ArrayFormula(
+        "G1:G2", "=_xlfn.SCAN(F1,{1;3},_xlfn.LAMBDA(_xlpm.a,_xlpm.b,_xlpm.a+_xlpm.b^2))"
+    )
+    return excel_saved(wb, {
+        "Fixes!B1": "0.0000692442674613868-1.00005873951153j",
+        "Fixes!B2": "30.3+41.5j",
+        "Fixes!B3": "0",
+        "Fixes!B4": "1.28233995888454E-06+4.33496947416312E-06j",
+        "Fixes!C1": 38046, "Fixes!C2": 38411,
+        "Fixes!D1": 1, "Fixes!D2": 0.9972677595628415, "Fixes!D3": 4.496576905522592,
+        "Fixes!D4": ("e", "#VALUE!"), "Fixes!D5": ("e", "#NUM!"), "Fixes!D6": ("e", "#VALUE!"),
+        "Fixes!E1": 1,
+        "Fixes!E2": "หนึ่งร้อยห้าสิบเจ็ดบาทถ้วน",
+        "Fixes!F1": ("e", "#DIV/0!"),
+        "Fixes!G1": ("e", "#DIV/0!"),
+    })
+
+
+def test_formulas_now_matches_excel_where_it_used_to_differ():
+    # GIVEN cells where formulas 1.3.4's own functions disagree with Excel's saved values
+    data = _workbook_excel_calculated()
+
+    # WHEN the workbook is checked with formulas
+    report = check(data, "formulas")
+
+    # THEN every one of them matches
+    assert report.status == "ok"
+    assert report.cells_compared == 16
+    assert report.mismatches == []
+
+
+def test_yearfrac_workbooks_are_given_formulas_and_its_answers():
+    # GIVEN a day-count workbook: actual/actual YEARFRAC over spans IronCalc gets wrong
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Accrual"
+    ws["A1"], ws["A2"], ws["A3"] = 38046, 38411, 1  # 2004-02-29, 2005-02-28, basis
+    ws["B1"] = "=YEARFRAC(A1,A2,A3)"
+    ws["B2"] = "=YEARFRAC(1987,345,A3)"
+    add_name(wb, "start", "Accrual!$A$1")
+    add_name(wb, "basis", "Accrual!$A$3")
+    add_name(wb, "fraction", "Accrual!$B$1")
+    data = excel_saved(wb, {"Accrual!B1": 0.9972677595628415, "Accrual!B2": 4.496576905522592})
+
+    # WHEN the service chooses its engine
+    choice = choose_engine(data, timeout_s=60)
+
+    # THEN formulas is chosen, matching both cells where IronCalc does not
+    assert choice.engine == "formulas"
+    assert choice.report["engines"]["formulas"]["cells_matching"] == 2
+    assert choice.report["engines"]["ironcalc"]["cells_matching"] < 2
+
+    # AND a job on that engine answers Excel's day count for new inputs
+    book = FormulasEngine().load_xlsx(data)
+    assert book.calculate({"basis": 0})["fraction"] == 1  # 30/360: both ends the last of February
+    assert book.calculate({"start": 38047, "basis": 1})["fraction"] == pytest.approx(364 / 365)
