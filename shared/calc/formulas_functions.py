@@ -15,6 +15,8 @@ the Excel-saved corpus showed (docs/fidelity.md), fixed to Excel's own rules:
 - N: N(TRUE) is 1 in Excel; formulas answered the boolean.
 - SCAN and MAP: an error inside the lambda stays an error; formulas turned it into the text
   "#VALUE!" when it built the result array.
+- SWITCH compares text without regard to case and never takes TRUE for 1, as Excel's = does.
+- TIMEVALUE of text that is only a number ("1.25") is #VALUE! in Excel; formulas read it as a time.
 """
 
 from __future__ import annotations
@@ -40,7 +42,7 @@ def install() -> None:
         if _installed:
             return
         import formulas
-        from formulas.functions import eng, wrap_func
+        from formulas.functions import eng, get_error, wrap_func, wrap_ufunc
 
         # Every COMPLEX/IM* function formats its answer through this one module function.
         eng._fmt_complex = format_complex
@@ -49,6 +51,15 @@ def install() -> None:
         table["N"] = wrap_func(_n)
         table["SCAN"] = table["_XLFN.SCAN"] = wrap_func(_scan)
         table["MAP"] = table["_XLFN.MAP"] = wrap_func(_map)
+        table["SWITCH"] = table["_XLFN.SWITCH"] = {
+            "function": wrap_ufunc(
+                _switch, input_parser=lambda *a: a,
+                check_error=lambda first, *a: get_error(first),
+            )
+        }
+        table["TIMEVALUE"] = wrap_ufunc(
+            _timevalue_text, input_parser=lambda *a: a, check_error=lambda *a: None
+        )
         _installed = True
 
 
@@ -286,3 +297,46 @@ def _map(array: Any, func: Any, *arrays: Any):
         return np.asarray([[Error.errors["#VALUE!"]]], object).view(Array)
     out = [_first(func(*args)) for args in zip(*(flatten(a, None) for a in every))]
     return np.asarray(out, object).reshape(first.shape).view(Array)
+
+
+# --- SWITCH, TIMEVALUE -----------------------------------------------------------------------
+
+
+def _same(a: Any, b: Any) -> bool:
+    """Excel's = for two plain values: text ignores case, booleans are not numbers."""
+    import numpy as np
+
+    if isinstance(a, str) and isinstance(b, str):
+        return a.casefold() == b.casefold()
+    a_bool, b_bool = isinstance(a, (bool, np.bool_)), isinstance(b, (bool, np.bool_))
+    if a_bool or b_bool:
+        return a_bool and b_bool and bool(a) == bool(b)
+    if isinstance(a, str) or isinstance(b, str):
+        return False
+    return a == b
+
+
+def _switch(value: Any, *cases: Any) -> Any:
+    from formulas.functions import Error, XlError
+
+    for case, result in zip(cases[::2], cases[1::2]):
+        if isinstance(case, XlError):
+            return case
+        if _same(value, case):
+            return result
+    return cases[-1] if len(cases) % 2 else Error.errors["#N/A"]
+
+
+def _timevalue_text(text: Any) -> Any:
+    from formulas.functions import Error, XlError
+    from formulas.functions.date import xtimevalue
+
+    if isinstance(text, XlError):
+        return text
+    if not isinstance(text, str):
+        return Error.errors["#VALUE!"]
+    try:
+        float(text)
+    except ValueError:
+        return xtimevalue(text)
+    return Error.errors["#VALUE!"]
