@@ -16,6 +16,10 @@ the Excel-saved corpus showed (docs/fidelity.md), fixed to Excel's own rules:
 - SCAN and MAP: an error inside the lambda stays an error; formulas turned it into the text
   "#VALUE!" when it built the result array.
 - SWITCH compares text without regard to case and never takes TRUE for 1, as Excel's = does.
+- LOOKUP: with one range (the array form) it searches the first row of a range wider than tall,
+  else the first column, and answers from the last row or column; with a result range, that
+  range must be one row or one column (#N/A otherwise), and a blank result is 0. formulas
+  searched and answered from the whole range flattened.
 - TIMEVALUE of text that is only a number ("1.25") is #VALUE! in Excel; formulas read it as a time.
 """
 
@@ -57,6 +61,10 @@ def install() -> None:
                 check_error=lambda first, *a: get_error(first),
             )
         }
+        table["LOOKUP"] = wrap_ufunc(
+            _lookup, input_parser=lambda *a: a, args_parser=_lookup_arguments,
+            check_error=lambda *a: get_error(a[1]), excluded={3, 4, 5, 6, 7, 8},
+        )
         table["TIMEVALUE"] = wrap_ufunc(
             _timevalue_text, input_parser=lambda *a: a, check_error=lambda *a: None
         )
@@ -340,3 +348,44 @@ def _timevalue_text(text: Any) -> Any:
     except ValueError:
         return xtimevalue(text)
     return Error.errors["#VALUE!"]
+
+
+# --- LOOKUP ----------------------------------------------------------------------------------
+
+
+def _lookup_arguments(value: Any, lookup_range: Any, result_range: Any = None) -> tuple:
+    """formulas' MATCH arguments for the row or column Excel searches, and the answers."""
+    import numpy as np
+    from formulas.functions.look import args_parser_lookup_array
+
+    table = np.atleast_2d(np.asarray(lookup_range, object))
+    wide = table.shape[1] > table.shape[0]
+    searched = table[0] if wide else table[:, 0]
+    if result_range is None:
+        answers = table[-1] if wide else table[:, -1]
+    else:
+        answers = np.atleast_2d(np.asarray(result_range, object))
+        if 1 not in answers.shape:  # several rows and columns: Excel answers #N/A
+            from formulas.functions import Error
+
+            answers = np.asarray([Error.errors["#N/A"]], object)
+    return args_parser_lookup_array(value, searched, answers, 1)
+
+
+def _lookup(*args: Any) -> Any:
+    import numpy as np
+    import schedula as sh
+    from formulas.functions import Error, XlError
+    from formulas.functions.look import xmatch
+
+    *match_args, answers = args
+    if not np.size(answers):
+        return Error.errors["#N/A"]
+    position = xmatch(*match_args)
+    if isinstance(position, XlError):
+        return position
+    answers = np.ravel(answers)
+    if position > answers.size:
+        return Error.errors["#N/A"]
+    answer = answers[position - 1]
+    return 0 if answer is sh.EMPTY else answer

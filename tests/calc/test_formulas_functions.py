@@ -60,7 +60,22 @@ def _workbook_excel_calculated() -> bytes:
     ws["G1"] = ArrayFormula(
         "G1:G2", "=_xlfn.SCAN(F1,{1;3},_xlfn.LAMBDA(_xlpm.a,_xlpm.b,_xlpm.a+_xlpm.b^2))"
     )
+    table = wb.create_sheet("Lookup")  # as in pycel's lookup.xlsx
+    for col, (number, letter) in enumerate(zip(range(5), "aeiou"), start=1):
+        table.cell(1, col, number)  # A1:E1 0..4, A2:E2 a..u: a range wider than tall
+        table.cell(2, col, letter)
+        table.cell(col, 7, number)  # G1:G5 0..4, H1:H5 a..u, I1:I5 blank, plugh, TRUE, ...
+        table.cell(col, 8, letter)
+    table["I2"], table["I3"], table["I4"], table["I5"] = "plugh", True, 3, 4
+    table["J1"] = 1
+    table["A4"] = "=LOOKUP(0.5,A1:E2)"  # searches the first row, answers from the last
+    table["A5"] = '=LOOKUP("plugh",A1:E2)'  # no text in the row searched
+    table["A6"] = "=LOOKUP(2,G1:H5,I1:I5)"  # searches G (the first column), answers from I
+    table["A7"] = "=LOOKUP(2,G1:H5,I1:J5)"  # an answer range of two columns
+    table["A8"] = "=LOOKUP(0.5,G1:I5)"  # the answer cell is blank
     return excel_saved(wb, {
+        "Lookup!A4": "a", "Lookup!A5": ("e", "#N/A"), "Lookup!A6": True,
+        "Lookup!A7": ("e", "#N/A"), "Lookup!A8": 0,
         "Fixes!B1": "0.0000692442674613868-1.00005873951153j",
         "Fixes!B2": "30.3+41.5j",
         "Fixes!B3": "0",
@@ -85,7 +100,7 @@ def test_formulas_now_matches_excel_where_it_used_to_differ():
 
     # THEN every one of them matches
     assert report.status == "ok"
-    assert report.cells_compared == 18
+    assert report.cells_compared == 23
     assert report.mismatches == []
 
 
