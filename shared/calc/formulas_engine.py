@@ -169,7 +169,8 @@ class FormulasWorkbook:
         self._model = None
         self._function = None  # compiled: every input cell in, every output cell out
         self._inputs: list[str] = []
-        self._outputs: list[str] = []
+        self._outputs: list[str] = []  # formulas nodes: output cells, or array areas holding them
+        self._sources: dict[str, tuple[str, int, int] | None] = {}  # cell key -> its area
         self._last: dict[str, Any] | None = None  # input cell key -> value of the last job
 
     def named_ranges(self) -> list[NamedRange]:
@@ -193,7 +194,11 @@ class FormulasWorkbook:
             log.warning("formulas failed to calculate: %r", exc)
             raise WorkbookError("The workbook could not be calculated") from None
         self._last = values
-        by_key = dict(zip(self._outputs, results))
+        by_node = dict(zip(self._outputs, results))
+        by_key = {
+            key: by_node.get(key) if source is None else _area_cell(by_node.get(source[0]), *source[1:])
+            for key, source in self._sources.items()
+        }
         if outputs is None:
             targets = [r for r in self._ranges if r.kind == "output"]
         else:
@@ -240,7 +245,11 @@ class FormulasWorkbook:
             nodes = model.dsp.data_nodes
             self._inputs = [k for r in self._ranges if r.kind == "input" for k in r.keys()
                             if k in nodes]
-            self._outputs = [k for r in self._ranges if r.kind == "output" for k in r.keys()]
+            cells = [k for r in self._ranges if r.kind == "output" for k in r.keys()]
+            self._sources = output_sources(cells, nodes)
+            self._outputs = list(dict.fromkeys(
+                key if source is None else source[0] for key, source in self._sources.items()
+            ))
             if not self._outputs:
                 self._function = lambda *args: []
                 return self._function
@@ -293,6 +302,45 @@ class FormulasWorkbook:
                 raise WorkbookError("The workbook contains a circular reference")
             values.append(value)
         return shape_output(rng.bottom - rng.top + 1, rng.right - rng.left + 1, values)
+
+
+def output_sources(cells: list[str], nodes) -> dict[str, tuple[str, int, int] | None]:
+    """Where each output cell's value comes from: None for a cell node of its own, else the
+    array formula's area node holding it and the cell's offset in it.
+
+    formulas keeps an array formula (CSE or spilled) as one node for its whole area
+    ('[workbook.xlsx]SHEET'!D1:E5), so its cells are not outputs it can compile on their own.
+    """
+    areas = []
+    for node in nodes:
+        match = _KEY_RE.match(node) if isinstance(node, str) else None
+        if match is not None and match.group(4) is not None:
+            sheet, c1, r1, c2, r2 = match.groups()
+            areas.append((sheet, int(r1), column_number(c1), int(r2), column_number(c2), node))
+    sources: dict[str, tuple[str, int, int] | None] = {}
+    for key in cells:
+        sources[key] = None
+        if key in nodes:
+            continue
+        match = _KEY_RE.match(key)
+        sheet, row, col = match.group(1), int(match.group(3)), column_number(match.group(2))
+        for area_sheet, top, left, bottom, right, node in areas:
+            if area_sheet == sheet and top <= row <= bottom and left <= col <= right:
+                sources[key] = (node, row - top, col - left)
+                break
+    return sources
+
+
+def _area_cell(area: Any, row: int, col: int) -> Any:
+    """One cell of an array formula's result (empty where the result is smaller)."""
+    import numpy as np
+    import schedula as sh
+
+    value = getattr(area, "value", area)  # a Ranges holds its array in .value
+    array = np.atleast_2d(np.asarray(value, object)) if value is not None else None
+    if array is None or row >= array.shape[0] or col >= array.shape[1]:
+        return sh.EMPTY
+    return array[row, col]
 
 
 def _original(rng: _Range, row: int, col: int) -> Any:

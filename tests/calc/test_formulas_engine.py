@@ -4,6 +4,7 @@ import io
 
 import openpyxl
 import pytest
+from openpyxl.worksheet.formula import ArrayFormula
 
 from shared.calc import available_engines, blob_engine_name, get_engine
 from shared.errors import InputValidationError, WorkbookError
@@ -155,3 +156,30 @@ def test_circular_references_are_an_error_as_with_ironcalc():
     with pytest.raises(WorkbookError, match="circular"):
         book.calculate({"seed": 2})
     assert book.calculate({"seed": 2}, ["twice"]) == {"twice": 4}
+
+
+def test_an_output_over_an_array_formula_is_calculated_cell_by_cell():
+    # GIVEN a trend line fitted by an array formula (LINEST into D1:E1, named "fit") and a
+    # column-times-scalar array formula over F1:F2 (named "doubled"); y is the input "ys"
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Fit"
+    for row, (y, x) in enumerate([(1, 1), (2, 2), (3.5, 3), (3.9, 4), (5.2, 5)], start=1):
+        ws.cell(row, 2, y)
+        ws.cell(row, 3, x)
+    ws["D1"] = ArrayFormula("D1:E1", "=LINEST(B1:B5,C1:C5)")
+    ws["F1"] = ArrayFormula("F1:F2", "=B1:B2*2")
+    add_name(wb, "ys", "Fit!$B$1:$B$5")
+    add_name(wb, "fit", "Fit!$D$1:$E$1")
+    add_name(wb, "doubled", "Fit!$F$1:$F$2")
+    book = get_engine("formulas").load_xlsx(to_bytes(wb))
+
+    # WHEN it is calculated as uploaded, then with y = 2x
+    uploaded = book.calculate({})
+    answered = book.calculate({"ys": [[2], [4], [6], [8], [10]]})
+
+    # THEN every cell of each area answers (formulas holds an array formula as one node for its
+    # area, which the compiled function reads cell by cell)
+    assert uploaded["fit"] == [pytest.approx(1.03), pytest.approx(0.03)]
+    assert uploaded["doubled"] == [2, 4]
+    assert answered == {"fit": [2, 0], "doubled": [4, 8]}
