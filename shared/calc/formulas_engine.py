@@ -27,15 +27,15 @@ from xml.sax.saxutils import escape
 from shared.calc.base import NamedRange, pack_blob, unpack_blob
 from shared.calc.refs import CellBox, cell_name, column_number, parse_range_formula
 from shared.calc.values import (
+    date_scalar,
     datetime_to_serial,
     is_date_format,
-    iso_to_serial,
     number_out,
     place_input,
     serial_to_iso,
     shape_output,
 )
-from shared.errors import InputValidationError, WorkbookError
+from shared.errors import WorkbookError
 
 log = logging.getLogger(__name__)
 
@@ -280,13 +280,7 @@ class FormulasWorkbook:
             as_date = rng.name.lower() in date_names or name.lower() in date_names
             width = rng.right - rng.left + 1
             for dr, dc, scalar in place_input(rng.name, rng.bottom - rng.top + 1, width, value):
-                if isinstance(scalar, str) and (as_date or rng.date_cells[dr * width + dc]):
-                    serial = iso_to_serial(scalar)
-                    if serial is None:
-                        raise InputValidationError(
-                            f"'{rng.name}' expects a date like 2026-01-31, got {scalar!r}"
-                        )
-                    scalar = float(serial)
+                scalar = date_scalar(rng.name, scalar, as_date or rng.date_cells[dr * width + dc])
                 values[cell_key(rng.sheet, rng.top + dr, rng.left + dc)] = (
                     sh.EMPTY if scalar is None else scalar
                 )

@@ -14,14 +14,14 @@ import ironcalc
 from shared.calc.base import NamedRange, pack_blob, unpack_blob
 from shared.calc.refs import CellBox, parse_range_formula
 from shared.calc.values import (
+    date_scalar,
     is_date_format,
-    iso_to_serial,
     number_out,
     place_input,
     serial_to_iso,
     shape_output,
 )
-from shared.errors import InputValidationError, WorkbookError
+from shared.errors import WorkbookError
 
 log = logging.getLogger(__name__)
 
@@ -149,13 +149,7 @@ class IronCalcWorkbook:
             width = rng.right - rng.left + 1
             for dr, dc, scalar in place_input(rng.name, rng.bottom - rng.top + 1, width, value):
                 index = dr * width + dc
-                if isinstance(scalar, str) and (as_date or rng.date_cells[index]):
-                    serial = iso_to_serial(scalar)
-                    if serial is None:
-                        raise InputValidationError(
-                            f"'{rng.name}' expects a date like 2026-01-31, got {scalar!r}"
-                        )
-                    scalar = float(serial)
+                scalar = date_scalar(rng.name, scalar, as_date or rng.date_cells[index])
                 cell = (rng.sheet_index, rng.top + dr, rng.left + dc)
                 writes.append((*cell, rng.originals[index], _as_content(scalar)))
         return writes

@@ -119,6 +119,17 @@ def check_scalar(name: str, value: Any) -> Any:
     raise InputValidationError(f"'{name}' expects numbers, text, booleans or null")
 
 
+def date_scalar(name: str, scalar: Any, is_date: bool) -> Any:
+    """A scalar for a date cell: ISO text becomes Excel's serial (InputValidationError if it is
+    not a date); anything else, or any scalar for a cell that is not a date, is kept."""
+    if not (is_date and isinstance(scalar, str)):
+        return scalar
+    serial = iso_to_serial(scalar)
+    if serial is None:
+        raise InputValidationError(f"'{name}' expects a date like 2026-01-31, got {scalar!r}")
+    return float(serial)
+
+
 def place_input(name: str, rows: int, cols: int, value: Any) -> list[tuple[int, int, Any]]:
     """(row offset, col offset, scalar) for each cell an input fills, from the top-left.
 
