@@ -130,6 +130,18 @@ def to_value(raw: Any) -> tuple[str, Any]:
     return ("s", str(raw))
 
 
+def _parse_key(key: Any) -> tuple[str, int, int, int | None, int | None] | None:
+    """(SHEET, top, left, bottom, right) of an area node id, (SHEET, row, col, None, None) of a
+    cell's, None for any other node."""
+    match = _KEY_RE.match(key) if isinstance(key, str) else None
+    if match is None:
+        return None
+    sheet, c1, r1, c2, r2 = match.groups()
+    if c2 is None:
+        return (sheet, int(r1), column_number(c1), None, None)
+    return (sheet, int(r1), column_number(c1), int(r2), column_number(c2))
+
+
 def solution_cells(solution: dict) -> dict[tuple[str, int, int], tuple[str, Any]]:
     """(SHEET, row, col) -> value for every cell a formulas solution holds."""
     import numpy as np
@@ -137,14 +149,13 @@ def solution_cells(solution: dict) -> dict[tuple[str, int, int], tuple[str, Any]
     out: dict[tuple[str, int, int], tuple[str, Any]] = {}
     ranges = []
     for key, result in solution.items():
-        match = _KEY_RE.match(key) if isinstance(key, str) else None
-        if match is None:
+        box = _parse_key(key)
+        if box is None:
             continue
-        sheet, c1, r1, c2, r2 = match.groups()
-        if c2 is None:
-            out[(sheet, int(r1), column_number(c1))] = to_value(result)
+        if box[3] is None:
+            out[box[:3]] = to_value(result)
         else:
-            ranges.append((sheet, int(r1), column_number(c1), int(r2), column_number(c2), result))
+            ranges.append((*box, result))
     # Cells only known through a range (array formulas) come from that range.
     for sheet, top, left, bottom, right, result in ranges:
         array = getattr(result, "value", None)
@@ -305,19 +316,14 @@ def output_sources(cells: list[str], nodes) -> dict[str, tuple[str, int, int] | 
     formulas keeps an array formula (CSE or spilled) as one node for its whole area
     ('[workbook.xlsx]SHEET'!D1:E5), so its cells are not outputs it can compile on their own.
     """
-    areas = []
-    for node in nodes:
-        match = _KEY_RE.match(node) if isinstance(node, str) else None
-        if match is not None and match.group(4) is not None:
-            sheet, c1, r1, c2, r2 = match.groups()
-            areas.append((sheet, int(r1), column_number(c1), int(r2), column_number(c2), node))
+    boxes = {node: _parse_key(node) for node in nodes}
+    areas = [(*box, node) for node, box in boxes.items() if box is not None and box[3] is not None]
     sources: dict[str, tuple[str, int, int] | None] = {}
     for key in cells:
         sources[key] = None
         if key in nodes:
             continue
-        match = _KEY_RE.match(key)
-        sheet, row, col = match.group(1), int(match.group(3)), column_number(match.group(2))
+        sheet, row, col = _parse_key(key)[:3]
         for area_sheet, top, left, bottom, right, node in areas:
             if area_sheet == sheet and top <= row <= bottom and left <= col <= right:
                 sources[key] = (node, row - top, col - left)

@@ -119,7 +119,8 @@ def format_complex(real: float, imaginary: float, suffix: str = "i") -> str:
 # --- YEARFRAC --------------------------------------------------------------------------------
 
 
-def _error(code: str):
+def excel_error(code: str):
+    """formulas' FoundError carrying Excel's error `code` ("#VALUE!"), for a function to raise."""
     from formulas.errors import FoundError
     from formulas.functions import Error
 
@@ -137,14 +138,14 @@ def _number_argument(value: Any) -> int:
 
     if isinstance(value, np.ndarray):
         if value.size != 1:
-            raise _error("#VALUE!")
+            raise excel_error("#VALUE!")
         value = value.ravel()[0]
     if isinstance(value, XlError):
         from formulas.errors import FoundError
 
         raise FoundError(err=value)
     if isinstance(value, (bool, np.bool_)):
-        raise _error("#VALUE!")
+        raise excel_error("#VALUE!")
     if isinstance(value, str):
         try:
             value = float(value)
@@ -154,7 +155,7 @@ def _number_argument(value: Any) -> int:
             try:
                 value = xdatevalue(value)
             except Exception:  # noqa: BLE001 - any text that is not a date
-                raise _error("#VALUE!") from None
+                raise excel_error("#VALUE!") from None
     return math.floor(float(value))
 
 
@@ -237,11 +238,11 @@ def yearfrac(start: Any, end: Any, basis: Any = 0) -> float:
     """Excel's YEARFRAC of plain cell values; raises formulas' FoundError with Excel's error."""
     basis = _number_argument(basis)
     if basis not in (0, 1, 2, 3, 4):
-        raise _error("#NUM!")
+        raise excel_error("#NUM!")
     start = _number_argument(start)
     end = _number_argument(end)
     if not (0 <= start <= MAX_SERIAL and 0 <= end <= MAX_SERIAL):
-        raise _error("#NUM!")
+        raise excel_error("#NUM!")
     if start > end:
         start, end = end, start
     if basis == 0:

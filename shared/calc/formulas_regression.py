@@ -34,6 +34,8 @@ import collections
 import math
 from typing import Any
 
+from shared.calc.formulas_functions import excel_error
+
 
 class _MissingArgument(int):
     """The number 0 that marks an omitted argument.
@@ -137,7 +139,7 @@ def trend(known_y: Any, known_x: Any = MISSING, new_x: Any = MISSING, const: Any
     elif layout == "rows" and new.shape[0] == k:  # a column of new_x per value
         points, shape = new.T, (1, new.shape[1])
     else:
-        raise _error("#REF!")
+        raise excel_error("#REF!")
     const = _logical(const, default=True)
     fit = _Fit(_numbers(y), _numbers(x), const)
     values = _numbers(points) @ fit.slopes + fit.intercept
@@ -155,13 +157,6 @@ def _overflow_as_num(out):
 
 
 # --- arguments -------------------------------------------------------------------------------
-
-
-def _error(code: str):
-    from formulas.errors import FoundError
-    from formulas.functions import Error
-
-    return FoundError(err=Error.errors[code])
 
 
 def _block(value: Any):
@@ -195,7 +190,7 @@ def _regression_data(known_y: Any, known_x: Any):
         return y[0, :], x.T, "rows", x
     if x.shape == y.shape:
         return y.ravel(), x.reshape(-1, 1), "same", x
-    raise _error("#REF!")
+    raise excel_error("#REF!")
 
 
 def _numbers(block: Any):
@@ -206,7 +201,7 @@ def _numbers(block: Any):
         if isinstance(value, (bool, np.bool_)) or not isinstance(
             value, (int, float, np.integer, np.floating)
         ):
-            raise _error("#VALUE!")
+            raise excel_error("#VALUE!")
     return np.asarray(block, dtype=float)
 
 
@@ -223,7 +218,7 @@ def _logical(value: Any, default: bool) -> bool:
     if value is sh.EMPTY:
         return False
     if isinstance(value, XlError):
-        raise _error("#VALUE!")
+        raise excel_error("#VALUE!")
     if isinstance(value, str):
         text = value.strip().upper()
         if text in ("TRUE", "FALSE"):
@@ -231,7 +226,7 @@ def _logical(value: Any, default: bool) -> bool:
         try:
             value = float(text)
         except ValueError:
-            raise _error("#VALUE!") from None
+            raise excel_error("#VALUE!") from None
     return bool(value)
 
 
