@@ -45,6 +45,14 @@ def _array(ws, area: str, formula: str, expected: list[list]) -> dict:
     return {f"{ws.title}!{area.split(':')[0]}": expected[0][0]}
 
 
+def _write_arrays(ws, written: dict[str, str], areas: dict[str, list[list]]) -> dict:
+    """Each formula of `written` over its area of `ws`; Excel's values for excel_saved."""
+    saved = {}
+    for area, formula in written.items():
+        saved.update(_array(ws, area, formula, areas[area]))
+    return saved
+
+
 def _assert_areas(data: bytes, sheet: str, areas: dict[str, list[list]]) -> None:
     """Every cell of each array area (not only its top-left one) holds Excel's value."""
     cells, wanted = [], []
@@ -88,7 +96,6 @@ def _stats_sheet(wb: openpyxl.Workbook | None = None) -> tuple[openpyxl.Workbook
 def test_a_constant_x_is_dropped_and_the_fit_is_the_mean_of_y():
     # GIVEN rows of y against x = {1,1,1,1,1} and x = {0,0,0,0,0}, which have no slope to fit
     wb, ws = _stats_sheet()
-    saved = {}
     areas = {
         "E5:F5": [[6.2, 6.2]],  # Stats!E5:F5 =TREND(J5:N5,J6:N6,E2:F2)
         "G5:H5": [[0, 6.2]],  # Stats!G5:H5 =LINEST(J5:N5,J6:N6)
@@ -105,9 +112,7 @@ def test_a_constant_x_is_dropped_and_the_fit_is_the_mean_of_y():
         "E12:F12": "=TREND(J3:N3,J6:N6,E2:F2)", "G12:H12": "=LINEST(J3:N3,J6:N6)",
         "E10": "=TREND(J5:N5,J7:N7,E2)", "G10:H10": "=LINEST(J5:N5,J7:N7)",
     }
-    for area, formula in written.items():
-        saved.update(_array(ws, area, formula, areas[area]))
-    data = excel_saved(wb, saved)
+    data = excel_saved(wb, _write_arrays(ws, written, areas))
 
     # WHEN the workbook is checked with formulas
     report = check(data, "formulas")
@@ -200,10 +205,7 @@ def test_the_quadratic_fit_and_its_statistics_are_excels():
         "F21:H25": "=LINEST(F16:F18,G16:H18,,TRUE)",
         "B33:C33": "=LINEST(A2:A13)",
     }
-    saved = {}
-    for area, formula in written.items():
-        saved.update(_array(ws, area, formula, areas[area]))
-    data = excel_saved(wb, saved)
+    data = excel_saved(wb, _write_arrays(ws, written, areas))
 
     # WHEN the workbook is checked with formulas
     report = check(data, "formulas")
@@ -232,9 +234,7 @@ def test_trend_answers_one_value_per_row_of_new_x_for_several_variables():
         "R113": f"=TREND({known},C113:D113)", "S113": f"=TREND({known},D113:F113)",
         "T113:T114": f"=TREND({known},E113:F114)", "V113": f"=TREND({known},G113:G114)",
     }
-    saved = {}
-    for area, formula in written.items():
-        saved.update(_array(ws, area, formula, areas[area]))
+    saved = _write_arrays(ws, written, areas)
     # IronCalc's TREND_GROWTH test, D2:D4: three new x for five known (formulas said #REF!)
     for row, (y, x, new) in enumerate(zip([0.2, 0.31, 0.4, 0.51, 0.7], [1.1, 2.1, 3, 5.2, 7],
                                           [8, 9, 11, None, None]), start=2):
