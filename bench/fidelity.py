@@ -26,6 +26,7 @@ sys.path.insert(0, str(REPO))
 
 from shared.calc.choice import check_engine, pick  # noqa: E402
 from shared.calc.fidelity import FidelityReport, read_excel_cells  # noqa: E402
+from shared.config import get_settings  # noqa: E402
 from shared.errors import WorkbookError  # noqa: E402
 
 ENGINES = ("ironcalc", "formulas")
@@ -163,8 +164,10 @@ def big_workbook_timing(formula_cells: int = 20_000) -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
-    parser.add_argument("--timeout", type=float, default=240.0, help="seconds for each formulas check; the service's own default (SHEETCALC_FIDELITY_TIMEOUT_SECONDS)")
-    parser.add_argument("--memory-mb", type=int, default=4096)
+    settings = get_settings()  # the service's own limits for a formulas check are the defaults
+    parser.add_argument("--timeout", type=float, default=settings.fidelity_timeout_seconds,
+                        help="seconds for each formulas check (SHEETCALC_FIDELITY_TIMEOUT_SECONDS)")
+    parser.add_argument("--memory-mb", type=int, default=settings.fidelity_memory_mb)
     parser.add_argument("--jobs", type=int, default=1, help="workbooks at a time; two formulas children on two cores slow each other past the deadline")
     parser.add_argument("--json", type=Path, help="write per-workbook results here")
     parser.add_argument("--only", default=None, help="only files whose path contains this")
