@@ -24,8 +24,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from shared.calc.choice import check_engine, pick  # noqa: E402
-from shared.calc.fidelity import FidelityReport, read_excel_cells  # noqa: E402
+from shared.calc.fidelity.choice import check_engine, pick  # noqa: E402
+from shared.calc.fidelity.report import FidelityReport  # noqa: E402
+from shared.calc.xlsx.cells import read_excel_cells  # noqa: E402
 from shared.config import get_settings  # noqa: E402
 from shared.errors import WorkbookError  # noqa: E402
 
@@ -131,8 +132,8 @@ def big_workbook_timing(formula_cells: int = 20_000) -> str:
     """Check time of a generated workbook with `formula_cells` formulas (IronCalc)."""
     import openpyxl
 
-    from shared.calc.fidelity import check
-    from shared.calc.formulas_engine import write_values
+    from shared.calc.fidelity.check import check
+    from shared.calc.xlsx.write import write_values
 
     wb = openpyxl.Workbook()
     ws = wb.active

@@ -62,7 +62,7 @@ def _migrate(args: argparse.Namespace) -> int:
 def _check(args: argparse.Namespace) -> int:
     """Exit 0 when every compared cell matches Excel, 1 when some differ, 2 when unreadable."""
     from shared.calc import available_engines
-    from shared.calc.choice import check_engine, choose_engine
+    from shared.calc.fidelity.choice import check_engine, choose_engine
     from shared.errors import WorkbookError
 
     try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from shared.api import schemas, schemas_manage
-from shared.calc.choice import report_summary
+from shared.calc.fidelity.stored_report import report_summary
 from shared.db.models import Consumer, Engine, EngineAccess, EngineVersion, Job
 from shared.services.engines import EngineView
 

@@ -9,7 +9,6 @@ from shared.calc.base import (
     available_engines,
     blob_engine_name,
     get_engine,
-    register_engine,
 )
 from shared.calc.cache import ModelCache
 
@@ -23,5 +22,4 @@ __all__ = [
     "available_engines",
     "blob_engine_name",
     "get_engine",
-    "register_engine",
 ]

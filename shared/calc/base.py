@@ -6,14 +6,16 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from shared.calc.refs import CellBox
+from shared.calc.values import CellValue
 from shared.errors import WorkbookError
 
 DEFAULT_ENGINE = "ironcalc"
 
 # Engines import their vendor library lazily: the worker pays only for the engine it uses.
 _ENGINE_FACTORIES: dict[str, str] = {
-    "ironcalc": "shared.calc.ironcalc_engine:IronCalcEngine",
-    "formulas": "shared.calc.formulas_engine:FormulasEngine",
+    "ironcalc": "shared.calc.ironcalc.engine:IronCalcEngine",
+    "formulas": "shared.calc.formulas.engine:FormulasEngine",
 }
 # Engines in order of speed: on equal fidelity the per-workbook choice takes the first.
 ENGINE_PREFERENCE = ("ironcalc", "formulas")
@@ -22,7 +24,12 @@ _engines: dict[str, "CalcEngine"] = {}
 
 @dataclass(frozen=True)
 class NamedRange:
-    """A workbook name that points at a plain cell range."""
+    """A workbook name that points at a plain cell range.
+
+    `is_date` says whether the first cell shows a date; `date_cells` holds a flag per cell (row
+    by row) only when the cells disagree, and None means every cell is like the first. Stored
+    named ranges written before per-cell flags existed read back as None, hence as `is_date`.
+    """
 
     name: str
     sheet: str
@@ -31,9 +38,33 @@ class NamedRange:
     rows: int
     cols: int
     is_date: bool = False
+    date_cells: tuple[bool, ...] | None = None
+
+    @classmethod
+    def of_box(cls, name: str, box: CellBox, kind: str, date_cells: list[bool]) -> "NamedRange":
+        """A named range over `box` with a date flag per cell, row by row."""
+        mixed = len(set(date_cells)) > 1
+        return cls(
+            name, box.sheet, box.ref, kind, box.rows, box.cols, date_cells[0],
+            tuple(date_cells) if mixed else None,
+        )
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "NamedRange":
+        """A named range as to_dict stored it (EngineVersion.named_ranges)."""
+        date_cells = data.get("date_cells")
+        return cls(
+            data["name"], data["sheet"], data["ref"], data["kind"], data["rows"], data["cols"],
+            bool(data.get("is_date", False)),
+            tuple(bool(d) for d in date_cells) if date_cells is not None else None,
+        )
+
+    def cell_is_date(self, index: int) -> bool:
+        """Whether the cell at `index` (row by row from the top left) shows a date."""
+        return self.is_date if self.date_cells is None else self.date_cells[index]
 
     def to_dict(self) -> dict:
-        return {
+        data = {
             "name": self.name,
             "sheet": self.sheet,
             "ref": self.ref,
@@ -42,6 +73,9 @@ class NamedRange:
             "cols": self.cols,
             "is_date": self.is_date,
         }
+        if self.date_cells is not None:
+            data["date_cells"] = list(self.date_cells)
+        return data
 
 
 class Workbook(Protocol):
@@ -84,15 +118,17 @@ class CalcEngine(Protocol):
         """Restore a Workbook from serialize(); raises WorkbookError on a foreign blob."""
         ...
 
+    def recalculate_cells(
+        self, data: bytes, cells: list[tuple[str, int, int]], functions: set[str]
+    ) -> tuple[list[CellValue], set[str]]:
+        """Recalculate an uploaded .xlsx for the fidelity check: the value of every requested
+        (sheet, row, col) in request order, and which of `functions` this engine lacks."""
+        ...
+
 
 def available_engines() -> list[str]:
+    """The names get_engine knows, sorted."""
     return sorted(_ENGINE_FACTORIES)
-
-
-def register_engine(name: str, factory_path: str) -> None:
-    """Register an engine class as "module.path:ClassName" (constructed without arguments)."""
-    _ENGINE_FACTORIES[name] = factory_path
-    _engines.pop(name, None)
 
 
 def get_engine(name: str = DEFAULT_ENGINE) -> CalcEngine:

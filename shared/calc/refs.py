@@ -9,7 +9,7 @@ MAX_COLS = 16_384
 _SHEET = r"(?:'((?:[^']|'')+)'|([^'!\[\]:*?/\\,()\s]+))"
 _CELL = r"\$?([A-Za-z]{1,3})\$?(\d{1,7})"
 _REF_RE = re.compile(rf"{_SHEET}!{_CELL}(?::{_CELL})?")
-_CELL_RE = re.compile(_CELL)
+CELL_RE = re.compile(_CELL)
 
 
 @dataclass(frozen=True)
@@ -70,7 +70,7 @@ def cell_name(row: int, col: int) -> str:
 
 def parse_cell(ref: str) -> tuple[int, int] | None:
     """'$B$2' or 'b2' -> (2, 2); None when it is not a single in-bounds cell."""
-    match = _CELL_RE.fullmatch(ref.strip())
+    match = CELL_RE.fullmatch(ref.strip())
     if match is None:
         return None
     col, row = column_number(match.group(1)), int(match.group(2))

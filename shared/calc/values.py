@@ -1,12 +1,11 @@
-"""Value conversion between JSON and Excel cells: dates, numbers, error texts, number formats."""
+"""Values between JSON and Excel cells: a cell's typed content, dates as Excel serials, numbers,
+error codes, date number formats, and the JSON shape of a range's values."""
 
 import datetime
 import math
 import re
 from functools import lru_cache
 from typing import Any
-
-from shared.errors import InputValidationError
 
 # Excel's 1900 date system: serial 1 is 1900-01-01 and serial 60 is the phantom 1900-02-29
 # (Lotus 1-2-3's leap-year bug), so from 1900-03-01 on the epoch is effectively 1899-12-30.
@@ -18,12 +17,11 @@ _MAX_SERIAL = 2958465  # 9999-12-31
 _SECONDS_PER_DAY = 86400
 _MAX_EXACT_INT = 2**53
 
-EXCEL_ERRORS = frozenset(
-    {
-        "#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A",
-        "#GETTING_DATA", "#SPILL!", "#CALC!", "#CIRC!", "#ERROR!", "#N/IMPL!",
-    }
-)
+# A cell's typed content, as engines read it and the fidelity check compares it: ("n", float),
+# ("s", str), ("b", bool), ("e", "#N/A") or EMPTY.
+CellValue = tuple[str, Any]
+EMPTY: CellValue = ("empty", None)
+
 
 _ISO_RE = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})"
@@ -102,71 +100,6 @@ def is_date_format(num_fmt: str | None) -> bool:
     # Only the first section matters for positive serials; "0;[Red]-0" is still numeric.
     stripped = _FORMAT_NOISE_RE.sub("", num_fmt)
     return bool(_DATE_TOKEN_RE.search(stripped.split(";", 1)[0]))
-
-
-def check_scalar(name: str, value: Any) -> Any:
-    """A JSON value fit for one cell (ints and floats as float); InputValidationError if not."""
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, (int, float)):
-        try:
-            number = float(value)
-        except OverflowError:
-            number = math.inf
-        if not math.isfinite(number):
-            raise InputValidationError(f"'{name}' expects a finite number")
-        return number
-    raise InputValidationError(f"'{name}' expects numbers, text, booleans or null")
-
-
-def date_scalar(name: str, scalar: Any, is_date: bool) -> Any:
-    """A scalar for a date cell: ISO text becomes Excel's serial (InputValidationError if it is
-    not a date); anything else, or any scalar for a cell that is not a date, is kept."""
-    if not (is_date and isinstance(scalar, str)):
-        return scalar
-    serial = iso_to_serial(scalar)
-    if serial is None:
-        raise InputValidationError(f"'{name}' expects a date like 2026-01-31, got {scalar!r}")
-    return float(serial)
-
-
-def place_input(name: str, rows: int, cols: int, value: Any) -> list[tuple[int, int, Any]]:
-    """(row offset, col offset, scalar) for each cell an input fills, from the top-left.
-
-    One cell takes a scalar, a single row or column a flat list (or a list of rows), a block
-    a list of rows. Longer lists and wrong shapes raise InputValidationError.
-    """
-    if rows == 1 and cols == 1:
-        if isinstance(value, (list, tuple)):
-            raise InputValidationError(f"'{name}' expects a single value, not a list")
-        return [(0, 0, check_scalar(name, value))]
-    shape = f"{rows} rows x {cols} columns"
-    line = rows == 1 or cols == 1
-    if not isinstance(value, list):
-        what = f"a list of up to {rows * cols} values" if line else f"a list of rows ({shape})"
-        raise InputValidationError(f"'{name}' expects {what}")
-    nested = [isinstance(item, list) for item in value]
-    if any(nested) and not all(nested):
-        raise InputValidationError(f"'{name}' mixes values and lists; expected {shape}")
-    if not any(nested) and value:
-        if not line:
-            raise InputValidationError(f"'{name}' expects a list of rows ({shape})")
-        if len(value) > rows * cols:
-            raise InputValidationError(
-                f"'{name}' expects at most {rows * cols} values, got {len(value)}"
-            )
-        down, across = (0, 1) if rows == 1 else (1, 0)
-        return [(i * down, i * across, check_scalar(name, v)) for i, v in enumerate(value)]
-    if len(value) > rows:
-        raise InputValidationError(f"'{name}' expects at most {rows} rows, got {len(value)}")
-    placed = []
-    for r, row in enumerate(value):
-        if len(row) > cols:
-            raise InputValidationError(
-                f"'{name}' expects at most {cols} values per row, got {len(row)} in row {r + 1}"
-            )
-        placed.extend((r, c, check_scalar(name, item)) for c, item in enumerate(row))
-    return placed
 
 
 def shape_output(rows: int, cols: int, values: list[Any]) -> Any:

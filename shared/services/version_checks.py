@@ -19,8 +19,9 @@ import uuid
 
 from shared import calc
 from shared.adapters.storage import get_store, version_prefix
-from shared.calc.choice import PENDING, check_engine, merge_background_check, report_for_engine
-from shared.calc.fidelity import FidelityReport
+from shared.calc.fidelity.choice import check_engine
+from shared.calc.fidelity.report import FidelityReport
+from shared.calc.fidelity.stored_report import PENDING, merge_background_check, report_for_engine
 from shared.config import get_settings
 from shared.db.session import session_scope
 from shared.db.types import utcnow

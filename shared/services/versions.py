@@ -10,7 +10,8 @@ from sqlalchemy.orm import Session
 from shared import calc
 from shared.adapters import queues
 from shared.calc.base import DEFAULT_ENGINE as DEFAULT_CALC_ENGINE
-from shared.calc.choice import choose_engine, defer_slower_engines, report_for_engine
+from shared.calc.fidelity.choice import choose_engine
+from shared.calc.fidelity.stored_report import defer_slower_engines, report_for_engine
 from shared.adapters.storage import XLSX_CONTENT_TYPE, get_store, version_prefix
 from shared.db.models import EngineVersion, Tenant
 from shared.db.types import utcnow

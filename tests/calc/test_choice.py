@@ -3,8 +3,9 @@
 import openpyxl
 import pytest
 
-from shared.calc.choice import choose_engine, pick, report_for_engine, report_summary
-from shared.calc.fidelity import FidelityReport
+from shared.calc.fidelity.choice import choose_engine, pick
+from shared.calc.fidelity.report import FidelityReport
+from shared.calc.fidelity.stored_report import report_for_engine, report_summary
 from shared.errors import WorkbookError
 
 from .test_fidelity import excel_saved, known_workbook

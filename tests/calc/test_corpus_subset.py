@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.calc.choice import choose_engine
+from shared.calc.fidelity.choice import choose_engine
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 

@@ -9,13 +9,11 @@ import io
 import openpyxl
 import pytest
 
-from shared.calc.fidelity import (
-    check,
-    check_isolated,
-    read_excel_cells,
-    values_match,
-)
-from shared.calc.formulas_engine import write_values
+from shared.calc.fidelity.check import check
+from shared.calc.fidelity.compare import values_match
+from shared.calc.fidelity.fence import check_isolated
+from shared.calc.xlsx.cells import read_excel_cells
+from shared.calc.xlsx.write import write_values
 from shared.errors import WorkbookError
 
 from .conftest import add_name

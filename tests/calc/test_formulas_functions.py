@@ -1,4 +1,4 @@
-"""The functions we supply to `formulas` where it disagreed with Excel (shared/calc/formulas_functions.py).
+"""The functions we supply to `formulas` where it disagreed with Excel (shared/calc/formulas/functions.py).
 
 Every expected value below is one Excel saved in a workbook of the corpus (formulas' test.xlsx,
 pycel's yearfrac.xlsx, logical.xlsx and date-time.xlsx, IronCalc's COMPLEX and VALUETOTEXT tests), not one we worked out.
@@ -8,10 +8,10 @@ import openpyxl
 import pytest
 from openpyxl.worksheet.formula import ArrayFormula
 
-from shared.calc.choice import choose_engine
-from shared.calc.fidelity import check
-from shared.calc.formulas_engine import FormulasEngine
-from shared.calc.formulas_functions import excel_number_text
+from shared.calc.fidelity.check import check
+from shared.calc.fidelity.choice import choose_engine
+from shared.calc.formulas.engine import FormulasEngine
+from shared.calc.formulas.functions import excel_number_text
 
 from .conftest import add_name
 from .test_fidelity import excel_saved

@@ -1,4 +1,4 @@
-"""Excel's LINEST and TREND for `formulas` (shared/calc/formulas_regression.py).
+"""Excel's LINEST and TREND for `formulas` (shared/calc/formulas/regression.py).
 
 Every expected value below is one Excel saved in pycel's stats.xlsx (sheets Stats and
 LinestArrayExp; the cell it comes from is named next to it), or, where said, in formulas'
@@ -11,9 +11,10 @@ import openpyxl
 import pytest
 from openpyxl.worksheet.formula import ArrayFormula
 
-from shared.calc.fidelity import check, values_match
-from shared.calc.formulas_engine import FormulasEngine
-from shared.calc.formulas_regression import MISSING, linest, trend
+from shared.calc.fidelity.check import check
+from shared.calc.fidelity.compare import values_match
+from shared.calc.formulas.engine import FormulasEngine
+from shared.calc.formulas.regression import MISSING, linest, trend
 
 from .test_fidelity import excel_saved
 

@@ -20,7 +20,7 @@ the Excel-saved corpus showed (docs/fidelity.md), fixed to Excel's own rules:
   else the first column, and answers from the last row or column; with a result range, that
   range must be one row or one column (#N/A otherwise), and a blank result is 0. formulas
   searched and answered from the whole range flattened.
-- LINEST and TREND (shared/calc/formulas_regression.py): an empty `const` means TRUE, shapes that
+- LINEST and TREND (shared/calc/formulas/regression.py): an empty `const` means TRUE, shapes that
   do not fit are #REF!, and collinear variables are dropped (coefficient 0) as Excel drops them.
 - TIMEVALUE of text that is only a number ("1.25") is #VALUE! in Excel; formulas read it as a time.
 """
@@ -50,7 +50,7 @@ def install() -> None:
         import formulas
         from formulas.functions import eng, get_error, wrap_func, wrap_ufunc
 
-        from shared.calc import formulas_regression
+        from shared.calc.formulas import regression
 
         # Every COMPLEX/IM* function formats its answer through this one module function.
         eng._fmt_complex = format_complex
@@ -69,7 +69,7 @@ def install() -> None:
             _lookup, input_parser=lambda *a: a, args_parser=_lookup_arguments,
             check_error=lambda *a: get_error(a[1]), excluded={3, 4, 5, 6, 7, 8},
         )
-        table.update(formulas_regression.functions())  # LINEST, TREND
+        table.update(regression.functions())  # LINEST, TREND
         table["TIMEVALUE"] = wrap_ufunc(
             _timevalue_text, input_parser=lambda *a: a, check_error=lambda *a: None
         )

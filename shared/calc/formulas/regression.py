@@ -34,7 +34,7 @@ import collections
 import math
 from typing import Any
 
-from shared.calc.formulas_functions import excel_error
+from shared.calc.formulas.functions import excel_error
 
 
 class _MissingArgument(int):

@@ -1,0 +1,95 @@
+"""The fidelity check: recalculate every formula cell with an engine, compare with Excel's cache.
+
+Excel's side comes from the package (shared.calc.xlsx.cells), the engine's from its
+`recalculate_cells`. Volatile functions, the cells that depend on them and references to
+other workbooks are left out (shared.calc.fidelity.references). For engines that can take
+minutes or gigabytes, shared.calc.fidelity.fence runs this check in a child process.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections import Counter
+
+from shared.calc.base import get_engine
+from shared.calc.fidelity.compare import display, values_match
+from shared.calc.fidelity.references import excluded_cells, function_names
+from shared.calc.fidelity.report import MISMATCH_LIMIT, FidelityReport
+from shared.calc.xlsx.cells import read_excel_cells
+from shared.errors import WorkbookError
+
+
+def check_book(data: bytes, engine: str) -> FidelityReport:
+    """Run the check in this process (see check_isolated for engines that need a fence)."""
+    started = time.perf_counter()
+    book = read_excel_cells(data)
+    report = FidelityReport(engine=engine, application=book.application)
+    excluded = excluded_cells(book)
+    skipped: Counter = Counter(excluded.values())
+    targets = []
+    for index, cell in enumerate(book.cells):
+        if index in excluded:
+            continue
+        if cell.array_area:
+            # Only cells holding a formula count, as Excel and the corpus define them;
+            # the rest of an array formula's area is left out (and counted).
+            skipped["array_area"] += 1
+            continue
+        if cell.expected is None:
+            skipped["no_cached_value"] += 1
+            continue
+        targets.append(cell)
+    functions: set[str] = set()
+    for cell in book.cells:
+        functions |= function_names(cell.formula)
+    # An engine's recalculate_cells answers the values in request order (as Value tuples)
+    # and the functions it does not know.
+    try:
+        values, unsupported = get_engine(engine).recalculate_cells(
+            data, [(c.sheet, c.row, c.col) for c in targets], functions
+        )
+    except WorkbookError as exc:  # readable xlsx, but not by this engine
+        report.status, report.error = "failed", exc.message
+        report.seconds = time.perf_counter() - started
+        return report
+    report.unsupported_functions = sorted(unsupported)
+    per_function: Counter = Counter()
+    for cell, actual in zip(targets, values):
+        report.cells_compared += 1
+        if values_match(cell.expected, actual):
+            report.cells_matching += 1
+            continue
+        report.mismatches_total += 1
+        per_function.update(function_names(cell.formula) or {"(no function)"})
+        if len(report.mismatches) < MISMATCH_LIMIT:
+            report.mismatches.append({
+                "sheet": cell.sheet,
+                "cell": cell.address,
+                "formula": _shown_formula(cell.formula),
+                "expected": display(cell.expected),
+                "actual": display(actual),
+            })
+    report.functions = dict(per_function.most_common())
+    report.skipped = dict(skipped)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+_FUNC_PREFIX_ANY = re.compile(r"_xl(?:fn|ws|l)\.", re.IGNORECASE)
+
+
+def _shown_formula(formula: str) -> str:
+    text = _FUNC_PREFIX_ANY.sub("", formula)
+    return text if text.startswith("{") else "=" + text
+
+
+def check(data: bytes, engine: str = "ironcalc") -> FidelityReport:
+    """The check in this process; a workbook the engine cannot read gives status "failed"."""
+    try:
+        return check_book(data, engine)
+    except WorkbookError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - an engine's failure is a report, not a crash
+        return FidelityReport(engine=engine, status="failed", error=f"{type(exc).__name__}: {exc}")
+

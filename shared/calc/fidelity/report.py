@@ -1,0 +1,59 @@
+"""FidelityReport: one engine's check of one workbook, as the check, the fence and the stored
+version report pass it around."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+MISMATCH_LIMIT = 1000  # per report; the counts stay exact
+
+
+@dataclass
+class FidelityReport:
+    """One engine's check of one workbook."""
+
+    engine: str
+    cells_compared: int = 0
+    cells_matching: int = 0
+    mismatches: list[dict] = field(default_factory=list)
+    mismatches_total: int = 0
+    unsupported_functions: list[str] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)
+    functions: dict[str, int] = field(default_factory=dict)  # mismatching cells per function
+    status: str = "ok"  # ok | timeout | failed | not_run
+    error: str | None = None
+    seconds: float = 0.0
+    application: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+    @property
+    def match_rate(self) -> float | None:
+        if not self.ok or not self.cells_compared:
+            return None
+        return self.cells_matching / self.cells_compared
+
+    def to_dict(self, mismatch_limit: int | None = None) -> dict:
+        mismatches = self.mismatches if mismatch_limit is None else self.mismatches[:mismatch_limit]
+        return {
+            "engine": self.engine,
+            "status": self.status,
+            "error": self.error,
+            "cells_compared": self.cells_compared,
+            "cells_matching": self.cells_matching,
+            "match_rate": self.match_rate,
+            "mismatches": mismatches,
+            "mismatches_total": self.mismatches_total,
+            "unsupported_functions": self.unsupported_functions,
+            "skipped": self.skipped,
+            "functions": self.functions,
+            "seconds": round(self.seconds, 3),
+            "application": self.application,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "FidelityReport":
+        fields = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
+        return cls(**fields)

@@ -1,0 +1,1 @@
+"""The IronCalc calculation engine (the default): fast, in-process, Rust underneath."""

@@ -1,0 +1,167 @@
+"""The IronCalc engine and its Workbook: input reset, writing the input plan, recalculation,
+reading outputs, export and serialization."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict
+from typing import Any
+
+import ironcalc
+
+from shared.calc.base import NamedRange, pack_blob, unpack_blob
+from shared.calc.input_plan import plan_inputs
+from shared.calc.ironcalc.cells import as_content, read_cell, write_cell
+from shared.calc.ironcalc.model import (
+    Range,
+    is_engine_failure,
+    load_model,
+    resolve_ranges,
+    unknown_functions,
+)
+from shared.calc.values import EMPTY, CellValue, number_out, serial_to_iso, shape_output
+from shared.calc.xlsx.package import UNREADABLE
+from shared.errors import WorkbookError
+
+log = logging.getLogger(__name__)
+
+ENGINE_NAME = "ironcalc"
+
+
+class IronCalcWorkbook:
+    """One IronCalc model plus the named-range table; see base.Workbook for the contract."""
+
+    engine_name = ENGINE_NAME
+
+    def __init__(self, model: "ironcalc.Model", ranges: list[Range], all_dirty: bool = False):
+        self._model = model
+        self._ranges = ranges
+        self._public = [r.public() for r in ranges]
+        self._by_name = {r.name.lower(): r for r in ranges}
+        # Cells written by a previous calculation: (sheet, row, col) -> original content.
+        self._dirty: dict[tuple[int, int, int], CellValue] = {}
+        self._evaluated = False
+        if all_dirty:  # a deserialized model may still hold the last job's inputs
+            for rng in ranges:
+                if rng.originals is not None:
+                    for (row, col), original in zip(rng.box.cells(), rng.originals):
+                        self._dirty[(rng.sheet_index, row, col)] = original
+
+    def named_ranges(self) -> list[NamedRange]:
+        return list(self._public)
+
+    def calculate(
+        self,
+        inputs: dict[str, Any],
+        outputs: list[str] | None = None,
+        date_inputs: frozenset[str] = frozenset(),
+    ) -> dict[str, Any]:
+        # The whole plan is made before the model is touched, so a bad input changes nothing.
+        writes = plan_inputs(inputs, self._public, date_inputs)
+        model = self._model
+        try:
+            for (sheet, row, col), original in self._dirty.items():
+                write_cell(model, sheet, row, col, original)
+            self._dirty.clear()
+            for write in writes:
+                rng = self._by_name[write.range.name.lower()]
+                cell = (rng.sheet_index, rng.top + write.row, rng.left + write.col)
+                self._dirty.setdefault(cell, rng.originals[write.index])
+                write_cell(model, *cell, as_content(write.value))
+            model.evaluate()
+        except BaseException as exc:
+            if not is_engine_failure(exc):
+                raise
+            log.warning("IronCalc failed to calculate: %r", exc)
+            raise WorkbookError("The workbook could not be calculated") from None
+        self._evaluated = True
+        if outputs is None:
+            targets = [r for r in self._ranges if r.kind == "output"]
+        else:
+            targets = [r for r in (self._by_name.get(n.lower()) for n in outputs) if r is not None]
+        return {r.name: self._read(r) for r in targets}
+
+    def to_xlsx(self) -> bytes:
+        if not self._evaluated:
+            # Files written without cached values would export zeros; a deserialized model
+            # may still hold another job's inputs. An empty calculation fixes both.
+            self.calculate({}, outputs=[])
+        try:
+            return bytes(self._model.to_xlsx())
+        except BaseException as exc:
+            if not is_engine_failure(exc):
+                raise
+            log.warning("IronCalc failed to export xlsx: %r", exc)
+            raise WorkbookError("The workbook could not be exported") from None
+
+    def serialize(self) -> bytes:
+        ranges = [asdict(r) for r in self._ranges]
+        for fields in ranges:  # an empty cell stays null, as the blob format has always had it
+            if fields["originals"] is not None:
+                fields["originals"] = [None if o == EMPTY else o for o in fields["originals"]]
+        header = {"ironcalc": ironcalc.__version__, "ranges": ranges}
+        return pack_blob(ENGINE_NAME, header, bytes(self._model.to_bytes()))
+
+    def _read(self, rng: Range) -> Any:
+        model, sheet = self._model, rng.sheet_index
+        values = []
+        for (row, col), is_date in zip(rng.box.cells(), rng.date_cells):
+            kind, value = read_cell(model, sheet, row, col)
+            if kind == "n":
+                value = serial_to_iso(value) if is_date else number_out(value)
+            elif kind == "e" and value == "#CIRC!":
+                raise WorkbookError("The workbook contains a circular reference")
+            values.append(value)
+        return shape_output(rng.bottom - rng.top + 1, rng.right - rng.left + 1, values)
+
+
+class IronCalcEngine:
+    """Loads workbooks into IronCalc models."""
+
+    name = ENGINE_NAME
+
+    def load_xlsx(self, data: bytes) -> IronCalcWorkbook:
+        return IronCalcWorkbook(*self._load(data))
+
+    def load_serialized(self, data: bytes) -> IronCalcWorkbook:
+        header, payload = unpack_blob(data)
+        if header.get("engine") != ENGINE_NAME:
+            raise WorkbookError("The stored calculation model belongs to another engine")
+        try:
+            model = ironcalc.load_from_bytes(payload)
+            ranges = [Range.from_header(r) for r in header["ranges"]]
+        except BaseException as exc:
+            if not is_engine_failure(exc):
+                raise
+            log.warning("Stored IronCalc %s model unreadable: %r", header.get("ironcalc"), exc)
+            raise WorkbookError("The stored calculation model is unreadable") from None
+        return IronCalcWorkbook(model, ranges, all_dirty=True)
+
+    def recalculate_cells(
+        self, data: bytes, cells: list[tuple[str, int, int]], functions: set[str]
+    ) -> tuple[list[CellValue], set[str]]:
+        model, _ = self._load(data)  # ranges too: a workbook they fail on fails the check
+        try:
+            model.evaluate()
+        except BaseException as exc:
+            if not is_engine_failure(exc):
+                raise
+            raise WorkbookError("The workbook could not be calculated") from None
+        index_of = {p["name"].lower(): i for i, p in enumerate(model.get_worksheets_properties())}
+        values = []
+        for sheet, row, col in cells:
+            index = index_of.get(sheet.lower())
+            values.append(EMPTY if index is None else read_cell(model, index, row, col))
+        return values, unknown_functions(functions)
+
+    def _load(self, data: bytes) -> tuple["ironcalc.Model", list[Range]]:
+        if not data.startswith(b"PK"):
+            raise WorkbookError(UNREADABLE)
+        try:
+            model = load_model(data)
+            return model, resolve_ranges(model)
+        except BaseException as exc:
+            if not is_engine_failure(exc):
+                raise
+            log.info("IronCalc could not read an upload: %r", exc)
+            raise WorkbookError(UNREADABLE) from None

@@ -1,0 +1,151 @@
+"""IronCalc models from uploads: reading the package, resolving the named ranges, and asking
+IronCalc which functions it knows."""
+
+from __future__ import annotations
+
+import io
+import os
+import re
+import tempfile
+import zipfile
+from dataclasses import dataclass
+
+import ironcalc
+
+from shared.calc.base import NamedRange
+from shared.calc.ironcalc.cells import read_cell
+from shared.calc.refs import CellBox, parse_range_formula
+from shared.calc.values import EMPTY, CellValue, is_date_format
+
+LOCALE, TIMEZONE = "en", "UTC"
+_SHEET_RELS = re.compile(r"xl/worksheets/_rels/[^/]+\.rels")
+
+
+def is_engine_failure(exc: BaseException) -> bool:
+    """Exceptions to translate: ordinary ones plus pyo3's PanicException (a BaseException)."""
+    return isinstance(exc, Exception) or type(exc).__name__ == "PanicException"
+
+
+@dataclass
+class Range:
+    """A named range resolved to sheet index and cells, with what load time learnt about it."""
+
+    name: str
+    sheet: str
+    sheet_index: int
+    top: int
+    left: int
+    bottom: int
+    right: int
+    kind: str
+    date_cells: list[bool]
+    originals: list[CellValue] | None  # inputs only: each cell's uploaded content
+
+    @property
+    def box(self) -> CellBox:
+        return CellBox(self.sheet, self.top, self.left, self.bottom, self.right)
+
+    def public(self) -> NamedRange:
+        return NamedRange.of_box(self.name, self.box, self.kind, self.date_cells)
+
+    @classmethod
+    def from_header(cls, fields: dict) -> "Range":
+        """A range as a serialized model's header keeps it (JSON turned tuples into lists;
+        models serialized before EMPTY existed wrote an empty cell as null)."""
+        originals = fields.get("originals")
+        if originals is not None:
+            fields = {**fields, "originals": [EMPTY if o is None else tuple(o) for o in originals]}
+        return cls(**fields)
+
+
+def resolve_ranges(model: "ironcalc.Model") -> list[Range]:
+    """Usable named ranges: plain cell ranges on existing sheets, workbook scope first."""
+    sheets = [p["name"] for p in model.get_worksheets_properties()]
+    index_of = {name.lower(): i for i, name in enumerate(sheets)}
+    defined = sorted(
+        model.get_defined_name_list(),
+        key=lambda d: (d["scope"] is not None, d["scope"] or 0),
+    )
+    ranges, seen = [], set()
+    for entry in defined:
+        name = entry["name"]
+        if name.lower() in seen or name.lower().startswith("_xlnm."):
+            continue
+        box = parse_range_formula(entry["formula"])
+        if box is None or box.sheet.lower() not in index_of:
+            continue
+        seen.add(name.lower())
+        sheet = index_of[box.sheet.lower()]
+        cells = box.cells()
+        has_formula = any(model.get_cell_formula(sheet, r, c) for r, c in cells)
+        date_cells = [
+            is_date_format(model.get_cell_style(sheet, r, c).get("num_fmt")) for r, c in cells
+        ]
+        originals = None if has_formula else [read_cell(model, sheet, r, c) for r, c in cells]
+        ranges.append(
+            Range(
+                name, sheets[sheet], sheet, box.top, box.left, box.bottom, box.right,
+                "output" if has_formula else "input", date_cells, originals,
+            )
+        )
+    order = {d["name"].lower(): i for i, d in enumerate(model.get_defined_name_list())}
+    return sorted(ranges, key=lambda r: order[r.name.lower()])
+
+
+def load_model(data: bytes) -> "ironcalc.Model":
+    """An IronCalc model of an .xlsx; raises IronCalc's own errors."""
+    try:
+        return _load_model(data)
+    except ironcalc.WorkbookError:
+        fixed = _relative_sheet_rels(data)
+        if fixed is None:
+            raise
+        return _load_model(fixed)
+
+
+def _load_model(data: bytes) -> "ironcalc.Model":
+    """IronCalc reads xlsx from a path only."""
+    fd, path = tempfile.mkstemp(suffix=".xlsx")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        return ironcalc.load_from_xlsx(path, LOCALE, TIMEZONE)
+    finally:
+        os.unlink(path)
+
+
+def _relative_sheet_rels(data: bytes) -> bytes | None:
+    """The package with absolute worksheet relationship targets made relative, or None.
+
+    openpyxl writes comment parts as Target="/xl/comments/comment1.xml"; IronCalc 0.9.1 fails
+    to find those ("specified file not found in archive") though they are valid OPC.
+    """
+    with zipfile.ZipFile(io.BytesIO(data)) as src:
+        names = [n for n in src.namelist() if _SHEET_RELS.fullmatch(n)]
+        if not any(b'Target="/xl/' in src.read(n) for n in names):
+            return None
+        out = io.BytesIO()
+        with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+            for info in src.infolist():
+                part = src.read(info.filename)
+                if info.filename in names:
+                    part = part.replace(b'Target="/xl/', b'Target="../')
+                dst.writestr(info, part)
+    return out.getvalue()
+
+
+def unknown_functions(functions: set[str]) -> set[str]:
+    """Functions IronCalc does not parse (it keeps them lower case) or does not implement."""
+    if not functions:
+        return set()
+    scratch = ironcalc.create("functions", LOCALE, TIMEZONE)
+    unknown = set()
+    for name in sorted(functions):
+        if not re.fullmatch(r"[A-Z][A-Z0-9._]*", name):
+            continue
+        scratch.set_user_input(0, 1, 1, f"={name}()")
+        scratch.evaluate()
+        shown = scratch.get_cell_formula(0, 1, 1) or ""
+        if not shown.startswith(f"={name}(") or scratch.get_cell_value(0, 1, 1) == "#N/IMPL!":
+            unknown.add(name)
+    return unknown

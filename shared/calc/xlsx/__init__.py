@@ -1,0 +1,1 @@
+"""Reading and writing the .xlsx package (OOXML) directly, without a calculation engine."""
