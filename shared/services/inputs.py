@@ -1,15 +1,21 @@
-"""Checking execute inputs before a job is queued: the input schema, then the ranges' shapes."""
+"""Checking execute inputs before a job is queued: the input schema, then the input plan.
+
+The plan (shared.calc.input_plan) runs here as a dry run on the version's stored named ranges,
+with the same rules the worker's engine writes cells by, so an input the worker would refuse
+(a wrong shape, text that is not a date for a date cell) is a 400 now, not a failed job later.
+"""
 
 from __future__ import annotations
 
 import functools
 import json
-import math
 from typing import Any
 
 from jsonschema import Draft7Validator, FormatChecker
 from jsonschema.exceptions import SchemaError, best_match
 
+from shared.calc.base import NamedRange
+from shared.calc.input_plan import plan_inputs
 from shared.errors import InputValidationError, Invalid
 
 _FORMATS = FormatChecker()
@@ -35,50 +41,14 @@ def _where(error) -> str:
     return f" (at '{path}')" if path else ""
 
 
-def _shape_problem(name: str, rng: dict, value: Any) -> str | None:
-    rows, cols = rng["rows"], rng["cols"]
-    if isinstance(value, dict):
-        return f"'{name}' expects {'a single value' if rows * cols == 1 else 'a list'}, not an object"
-    if isinstance(value, float) and not math.isfinite(value):
-        return f"'{name}' must be a finite number"
-    if rows * cols == 1:
-        return f"'{name}' expects a single value, not a list" if isinstance(value, list) else None
-    if value is None:
-        return None  # clears the whole range
-    if not isinstance(value, list):
-        return f"'{name}' expects a list of {rows}x{cols} values"
-    flat = rows == 1 or cols == 1
-    if flat and all(not isinstance(v, list) for v in value):
-        if len(value) > rows * cols:
-            return f"'{name}' holds at most {rows * cols} values, got {len(value)}"
-        return None
-    if len(value) > rows:
-        return f"'{name}' holds at most {rows} rows, got {len(value)}"
-    for row in value:
-        if not isinstance(row, list):
-            return f"'{name}' expects a list of rows"
-        if len(row) > cols:
-            return f"'{name}' rows hold at most {cols} values, got {len(row)}"
-        if any(isinstance(v, (list, dict)) for v in row):
-            return f"'{name}' cells take single values"
-    return None
-
-
 def validate(inputs: dict[str, Any], *, input_schema: dict | None, named_ranges: list[dict]) -> None:
-    """Raise InputValidationError naming the first problem with ``inputs``."""
+    """Raise InputValidationError naming the first problem with ``inputs`` (nothing is written)."""
     if input_schema is not None:
         validator = _validator(json.dumps(input_schema, sort_keys=True))
         error = best_match(validator.iter_errors(inputs))
         if error is not None:
             raise InputValidationError(error.message + _where(error))
-    ranges = {r["name"].lower(): r for r in named_ranges if r["kind"] == "input"}
-    for key, value in inputs.items():
-        rng = ranges.get(key.lower())
-        if rng is None:
-            continue
-        problem = _shape_problem(key, rng, value)
-        if problem:
-            raise InputValidationError(problem)
+    plan_inputs(inputs, [NamedRange.from_dict(r) for r in named_ranges], date_inputs(input_schema))
 
 
 def date_inputs(input_schema: dict | None) -> frozenset[str]:
