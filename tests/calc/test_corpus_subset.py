@@ -24,7 +24,7 @@ SUBSET = [
     ("pycel/tests/fixtures/stats.xlsx", "formulas", 192, 192, 132),
     # LOOKUP's array and vector forms, approximate matches over blanks: formulas with our LOOKUP
     ("pycel/tests/fixtures/lookup.xlsx", "formulas", 533, 510, 463),
-    # every YEARFRAC basis and error case: formulas with our YEARFRAC (formulas_functions.py)
+    # every YEARFRAC basis and error case: formulas with our YEARFRAC (shared/calc/formulas/yearfrac.py)
     ("pycel/tests/fixtures/yearfrac.xlsx", "formulas", 2737, 2737, 2555),
     ("ironcalc/xlsx/tests/docs/DAY.xlsx", "ironcalc", 30, 26, 26),
     ("pycel/tests/fixtures/npv.xlsx", "ironcalc", 33, 27, 27),
