@@ -4,7 +4,15 @@ from fastapi import FastAPI
 
 from shared import __version__
 from shared.api import dashboard, errors, limits
+from shared.api.deps import Authenticated
 from shared.api.routers import auth, consumers, engines, health, jobs, stats, tenant, users
+
+# In the order the OpenAPI document lists them.
+ROUTERS = (health, auth, users, tenant, engines, consumers, jobs, stats)
+# The routers that authenticate on their own terms: health is open, login starts a session (and
+# change-password admits a user who must change it), the consumer API checks its API keys.
+# Every other router needs an administrator's session, attached here once: authenticated by default.
+PUBLIC = (health, auth, jobs)
 
 
 def create_app() -> FastAPI:
@@ -19,7 +27,10 @@ def create_app() -> FastAPI:
     )
     errors.install(app)
     limits.install(app)
-    for module in (health, auth, users, tenant, engines, consumers, jobs, stats):
-        app.include_router(module.router)
+    for module in ROUTERS:
+        if module in PUBLIC:
+            app.include_router(module.router)
+        else:
+            app.include_router(module.router, dependencies=[Authenticated], responses=errors.responses(401, 403))
     dashboard.mount(app)
     return app

@@ -1,4 +1,8 @@
-"""FastAPI dependencies: the database session, the caller's identity and address."""
+"""FastAPI dependencies: the database session, the caller's identity and address.
+
+Management routers are included with ``Authenticated`` (``shared.api.app``), so no management
+route can forget it; consumer routes take ``CurrentConsumer``, which the services check.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +19,7 @@ from shared.db.models import Tenant, User
 from shared.db.session import session_scope
 from shared.repositories import tenants as tenant_repo
 from shared.services import auth
+from shared.services.callers import ConsumerRequest
 
 
 def _session() -> Iterator[Session]:
@@ -48,6 +53,8 @@ def _current_user_changing_password(session: SessionDep, token: SessionToken) ->
 
 
 CurrentUser = Annotated[User, Depends(_current_user)]
+# The router-level guard of every management route (the same cached dependency as CurrentUser).
+Authenticated = Depends(_current_user)
 UserChangingPassword = Annotated[User, Depends(_current_user_changing_password)]
 
 
@@ -64,8 +71,6 @@ def _api_key(
 ) -> str | None:
     return x_api_key or (credentials.credentials if credentials else None)
 
-
-ApiKey = Annotated[str | None, Depends(_api_key)]
 
 
 def _trusted(address: str, proxies: list[str]) -> bool:
@@ -90,4 +95,11 @@ def _client_ip(request: Request) -> str | None:
     return hops[0] if hops else peer
 
 
-ClientIp = Annotated[str | None, Depends(_client_ip)]
+def _consumer_request(
+    api_key: Annotated[str | None, Depends(_api_key)], client_ip: Annotated[str | None, Depends(_client_ip)]
+) -> ConsumerRequest:
+    # Resolved by the services, not here: the engine's whitelist is checked before the key.
+    return ConsumerRequest(api_key=api_key, client_ip=client_ip)
+
+
+CurrentConsumer = Annotated[ConsumerRequest, Depends(_consumer_request)]

@@ -7,6 +7,7 @@ import logging
 from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse
 
+from shared.api.schemas.common import UNPROCESSABLE, ErrorResponse
 from shared.errors import SheetcalcError
 
 log = logging.getLogger(__name__)
@@ -33,9 +34,6 @@ def responses(*statuses: int) -> dict[int, dict]:
         400: "Bad request", 401: "Not authenticated", 403: "Forbidden", 404: "Not found",
         409: "Conflict", 413: "Payload too large", 502: "Bad gateway", 503: "Service unavailable",
     }
-    from shared.api.schemas import ErrorResponse
-    from shared.api.schemas_manage import UNPROCESSABLE
-
     out = {s: {"model": ErrorResponse, "description": descriptions.get(s, "Error")} for s in statuses if s != 422}
     if 422 in statuses:
         out.update(UNPROCESSABLE)

@@ -15,7 +15,7 @@ from sqlalchemy import false as sa_false
 from sqlalchemy import JSON, BigInteger, Boolean, Date, ForeignKey, Index, Integer, PrimaryKeyConstraint, String, Text, UniqueConstraint, Uuid
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
-from shared.db.types import UTCDateTime, utcnow
+from shared.db.types import StrEnumText, UTCDateTime, utcnow
 
 
 class Base(DeclarativeBase):
@@ -24,8 +24,8 @@ class Base(DeclarativeBase):
     type_annotation_map = {datetime: UTCDateTime, dict[str, Any]: JSON, list[Any]: JSON}
 
 
-class JobStatus(str, enum.Enum):
-    """The four states of a job."""
+class JobStatus(enum.StrEnum):
+    """The four states of a job; each compares equal to, and serialises as, its string value."""
 
     PENDING = "pending"
     PROCESSING = "processing"
@@ -169,7 +169,7 @@ class Job(Base):
     consumer_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, nullable=True)
     consumer_name: Mapped[str | None] = mapped_column(String(255), nullable=True)
     is_test: Mapped[bool] = mapped_column(Boolean, default=False)
-    status: Mapped[str] = mapped_column(String(16), default=JobStatus.PENDING.value)
+    status: Mapped[JobStatus] = mapped_column(StrEnumText(JobStatus, 16), default=JobStatus.PENDING)
     inputs: Mapped[dict[str, Any]] = mapped_column(JSON)
     outputs: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     error_message: Mapped[str | None] = mapped_column(Text, nullable=True)

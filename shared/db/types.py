@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import enum
 from datetime import datetime, timezone
 
-from sqlalchemy import DateTime
+from sqlalchemy import DateTime, String
 from sqlalchemy.types import TypeDecorator
 
 
@@ -25,6 +26,24 @@ class UTCDateTime(TypeDecorator):
         if value is None:
             return None
         return value.replace(tzinfo=timezone.utc)
+
+
+class StrEnumText(TypeDecorator):
+    """A ``StrEnum`` stored as its plain string value (VARCHAR, no database enum type), read back as the enum."""
+
+    impl = String
+    cache_ok = True
+
+    def __init__(self, enum_class: type[enum.StrEnum], length: int):
+        super().__init__(length)
+        self.enum_class = enum_class
+
+    def process_bind_param(self, value: str | None, dialect):
+        # Plain strings are accepted too (a status filter from a query), but only the enum's values.
+        return None if value is None else self.enum_class(value).value
+
+    def process_result_value(self, value: str | None, dialect):
+        return None if value is None else self.enum_class(value)
 
 
 def utcnow() -> datetime:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime, timedelta
 
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import and_, or_, update
 from sqlalchemy.orm import Session
 
 from shared.db.models import Job, JobStatus
@@ -13,14 +13,17 @@ from shared.db.types import utcnow
 from shared.repositories import rollups
 
 
+def add(session: Session, job: Job) -> Job:
+    """Insert a new job and count it in the daily rollups, in the session's transaction."""
+    session.add(job)
+    session.flush()
+    rollups.record_created(session.connection(), job)
+    return job
+
+
 def get_job(session: Session, *, job_id: uuid.UUID) -> Job | None:
     """A job by id alone (the worker and webhook sender, which hold only the id)."""
     return session.get(Job, job_id)
-
-
-def get_tenant_job(session: Session, *, tenant_id: uuid.UUID, job_id: uuid.UUID) -> Job | None:
-    """A job of this tenant."""
-    return session.scalar(select(Job).where(Job.tenant_id == tenant_id, Job.id == job_id))
 
 
 def claim_for_processing(session: Session, *, job_id: uuid.UUID, lease_seconds: int) -> datetime | None:
@@ -32,11 +35,11 @@ def claim_for_processing(session: Session, *, job_id: uuid.UUID, lease_seconds: 
         .where(
             Job.id == job_id,
             or_(
-                Job.status == JobStatus.PENDING.value,
-                and_(Job.status == JobStatus.PROCESSING.value, Job.started_at < stale),
+                Job.status == JobStatus.PENDING,
+                and_(Job.status == JobStatus.PROCESSING, Job.started_at < stale),
             ),
         )
-        .values(status=JobStatus.PROCESSING.value, started_at=now, updated_at=now)
+        .values(status=JobStatus.PROCESSING, started_at=now, updated_at=now)
         .execution_options(synchronize_session=False)
     )
     return now if result.rowcount == 1 else None
@@ -46,8 +49,8 @@ def release_claim(session: Session, *, job_id: uuid.UUID, claimed_at: datetime) 
     """Hand a claimed job back to pending so a redelivery can try again."""
     session.execute(
         update(Job)
-        .where(Job.id == job_id, Job.status == JobStatus.PROCESSING.value, Job.started_at == claimed_at)
-        .values(status=JobStatus.PENDING.value, started_at=None, updated_at=utcnow())
+        .where(Job.id == job_id, Job.status == JobStatus.PROCESSING, Job.started_at == claimed_at)
+        .values(status=JobStatus.PENDING, started_at=None, updated_at=utcnow())
         .execution_options(synchronize_session=False)
     )
 
@@ -57,7 +60,7 @@ def finish(session: Session, *, job_id: uuid.UUID, claimed_at: datetime, **value
     now = utcnow()
     result = session.execute(
         update(Job)
-        .where(Job.id == job_id, Job.status == JobStatus.PROCESSING.value, Job.started_at == claimed_at)
+        .where(Job.id == job_id, Job.status == JobStatus.PROCESSING, Job.started_at == claimed_at)
         .values(updated_at=now, completed_at=now, **values)
         .returning(*rollups.JOB_COLUMNS)
         .execution_options(synchronize_session=False)
@@ -78,8 +81,8 @@ def fail_unfinished(session: Session, *, job_id: uuid.UUID, message: str) -> boo
     now = utcnow()
     result = session.execute(
         update(Job)
-        .where(Job.id == job_id, Job.status.in_([JobStatus.PENDING.value, JobStatus.PROCESSING.value]))
-        .values(status=JobStatus.FAILED.value, error_message=message, updated_at=now, completed_at=now)
+        .where(Job.id == job_id, Job.status.in_([JobStatus.PENDING, JobStatus.PROCESSING]))
+        .values(status=JobStatus.FAILED, error_message=message, updated_at=now, completed_at=now)
         .returning(*rollups.JOB_COLUMNS)
         .execution_options(synchronize_session=False)
     )

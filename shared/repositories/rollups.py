@@ -2,8 +2,8 @@
 
 A job adds to the rollups of its creation day (UTC) twice at most:
 
-- when it is inserted: total_calls, plus whatever its status and execution time already say
-  (a mapper event, so every inserted Job counts, whichever code inserts it);
+- when it is inserted (``record_created``, called by ``shared.repositories.jobs.add``, the one
+  way jobs are inserted): total_calls, plus whatever its status and execution time already say;
 - when it finishes (``record_finished``, called by the conditional updates of
   ``shared.repositories.jobs`` only when they changed the row): completed or failed, and the
   execution time. Pending and processing count in total_calls only, so claiming a job and
@@ -19,7 +19,7 @@ from __future__ import annotations
 from datetime import timezone
 from typing import Protocol
 
-from sqlalchemy import Connection, Table, case, event
+from sqlalchemy import Connection, Table, case
 from sqlalchemy.dialects import postgresql, sqlite
 
 from shared.db.models import (
@@ -56,7 +56,7 @@ class JobFacts(Protocol):
     consumer_id: object
     consumer_name: str | None
     is_test: bool
-    status: str
+    status: JobStatus
     execution_time_ms: int | None
 
 
@@ -84,8 +84,8 @@ def _add(connection: Connection, job: JobFacts, *, created: bool) -> None:
     time_ms = job.execution_time_ms
     counts = dict(
         total_calls=int(created),
-        completed_calls=int(job.status == JobStatus.COMPLETED.value),
-        failed_calls=int(job.status == JobStatus.FAILED.value),
+        completed_calls=int(job.status == JobStatus.COMPLETED),
+        failed_calls=int(job.status == JobStatus.FAILED),
         timed_calls=int(time_ms is not None),
         time_sum_ms=time_ms or 0,
     )
@@ -116,7 +116,6 @@ def record_finished(connection: Connection, job: JobFacts) -> None:
     _add(connection, job, created=False)
 
 
-@event.listens_for(Job, "after_insert")
-def _job_inserted(_mapper, connection: Connection, job: Job) -> None:
-    # Runs inside the flush, on the flush's connection: the same transaction as the insert.
+def record_created(connection: Connection, job: JobFacts) -> None:
+    """Count a job that has just been inserted (call it on the insert's connection, after the flush)."""
     _add(connection, job, created=True)

@@ -127,8 +127,8 @@ class Counts:
 def _aggregates() -> list:
     return [
         func.count().label("total"),
-        func.count().filter(Job.status == JobStatus.COMPLETED.value).label("successful"),
-        func.count().filter(Job.status == JobStatus.FAILED.value).label("failed"),
+        func.count().filter(Job.status == JobStatus.COMPLETED).label("successful"),
+        func.count().filter(Job.status == JobStatus.FAILED).label("failed"),
         func.count().filter(Job.is_test.is_(True)).label("test_calls"),
         func.sum(Job.execution_time_ms).label("time_sum"),
         func.count(Job.execution_time_ms).label("time_count"),

@@ -43,17 +43,22 @@ def get(session: Session, *, tenant_id: uuid.UUID, consumer_id: uuid.UUID) -> Co
     return consumer
 
 
-def grant(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, consumer_id: uuid.UUID, flags: dict[str, bool]) -> EngineAccess:
-    """Create or update a consumer's access to an engine."""
+def grant(
+    session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, consumer_id: uuid.UUID,
+    can_execute: bool | None = None, can_view_jobs: bool | None = None,
+    can_download: bool | None = None, can_view_about: bool | None = None,
+) -> EngineAccess:
+    """Create or update a consumer's access to an engine; a flag left as None keeps its value (false when new)."""
+    flags = dict(can_execute=can_execute, can_view_jobs=can_view_jobs, can_download=can_download, can_view_about=can_view_about)
     engine_service.get(session, tenant_id=tenant_id, engine_id=engine_id)
     get(session, tenant_id=tenant_id, consumer_id=consumer_id)
     access = engine_repo.get_access(session, tenant_id=tenant_id, engine_id=engine_id, consumer_id=consumer_id)
     if access is None:
         access = EngineAccess(tenant_id=tenant_id, engine_id=engine_id, consumer_id=consumer_id)
         session.add(access)
-    for flag in PERMISSIONS:
-        if flags.get(flag) is not None:
-            setattr(access, flag, bool(flags[flag]))
+    for flag, value in flags.items():
+        if value is not None:
+            setattr(access, flag, bool(value))
     access.updated_at = utcnow()
     session.flush()
     return access

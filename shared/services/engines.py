@@ -7,6 +7,7 @@ import re
 import unicodedata
 import uuid
 from dataclasses import dataclass, field
+from typing import TypedDict, Unpack
 
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -20,7 +21,6 @@ from shared.services import ip_policy
 log = logging.getLogger(__name__)
 
 ENGINE_NOT_FOUND = "Engine not found"
-UPDATABLE = ("name", "slug", "description", "ip_whitelist_enabled", "ip_whitelist")
 
 
 def _slug_taken(slug: str) -> Conflict:
@@ -94,10 +94,22 @@ def list_views(session: Session, *, tenant_id: uuid.UUID) -> list[EngineView]:
     return [EngineView(engine=e, versions=by_engine.get(e.id, [])) for e in engines]
 
 
-def update(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, changes: dict) -> EngineView:
-    """Change the named settings (name, slug, description, IP whitelist); a slug in use is a Conflict."""
+class EngineChanges(TypedDict, total=False):
+    """The settings an update may change; a key left out keeps its value (PATCH semantics)."""
+
+    name: str
+    slug: str
+    description: str | None
+    ip_whitelist_enabled: bool
+    ip_whitelist: list[str] | None
+
+
+def update(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, **changes: Unpack[EngineChanges]) -> EngineView:
+    """Change the given settings (name, slug, description, IP whitelist); a slug in use is a Conflict."""
+    unknown = changes.keys() - EngineChanges.__annotations__.keys()
+    if unknown:
+        raise TypeError(f"not an engine setting: {', '.join(sorted(unknown))}")
     engine = get(session, tenant_id=tenant_id, engine_id=engine_id)
-    changes = {k: v for k, v in changes.items() if k in UPDATABLE}
     slug = changes.get("slug")
     if slug is not None and slug != engine.slug and repo.get_engine_by_slug(session, tenant_id=tenant_id, slug=slug):
         raise _slug_taken(slug)

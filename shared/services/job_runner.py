@@ -87,24 +87,24 @@ def run_job(job_id: uuid.UUID) -> str | None:
     values: dict
     try:
         if version is None:
-            values = dict(status=JobStatus.FAILED.value, error_message=VERSION_GONE)
+            values = dict(status=JobStatus.FAILED, error_message=VERSION_GONE)
         else:
             outputs, filled, calc_ms = _calculate(job, version)
             result_key = job_result_key(job.tenant_id, job.id)
             get_store().put(result_key, filled, XLSX_CONTENT_TYPE)
             values = dict(
-                status=JobStatus.COMPLETED.value,
+                status=JobStatus.COMPLETED,
                 outputs=outputs,
                 result_key=result_key,
                 execution_time_ms=round((utcnow() - claimed_at).total_seconds() * 1000),
             )
             log.info("job %s completed in %.1f ms of calculation", job_id, calc_ms)
     except InputValidationError as exc:
-        values = dict(status=JobStatus.FAILED.value, error_message=exc.message)
+        values = dict(status=JobStatus.FAILED, error_message=exc.message)
     except (WorkbookError, ArithmeticError, LookupError, ValueError, TypeError):
         # Deterministic: another delivery would fail the same way.
         log.exception("job %s failed to calculate", job_id)
-        values = dict(status=JobStatus.FAILED.value, error_message=CALCULATION_FAILED)
+        values = dict(status=JobStatus.FAILED, error_message=CALCULATION_FAILED)
     except BaseException:
         # Storage, database or anything transient: hand the job back and let the queue redeliver.
         with session_scope() as session:
@@ -129,7 +129,7 @@ def _requeue_lost_webhook(job_id: uuid.UUID) -> None:
         job = job_repo.get_job(session, job_id=job_id)
         lost = (
             job is not None and job.webhook_url and job.webhook_sent_at is None
-            and job.status in (JobStatus.COMPLETED.value, JobStatus.FAILED.value)
+            and job.status in (JobStatus.COMPLETED, JobStatus.FAILED)
         )
     if lost:
         queues.enqueue_webhook(job_id)

@@ -11,7 +11,7 @@ import logging
 import re
 import uuid
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypedDict
 
 from cryptography.exceptions import InvalidTag
 from sqlalchemy.orm import Session
@@ -107,7 +107,21 @@ def _clean(name: str, value: str | None) -> str | None:
     return value
 
 
-def update(session: Session, *, tenant_id: uuid.UUID, changes: dict[str, Any]) -> TenantSettings:
+class SettingsChanges(TypedDict, total=False):
+    """The fields an update sets; a key left out is kept. ``tenant_id`` here is the Azure AD
+    directory of the app registration (hence a dict, not keywords, beside the sheetcalc tenant's id)."""
+
+    name: str | None
+    client_id: str | None
+    client_secret: str | None
+    tenant_id: str | None
+    site_id: str | None
+    site_name: str | None
+    drive_id: str | None
+    drive_name: str | None
+
+
+def update(session: Session, *, tenant_id: uuid.UUID, changes: SettingsChanges) -> TenantSettings:
     """Apply the fields the caller sent: a value sets, null or "" clears, a field left out is kept.
 
     ``client_secret`` sent back as the mask (only asterisks) keeps the stored secret.

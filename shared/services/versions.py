@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass
+from typing import Any, TypedDict, Unpack
 
 from sqlalchemy.orm import Session
 
@@ -28,11 +29,19 @@ ACTIVE_VERSION_UNDELETABLE = "Cannot delete the active version; activate another
 
 
 @dataclass
-class UploadedVersion:
+class CheckedVersion:
+    """A version and the warnings about it: where its schemas, named ranges or engine disagree."""
+
     version: EngineVersion
-    test_api_key: str
     is_active: bool
     warnings: list[str]
+
+
+@dataclass
+class UploadedVersion(CheckedVersion):
+    """A new version and its test key, returned only this once."""
+
+    test_api_key: str
 
 
 def _clean_filename(filename: str | None) -> str:
@@ -124,8 +133,22 @@ def schema_warnings(version: EngineVersion) -> list[str]:
     return warnings
 
 
-def update_schemas(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, version_id: uuid.UUID, changes: dict) -> tuple[EngineVersion, list[str]]:
+class VersionChanges(TypedDict, total=False):
+    """What an update may change; a key left out is kept, a schema given as None is removed."""
+
+    input_schema: dict[str, Any] | None
+    output_schema: dict[str, Any] | None
+    calc_engine: str | None
+
+
+def update_schemas(
+    session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, version_id: uuid.UUID, **changes: Unpack[VersionChanges]
+) -> CheckedVersion:
     """Set the version's input and/or output schema (each a Draft 7 schema or null), and/or pin its engine."""
+    unknown = changes.keys() - VersionChanges.__annotations__.keys()
+    if unknown:
+        raise TypeError(f"not a version setting: {', '.join(sorted(unknown))}")
+    engine = engine_service.get(session, tenant_id=tenant_id, engine_id=engine_id)
     version = get(session, tenant_id=tenant_id, engine_id=engine_id, version_id=version_id)
     if changes.get("calc_engine") is not None:
         pin_engine(version, changes["calc_engine"])
@@ -135,7 +158,7 @@ def update_schemas(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UU
             setattr(version, field, changes[field])
     version.updated_at = utcnow()
     session.flush()
-    return version, schema_warnings(version)
+    return CheckedVersion(version=version, is_active=engine.active_version_id == version.id, warnings=schema_warnings(version))
 
 
 def pin_engine(version: EngineVersion, engine_name: str) -> None:

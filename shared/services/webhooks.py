@@ -19,7 +19,7 @@ from shared.repositories import jobs as job_repo
 
 log = logging.getLogger(__name__)
 
-FINISHED = (JobStatus.COMPLETED.value, JobStatus.FAILED.value)
+FINISHED = (JobStatus.COMPLETED, JobStatus.FAILED)
 
 
 def _iso(value) -> str | None:
@@ -28,7 +28,7 @@ def _iso(value) -> str | None:
 
 def payload(job: Job) -> dict[str, Any]:
     """The event body for a finished job (spec, Events)."""
-    if job.status == JobStatus.COMPLETED.value:
+    if job.status == JobStatus.COMPLETED:
         return {
             "job_id": str(job.id),
             "status": job.status,

@@ -15,6 +15,7 @@ def add_jobs(deployed, statuses: list[str]) -> list[str]:
     """Job rows for the deployed engine, one a minute from T0 in the order given; returns their ids."""
     from shared.db.models import Job
     from shared.db.session import session_scope
+    from shared.repositories import jobs as job_repo
 
     ids = []
     with session_scope() as session:
@@ -30,8 +31,7 @@ def add_jobs(deployed, statuses: list[str]) -> list[str]:
                 execution_time_ms=12 if status == "completed" else None,
                 created_at=created, updated_at=created + timedelta(seconds=1), completed_at=created + timedelta(seconds=1) if finished else None,
             )
-            session.add(job)
-            session.flush()
+            job_repo.add(session, job)
             ids.append(str(job.id))
     return ids
 

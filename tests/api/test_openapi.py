@@ -194,3 +194,43 @@ def test_every_reference_resolves(spec):
                 walk(value)
 
     walk(spec)
+
+
+def test_every_route_outside_the_public_routers_requires_an_administrator_session(spec, client):
+    import re
+    import uuid
+
+    from shared.api.app import PUBLIC
+
+    # GIVEN the routes of the routers that authenticate on their own terms (health, login, consumer API)
+    public = {(method, route.path) for module in PUBLIC for route in module.router.routes for method in route.methods}
+    # WHEN every other documented route is called without a session
+    guarded = {(method.upper(), path) for path, ops in spec["paths"].items() for method in ops} - public
+    assert guarded >= set(MANAGEMENT_ROUTES)
+    for method, path in sorted(guarded):
+        r = client.request(method, re.sub(r"\{[^}]+\}", str(uuid.uuid4()), path))
+        # THEN it is refused as unauthenticated: the router's dependency runs before anything else
+        assert r.status_code == 401, (method, path, r.status_code)
+
+
+def test_a_new_management_route_cannot_forget_authentication(local_aws):
+    from fastapi.testclient import TestClient
+
+    from shared.api.app import PUBLIC, ROUTERS, create_app
+
+    # GIVEN a route added to each management router that asks for no user at all
+    probes = {}
+    for module in ROUTERS:
+        if module not in PUBLIC:
+            path = f"/probe/{module.__name__.rsplit('.', 1)[-1]}/a/b/c"  # deeper than any real route
+            module.router.add_api_route(path, lambda: {"ok": True}, methods=["GET"])
+            probes[module.router.prefix + path] = module.router
+    try:
+        # WHEN each is called without a session
+        with TestClient(create_app()) as c:
+            statuses = {path: c.get(path).status_code for path in probes}
+    finally:
+        for path, router in probes.items():
+            router.routes[:] = [r for r in router.routes if getattr(r, "path", None) != path]
+    # THEN the router's own dependency refuses it
+    assert set(statuses.values()) == {401}, statuses

@@ -63,6 +63,7 @@ def test_every_event_file_is_json_of_a_known_shape(name):
 def _pending_job(*, webhook_url: str | None) -> uuid.UUID:
     from shared.db.models import Job, JobStatus, Tenant
     from shared.db.session import session_scope
+    from shared.repositories import jobs as job_repo
 
     with session_scope() as session:
         tenant = Tenant(slug=f"dlq-{uuid.uuid4().hex[:10]}", name="Dead letters")
@@ -73,8 +74,7 @@ def _pending_job(*, webhook_url: str | None) -> uuid.UUID:
             version_id=uuid.uuid4(), version="1.0", status=JobStatus.PROCESSING.value, inputs={"principal": 1},
             webhook_url=webhook_url,
         )
-        session.add(job)
-        session.flush()
+        job_repo.add(session, job)
         return job.id
 
 

@@ -68,7 +68,7 @@ def test_migration_backfills_rollups_from_existing_jobs(scratch_url):
             is_test=consumer is None, status=status, inputs={}, execution_time_ms=(i * 13) % 40 if status == "completed" else None,
             created_at=start + timedelta(minutes=17 * i), updated_at=start,
         ))
-    with get_engine(scratch_url).begin() as connection:  # Core inserts: the rollups' mapper event does not run
+    with get_engine(scratch_url).begin() as connection:  # Core inserts, not jobs.add: the rollups are not touched
         connection.execute(insert(Tenant.__table__), [dict(id=t, slug=f"t-{t.hex[:8]}", name="t") for t in tenants])
         connection.execute(insert(Job.__table__), rows)
     # WHEN the migration runs

@@ -70,8 +70,10 @@ class Ref:
 
 def add_job(session, tenant_id, *, created, engine: Ref, version: Ref, consumer: Ref | None, status, ms=None):
     from shared.db.models import Job
+    from shared.repositories import jobs as job_repo
 
-    session.add(
+    job_repo.add(
+        session,
         Job(
             tenant_id=tenant_id, engine_id=engine.id, engine_name=engine.name, engine_slug=engine.slug,
             version_id=version.id, version=version.name,

@@ -1,10 +1,12 @@
-"""Management sessions: login, logout, change password."""
+"""Management sessions: login, logout, change password (public: login is how a session starts)."""
 
 from fastapi import APIRouter, Response
 
 from shared.api.deps import SessionDep, SessionToken, UserChangingPassword
 from shared.api.errors import responses
-from shared.api.schemas import ChangePasswordRequest, LoginRequest, LoginResponse, MessageResponse
+from shared.api.presenters import auth as present
+from shared.api.schemas.auth import ChangePasswordRequest, LoginRequest, LoginResponse
+from shared.api.schemas.common import MessageResponse
 from shared.config import get_settings
 from shared.services import auth
 
@@ -30,10 +32,7 @@ def login(body: LoginRequest, session: SessionDep, response: Response):
     issued = auth.login(session, email=body.email, password=body.password)
     ttl = get_settings().jwt_ttl_seconds
     _set_cookie(response, issued.token, ttl)
-    return LoginResponse(
-        access_token=issued.token, expires_at=issued.expires_at, expires_in=ttl,
-        must_change_password=issued.user.must_change_password,
-    )
+    return present.login(issued, expires_in=ttl)
 
 
 @router.post("/logout", response_model=MessageResponse)
@@ -41,7 +40,7 @@ def logout(session: SessionDep, token: SessionToken, response: Response, invalid
     """End the session (unless invalidate_session=false) and always clear the auth_token cookie."""
     auth.logout(session, token=token, invalidate_session=invalidate_session)
     _clear_cookie(response)
-    return MessageResponse(message="Logged out")
+    return present.logged_out()
 
 
 @router.post("/change-password", response_model=MessageResponse, responses=responses(401, 422))
@@ -49,4 +48,4 @@ def change_password(body: ChangePasswordRequest, session: SessionDep, user: User
     """Change your own password; the session ends and you log in again with the new password."""
     auth.change_password(session, user=user, current_password=body.current_password, new_password=body.new_password)
     _clear_cookie(response)
-    return MessageResponse(message="Password changed. Please log in again.")
+    return present.password_changed()

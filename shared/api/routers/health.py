@@ -6,7 +6,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
 from shared import __version__
-from shared.api.schemas import ErrorResponse, HealthResponse
+from shared.api.schemas.common import ErrorResponse, HealthResponse
 from shared.db.session import new_session
 
 router = APIRouter(tags=["health"])

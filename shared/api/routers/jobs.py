@@ -1,70 +1,59 @@
-"""The consumer API: execute, test, about, job status, download (API key auth)."""
+"""The consumer API: execute, test, about, job status, download (API key auth, checked by the services)."""
 
 import uuid
 
 from fastapi import APIRouter
-from fastapi.responses import JSONResponse
 
-from shared.api import schemas
-from shared.api.deps import ApiKey, ClientIp, SessionDep
+from shared.api.deps import CurrentConsumer, SessionDep
 from shared.api.errors import responses
+from shared.api.presenters import jobs as present
+from shared.api.schemas.jobs import AboutResponse, DownloadResponse, ExecuteRequest, ExecuteResponse, JobResponse
 from shared.services import jobs
 
 router = APIRouter(prefix="/jobs", tags=["jobs"], responses=responses(401, 403))
 
 
-def _accepted(job) -> schemas.ExecuteResponse:
-    return schemas.ExecuteResponse(job_id=job.id, status=job.status, message="Job queued for processing", created_at=job.created_at)
-
-
 @router.post(
-    "/execute/{tenant_slug}/{engine_slug}", status_code=202, response_model=schemas.ExecuteResponse,
+    "/execute/{tenant_slug}/{engine_slug}", status_code=202, response_model=ExecuteResponse,
     responses=responses(400, 404, 503),
 )
-def execute(tenant_slug: str, engine_slug: str, body: schemas.ExecuteRequest, session: SessionDep, api_key: ApiKey, client_ip: ClientIp):
+def execute(tenant_slug: str, engine_slug: str, body: ExecuteRequest, session: SessionDep, consumer: CurrentConsumer):
     """Queue a calculation on the engine's active version. Poll the job, or give a webhook_url."""
     job = jobs.execute(
-        session, tenant_slug=tenant_slug, engine_slug=engine_slug, api_key=api_key, client_ip=client_ip,
-        body=body.model_dump(),
+        session, request=consumer, tenant_slug=tenant_slug, engine_slug=engine_slug, inputs=body.inputs, webhook_url=body.webhook_url
     )
-    return _accepted(job)
+    return present.accepted(job)
 
 
 @router.post(
-    "/test/{tenant_slug}/{engine_slug}/{version_id}", status_code=202, response_model=schemas.ExecuteResponse,
+    "/test/{tenant_slug}/{engine_slug}/{version_id}", status_code=202, response_model=ExecuteResponse,
     responses=responses(400, 404, 503),
 )
 def test_execute(
-    tenant_slug: str, engine_slug: str, version_id: uuid.UUID, body: schemas.ExecuteRequest,
-    session: SessionDep, api_key: ApiKey, client_ip: ClientIp,
+    tenant_slug: str, engine_slug: str, version_id: uuid.UUID, body: ExecuteRequest, session: SessionDep, consumer: CurrentConsumer
 ):
     """Queue a calculation on a given version, active or not, with that version's test key."""
     job = jobs.test_execute(
-        session, tenant_slug=tenant_slug, engine_slug=engine_slug, version_id=version_id, api_key=api_key,
-        client_ip=client_ip, body=body.model_dump(),
+        session, request=consumer, tenant_slug=tenant_slug, engine_slug=engine_slug, version_id=version_id,
+        inputs=body.inputs, webhook_url=body.webhook_url,
     )
-    return _accepted(job)
+    return present.accepted(job)
 
 
-@router.get("/about/{tenant_slug}/{engine_slug}", response_model=schemas.AboutResponse, responses=responses(400, 404))
-def about(tenant_slug: str, engine_slug: str, session: SessionDep, api_key: ApiKey, client_ip: ClientIp):
+@router.get("/about/{tenant_slug}/{engine_slug}", response_model=AboutResponse, responses=responses(400, 404))
+def about(tenant_slug: str, engine_slug: str, session: SessionDep, consumer: CurrentConsumer):
     """The engine's name, active version and schemas."""
-    engine, version = jobs.about(session, tenant_slug=tenant_slug, engine_slug=engine_slug, api_key=api_key, client_ip=client_ip)
-    return schemas.AboutResponse(
-        name=engine.name, slug=engine.slug, description=engine.description, version=version.version,
-        input_schema=version.input_schema, output_schema=version.output_schema, updated_at=version.updated_at,
-    )
+    return present.about(*jobs.about(session, request=consumer, tenant_slug=tenant_slug, engine_slug=engine_slug))
 
 
-@router.get("/{job_id}", response_model=schemas.JobResponse, responses=responses(404))
-def get_job(job_id: uuid.UUID, session: SessionDep, api_key: ApiKey, client_ip: ClientIp):
+# Only the fields the job's status carries are set (spec rule 3), so unset fields are left out.
+@router.get("/{job_id}", response_model=JobResponse, response_model_exclude_unset=True, responses=responses(404))
+def get_job(job_id: uuid.UUID, session: SessionDep, consumer: CurrentConsumer):
     """The job's status; inputs and outputs once it has finished."""
-    job = jobs.get_job(session, job_id=job_id, api_key=api_key, client_ip=client_ip)
-    # Only the fields the job's status carries (spec rule 3), so unset fields are left out.
-    return JSONResponse(schemas.JobResponse(**jobs.job_view(job)).model_dump(mode="json", exclude_unset=True))
+    return present.job_status(jobs.get_job(session, request=consumer, job_id=job_id))
 
 
-@router.get("/{job_id}/download", response_model=schemas.DownloadResponse, responses=responses(400, 404))
-def download(job_id: uuid.UUID, session: SessionDep, api_key: ApiKey, client_ip: ClientIp):
+@router.get("/{job_id}/download", response_model=DownloadResponse, responses=responses(400, 404))
+def download(job_id: uuid.UUID, session: SessionDep, consumer: CurrentConsumer):
     """A temporary (about one hour) URL to the filled workbook of a completed job."""
-    return schemas.DownloadResponse(**jobs.download(session, job_id=job_id, api_key=api_key, client_ip=client_ip))
+    return present.download(jobs.download(session, request=consumer, job_id=job_id))

@@ -9,12 +9,13 @@ from fastapi import APIRouter, Depends, Query
 from fastapi.exceptions import RequestValidationError
 from pydantic import AfterValidator
 
-from shared.api import schemas_stats as schemas
-from shared.api.deps import CurrentUser, SessionDep, _current_user
+from shared.api.deps import CurrentUser, SessionDep
 from shared.api.errors import responses
+from shared.api.presenters import stats as present
+from shared.api.schemas import stats as schemas
 from shared.services import stats
 
-router = APIRouter(tags=["statistics"], dependencies=[Depends(_current_user)], responses=responses(401, 403))
+router = APIRouter(tags=["statistics"])
 
 _COUNTING = (
     " Figures are computed in the database over the jobs created in the period. Every job counts in "
@@ -64,7 +65,7 @@ PeriodDep = Annotated[Period, Depends(_period)]
 )
 def tenant_stats(session: SessionDep, user: CurrentUser, period: PeriodDep):
     """The tenant's usage statistics."""
-    return stats.for_tenant(session, tenant_id=user.tenant_id, start=period.start, end=period.end)
+    return present.tenant_stats(stats.for_tenant(session, tenant_id=user.tenant_id, start=period.start, end=period.end))
 
 
 @router.get(
@@ -74,7 +75,7 @@ def tenant_stats(session: SessionDep, user: CurrentUser, period: PeriodDep):
 )
 def engine_stats(engine_id: uuid.UUID, session: SessionDep, user: CurrentUser, period: PeriodDep):
     """An engine's usage statistics."""
-    return stats.for_engine(session, tenant_id=user.tenant_id, engine_id=engine_id, start=period.start, end=period.end)
+    return present.engine_stats(stats.for_engine(session, tenant_id=user.tenant_id, engine_id=engine_id, start=period.start, end=period.end))
 
 
 @router.get(
@@ -84,4 +85,6 @@ def engine_stats(engine_id: uuid.UUID, session: SessionDep, user: CurrentUser, p
 )
 def consumer_stats(consumer_id: uuid.UUID, session: SessionDep, user: CurrentUser, period: PeriodDep):
     """A consumer's usage statistics."""
-    return stats.for_consumer(session, tenant_id=user.tenant_id, consumer_id=consumer_id, start=period.start, end=period.end)
+    return present.consumer_stats(
+        stats.for_consumer(session, tenant_id=user.tenant_id, consumer_id=consumer_id, start=period.start, end=period.end)
+    )

@@ -2,35 +2,27 @@
 
 import uuid
 
-from fastapi import APIRouter, Depends, Response
+from fastapi import APIRouter, Response
 
-from shared.api.deps import CurrentUser, SessionDep, _current_user
+from shared.api.deps import CurrentUser, SessionDep
 from shared.api.errors import responses
-from shared.api.schemas_users import (
-    UserCreate,
-    UserCreateResponse,
-    UserItem,
-    UserListResponse,
-    UserUpdate,
-    UserUpdateResponse,
-)
+from shared.api.presenters import users as present
+from shared.api.schemas.users import UserCreate, UserCreateResponse, UserListResponse, UserUpdate, UserUpdateResponse
 from shared.services import users
 
-router = APIRouter(prefix="/users", tags=["users"], dependencies=[Depends(_current_user)], responses=responses(401, 403))
+router = APIRouter(prefix="/users", tags=["users"])
 
 
 @router.get("", response_model=UserListResponse)
 def list_users(session: SessionDep, user: CurrentUser):
     """All users of the caller's tenant."""
-    items = [UserItem.model_validate(u, from_attributes=True) for u in users.list_for_tenant(session, tenant_id=user.tenant_id)]
-    return UserListResponse(users=items, total=len(items))
+    return present.user_list(users.list_for_tenant(session, tenant_id=user.tenant_id))
 
 
 @router.post("", status_code=201, response_model=UserCreateResponse, responses=responses(409, 422))
 def create_user(body: UserCreate, session: SessionDep, user: CurrentUser):
     """Create a user; the temporary password is returned only this once."""
-    created = users.create(session, tenant_id=user.tenant_id, email=body.email)
-    return UserCreateResponse(user=UserItem.model_validate(created.user, from_attributes=True), temporary_password=created.temporary_password)
+    return present.user_created(users.create(session, tenant_id=user.tenant_id, email=body.email))
 
 
 @router.patch("/{user_id}", response_model=UserUpdateResponse, responses=responses(404, 409, 422))
@@ -40,14 +32,7 @@ def update_user(user_id: uuid.UUID, body: UserUpdate, session: SessionDep, user:
         session, tenant_id=user.tenant_id, actor_id=user.id, user_id=user_id,
         email=body.email, is_active=body.is_active, reset_password=body.reset_password,
     )
-    message = (
-        "Password reset. The temporary password is shown only once; the user's session has ended."
-        if updated.temporary_password else "User updated."
-    )
-    return UserUpdateResponse(
-        user=UserItem.model_validate(updated.user, from_attributes=True),
-        temporary_password=updated.temporary_password, message=message,
-    )
+    return present.user_updated(updated)
 
 
 @router.delete("/{user_id}", status_code=204, response_class=Response, responses=responses(404))

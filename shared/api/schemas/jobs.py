@@ -1,0 +1,100 @@
+"""Bodies about jobs: the consumer API (execute, status, about, download) and an engine's job
+history as the management screens list it."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+# The values of shared.db.models.JobStatus, spelled out so OpenAPI lists them inline.
+JobStatusName = Literal["pending", "processing", "completed", "failed"]
+
+
+# --- the consumer API -------------------------------------------------------------------------
+
+
+class ExecuteRequest(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"example": {"inputs": {"principal": 250000, "annual_rate": 0.045, "years": 30}}})
+
+    inputs: dict[str, Any] = Field(description="Values keyed by input name (named range)")
+    webhook_url: str | None = Field(default=None, max_length=2048, description="http:// or https:// address to POST the result to")
+
+    @field_validator("webhook_url")
+    @classmethod
+    def _http_only(cls, value: str | None) -> str | None:
+        if value is not None and not value.lower().startswith(("http://", "https://")):
+            raise ValueError("webhook_url must begin with http:// or https://")
+        return value
+
+
+class ExecuteResponse(BaseModel):
+    job_id: uuid.UUID
+    status: str
+    message: str
+    created_at: datetime
+
+
+class JobResponse(BaseModel):
+    """Fields by status: see the interface specification, Consumer: jobs, rule 3."""
+
+    job_id: uuid.UUID
+    status: str
+    inputs: dict[str, Any] | None = None
+    outputs: dict[str, Any] | None = None
+    error_message: str | None = None
+    created_at: datetime
+    updated_at: datetime
+    completed_at: datetime | None = None
+    execution_time_ms: int | None = None
+    webhook_url: str | None = None
+    webhook_sent_at: datetime | None = None
+    webhook_response_status: int | None = None
+
+
+class AboutResponse(BaseModel):
+    name: str
+    slug: str
+    description: str | None
+    version: str
+    input_schema: dict[str, Any] | None
+    output_schema: dict[str, Any] | None
+    updated_at: datetime
+
+
+class DownloadResponse(BaseModel):
+    download_url: str
+    filename: str
+    expires_at: datetime
+
+
+# --- an engine's jobs (management) ------------------------------------------------------------
+
+
+class RecentJobItem(BaseModel):
+    job_id: uuid.UUID
+    status: JobStatusName
+    consumer_id: uuid.UUID | None = Field(description="null for jobs run with a version's test key")
+    consumer_name: str | None
+    version: str = Field(description="The version string the job ran on")
+    is_test: bool
+    created_at: datetime
+    completed_at: datetime | None
+    execution_time_ms: int | None
+
+
+class JobListItem(RecentJobItem):
+    updated_at: datetime
+    error_message: str | None
+    webhook_url: str | None
+    webhook_sent_at: datetime | None
+    webhook_response_status: int | None = Field(description="0 means connection failure or timeout")
+
+
+class JobListResponse(BaseModel):
+    jobs: list[JobListItem] = Field(description="Newest first")
+    total: int = Field(description="Jobs matching the filter, across all pages")
+    limit: int
+    offset: int

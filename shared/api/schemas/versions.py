@@ -1,0 +1,93 @@
+"""Bodies of the engine version endpoints: upload, detail, schemas, activation, deletion."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class NamedRangeInfo(BaseModel):
+    name: str
+    sheet: str
+    ref: str
+    kind: str = Field(description="'output' where the range holds formulas, 'input' otherwise")
+    rows: int
+    cols: int
+    is_date: bool = False
+
+
+class EngineVersionSummary(BaseModel):
+    id: uuid.UUID
+    version: str
+    filename: str
+    is_active: bool
+    created_at: datetime
+
+
+class FidelitySummary(BaseModel):
+    """How the version's formula cells, recalculated, compare with the values Excel saved."""
+
+    engine: str | None
+    cells_compared: int
+    cells_matching: int
+    match_rate: float | None
+    mismatches_total: int
+    unsupported_functions: list[str]
+    engines: dict[str, Any] = Field(description="One summary line per engine checked")
+
+
+class DocumentStorageStatus(BaseModel):
+    """The copy of the version's workbook in the tenant's document library (SharePoint)."""
+
+    status: str = Field(description="'pending', 'stored', 'failed' or 'not_configured'")
+    web_url: str | None = Field(default=None, description="Where the copy opens in SharePoint, once stored")
+    path: str | None = Field(default=None, description="Its path in the configured drive")
+    error: str | None = Field(default=None, description="Why the copy failed")
+    stored_at: datetime | None = None
+
+
+class EngineVersionDetail(EngineVersionSummary):
+    file_size: int
+    calc_engine: str = Field(description="The engine that calculates this version: 'ironcalc' or 'formulas'")
+    calc_engine_pinned: bool = Field(description="True when an administrator chose the engine; false when the upload check did")
+    fidelity: FidelitySummary | None = Field(description="The fidelity check made at upload")
+    named_ranges: list[NamedRangeInfo]
+    input_schema: dict[str, Any] | None
+    output_schema: dict[str, Any] | None
+    document_storage: DocumentStorageStatus | None = Field(
+        default=None, description="The copy in the tenant's document library, made in the background; null for older versions"
+    )
+    updated_at: datetime
+
+
+class EngineVersionCreateResponse(EngineVersionDetail):
+    test_api_key: str = Field(description="Key for /jobs/test/... on this version; shown only once")
+    warnings: list[str] = Field(default_factory=list, description="Where recalculated cells differ from Excel's saved values")
+    message: str = "Version uploaded. The test API key is shown only once: store it now."
+
+
+class EngineVersionUpdate(BaseModel):
+    input_schema: dict[str, Any] | None = Field(default=None, description="JSON Schema Draft 7, or null to remove")
+    output_schema: dict[str, Any] | None = Field(default=None, description="JSON Schema Draft 7, or null to remove")
+    calc_engine: str | None = Field(default=None, description="Pin the calculation engine ('ironcalc' or 'formulas')")
+
+
+class EngineVersionUpdateResponse(EngineVersionDetail):
+    warnings: list[str]
+
+
+class EngineVersionActivateResponse(BaseModel):
+    id: uuid.UUID
+    engine_id: uuid.UUID
+    version: str
+    is_active: bool
+    message: str
+
+
+class EngineVersionDeleteResponse(BaseModel):
+    id: uuid.UUID
+    version: str
+    message: str
