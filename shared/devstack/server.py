@@ -1,8 +1,9 @@
 """``run_dev``: the whole service on one machine (``sheetcalc dev``).
 
 It starts a local AWS (moto), points the settings at it, migrates the database, runs the worker,
-checks, dead-letter and webhook handlers behind SQS pollers (one per queue, as on AWS), and serves the API with uvicorn until
-SIGINT or SIGTERM, after which everything is stopped and it returns normally.
+checks, dead-letter and webhook handlers behind SQS pollers (one per queue, as on AWS), and
+serves the API with uvicorn until SIGINT or SIGTERM, after which everything is stopped and it
+returns normally.
 """
 
 from __future__ import annotations
