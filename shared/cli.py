@@ -9,25 +9,41 @@ import sys
 from pathlib import Path
 
 
-def _use_data_dir(data_dir: str | None) -> None:
+DEFAULT_DATA_DIR = ".sheetcalc"
+
+
+def data_dir_of(args: argparse.Namespace) -> Path:
+    """The data dir every command uses: ``--data-dir``, else ``SHEETCALC_DATA_DIR``, else .sheetcalc."""
+    return Path(args.data_dir or os.environ.get("SHEETCALC_DATA_DIR") or DEFAULT_DATA_DIR).resolve()
+
+
+def _use_data_dir(args: argparse.Namespace) -> None:
     # The command line wins over the environment; settings are read after this.
-    if data_dir:
-        os.environ["SHEETCALC_DATA_DIR"] = str(Path(data_dir).resolve())
+    os.environ["SHEETCALC_DATA_DIR"] = str(data_dir_of(args))
     from shared.config import get_settings, reset_settings
 
     reset_settings()
     get_settings().data_dir.mkdir(parents=True, exist_ok=True)
 
 
+def _database_shown() -> str:
+    """The configured database, fit to print (no password)."""
+    from sqlalchemy.engine import make_url
+
+    from shared.config import get_settings
+
+    return make_url(get_settings().effective_database_url).render_as_string(hide_password=True)
+
+
 def _dev(args: argparse.Namespace) -> int:
     from shared.devstack.server import run_dev
 
-    run_dev(host=args.host, port=args.port, data_dir=Path(args.data_dir or os.environ.get("SHEETCALC_DATA_DIR", ".sheetcalc")))
+    run_dev(host=args.host, port=args.port, data_dir=data_dir_of(args))
     return 0
 
 
 def _create_tenant(args: argparse.Namespace) -> int:
-    _use_data_dir(args.data_dir)
+    _use_data_dir(args)
     from shared.db.migrate import upgrade
     from shared.db.session import session_scope
     from shared.errors import SheetcalcError
@@ -47,11 +63,13 @@ def _create_tenant(args: argparse.Namespace) -> int:
         print(f"sheetcalc: {exc.message}", file=sys.stderr)
         return 1
     print(json.dumps(out))
+    # Where it went: the server must use the same data dir (or DATABASE_URL) to let them log in.
+    print(f"sheetcalc: tenant {out['slug']} created in {_database_shown()}", file=sys.stderr)
     return 0
 
 
 def _migrate(args: argparse.Namespace) -> int:
-    _use_data_dir(args.data_dir)
+    _use_data_dir(args)
     from shared.db.migrate import upgrade
 
     upgrade()
@@ -115,6 +133,9 @@ def _print_check(out: dict, report) -> None:
             print(f"  {m['sheet']}!{m['cell']}  {m['formula']}  Excel: {m['expected']!r}  {out['engine']}: {m['actual']!r}")
 
 
+DATA_DIR_HELP = "where SQLite and local secrets live (default: $SHEETCALC_DATA_DIR, else .sheetcalc)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="sheetcalc", description="Excel workbooks as calculation engines.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -122,18 +143,18 @@ def build_parser() -> argparse.ArgumentParser:
     dev = sub.add_parser("dev", help="run the whole service on this machine (SQLite, local S3 and SQS)")
     dev.add_argument("--host", default="127.0.0.1")
     dev.add_argument("--port", type=int, default=8000)
-    dev.add_argument("--data-dir", default=None, help="where SQLite and local secrets live (default .sheetcalc)")
+    dev.add_argument("--data-dir", default=None, help=DATA_DIR_HELP)
     dev.set_defaults(func=_dev)
 
     tenant = sub.add_parser("create-tenant", help="create a tenant and its first administrator")
     tenant.add_argument("--slug", required=True)
     tenant.add_argument("--name", required=True)
     tenant.add_argument("--admin-email", required=True)
-    tenant.add_argument("--data-dir", default=None)
+    tenant.add_argument("--data-dir", default=None, help=DATA_DIR_HELP)
     tenant.set_defaults(func=_create_tenant)
 
     migrate = sub.add_parser("migrate", help="bring the database schema up to date")
-    migrate.add_argument("--data-dir", default=None)
+    migrate.add_argument("--data-dir", default=None, help=DATA_DIR_HELP)
     migrate.set_defaults(func=_migrate)
 
     check = sub.add_parser("check", help="recalculate a workbook and compare with the values Excel saved in it")

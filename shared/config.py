@@ -1,4 +1,8 @@
-"""Settings, validated once and read through ``get_settings()`` (never at import time)."""
+"""Settings, validated once and read through ``get_settings()`` (never at import time).
+
+Values come from, in order of precedence: the environment (``SHEETCALC_<NAME>``), then the
+Secrets Manager secrets ``SHEETCALC_SECRET_ARN`` names (``shared.secrets``), then the defaults.
+"""
 
 from __future__ import annotations
 
@@ -7,7 +11,9 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import AliasChoices, Field, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from shared.secrets import SecretsManagerSource
 
 PLACEHOLDER_SECRET = "dev-only-insecure-secret-change-me"
 
@@ -30,13 +36,16 @@ class Settings(BaseSettings):
     aws_endpoint_url: str | None = None
     bucket: str = "sheetcalc-workbooks"
     jobs_queue_url: str | None = None
+    # Version checks (the slower engines' fidelity checks, the document-library copy) have a
+    # queue and a function of their own, so that a job never waits behind a 240 s check.
+    checks_queue_url: str | None = None
     webhooks_queue_url: str | None = None
     download_url_ttl_seconds: int = 3600
 
     max_upload_bytes: int = 25 * 1024 * 1024
     model_cache_size: int = 32
-    # The fidelity check of the slower `formulas` engine, run by a worker after upload: its
-    # deadline (inside the worker function's 300 s timeout) and its memory ceiling.
+    # The fidelity check of the slower `formulas` engine, run by the checks function after upload:
+    # its deadline (inside that function's 300 s timeout) and its memory ceiling.
     fidelity_timeout_seconds: float = 240.0
     fidelity_memory_mb: int = 4096
     # A job still "processing" this long after it was claimed is taken to be abandoned
@@ -50,6 +59,18 @@ class Settings(BaseSettings):
     # Microsoft identity platform and Graph, for tenants' document storage (tests point them at a stand-in).
     graph_authority_host: str = "https://login.microsoftonline.com"
     graph_base_url: str = "https://graph.microsoft.com/v1.0"
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        # The environment wins over Secrets Manager, which wins over the defaults.
+        return init_settings, env_settings, dotenv_settings, SecretsManagerSource(settings_cls), file_secret_settings
 
     @model_validator(mode="after")
     def _refuse_placeholders_in_prod(self) -> "Settings":

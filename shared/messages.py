@@ -1,7 +1,8 @@
 """Queue message bodies. Messages carry ids, never objects.
 
-The jobs queue carries ``{"job_id": "<uuid>"}`` (compute a job) and ``{"version_id": "<uuid>"}``
-(a new version's background work: slower engine checks, the copy to the document library); the webhooks queue carries ``{"job_id"}``.
+The jobs queue carries ``{"job_id": "<uuid>"}`` (compute a job); the checks queue carries
+``{"version_id": "<uuid>"}`` (a new version's background work: slower engine checks, the copy to
+the document library); the webhooks queue carries ``{"job_id"}``.
 """
 
 from __future__ import annotations
@@ -35,9 +36,18 @@ def parse(body: str) -> Message | None:
 
 def job_id_from(body: str) -> uuid.UUID | None:
     """The job id in a job message, or None (logged) when the body is not one."""
+    return _id_of_kind(body, "job")
+
+
+def version_id_from(body: str) -> uuid.UUID | None:
+    """The version id in a version-check message, or None (logged) when the body is not one."""
+    return _id_of_kind(body, "version_check")
+
+
+def _id_of_kind(body: str, kind: str) -> uuid.UUID | None:
     message = parse(body)
-    if message is None or message.kind != "job":
+    if message is None or message.kind != kind:
         if message is not None:
-            log.error("dropping a queue message that names no job")
+            log.error("dropping a queue message that names no %s", kind.replace("_", " "))
         return None
     return message.id

@@ -1,7 +1,8 @@
 """Structured logs, metrics and traces (aws-lambda-powertools), quiet outside Lambda.
 
 ``logger`` writes JSON lines; ``bind_job`` / ``bind`` add ``tenant_id``, ``engine_id`` and
-``job_id`` to every line that follows. ``record_job_metrics`` emits CloudWatch metrics (EMF)
+``job_id`` to every line that follows, until ``unbind_job``; a batch's record handler wrapped by
+``one_record_at_a_time`` starts and ends each record with none of them bound. ``record_job_metrics`` emits CloudWatch metrics (EMF)
 only inside a Lambda function, where a handler wrapped by ``instrument`` flushes them at the
 end of each invocation; elsewhere (dev server, tests) it does nothing, so nothing piles up in
 memory or lands on stdout. ``tracer`` is disabled outside Lambda.
@@ -64,6 +65,20 @@ def bind_job(job: Any) -> None:
 def unbind_job() -> None:
     """Stop logging the job keys (between records of one batch)."""
     logger.remove_keys(list(JOB_KEYS))
+
+
+def one_record_at_a_time(record_handler: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """Wrap a batch's record handler so that no record logs with the job keys of the one before."""
+
+    @functools.wraps(record_handler)
+    def handle(record: Any) -> Any:
+        unbind_job()
+        try:
+            return record_handler(record)
+        finally:
+            unbind_job()
+
+    return handle
 
 
 def record_job_metrics(status: str, calc_ms: int | None) -> None:

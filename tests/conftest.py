@@ -34,6 +34,7 @@ def local_aws(tmp_path_factory):
         SHEETCALC_AWS_REGION=aws.region,
         SHEETCALC_BUCKET=aws.bucket,
         SHEETCALC_JOBS_QUEUE_URL=aws.jobs_queue_url,
+        SHEETCALC_CHECKS_QUEUE_URL=aws.checks_queue_url,
         SHEETCALC_WEBHOOKS_QUEUE_URL=aws.webhooks_queue_url,
     )
     from shared.adapters.aws import reset_clients
@@ -195,6 +196,14 @@ def run_worker(local_aws):
 
 
 @pytest.fixture()
+def run_checks(local_aws):
+    """Run every queued version check with the real checks handler."""
+    from functions.checks.app import handler
+
+    return lambda: drain(local_aws.checks_queue_url, handler)
+
+
+@pytest.fixture()
 def run_webhooks(local_aws):
     """Deliver every queued webhook with the real webhook handler."""
     from functions.webhook.app import handler
@@ -203,12 +212,12 @@ def run_webhooks(local_aws):
 
 
 @pytest.fixture(autouse=True)
-def _queues_left_empty(local_aws, run_worker, run_webhooks):
+def _queues_left_empty(local_aws, run_worker, run_checks, run_webhooks):
     """Messages a test queued but did not process are processed after it, so the next starts clean."""
     yield
     from shared.adapters.aws import client
 
-    for url, drain in ((local_aws.jobs_queue_url, run_worker), (local_aws.webhooks_queue_url, run_webhooks)):
+    for url, drain in ((local_aws.jobs_queue_url, run_worker), (local_aws.checks_queue_url, run_checks), (local_aws.webhooks_queue_url, run_webhooks)):
         waiting = client("sqs").get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
         if int(waiting["Attributes"]["ApproximateNumberOfMessages"]):
             drain()

@@ -12,13 +12,13 @@ error: that is the documented manual step.
 from __future__ import annotations
 
 import json
-import os
 import threading
 
 import httpx
 
+from shared.config import get_settings
+from shared.db.migrate import upgrade
 from shared.observability import instrument, logger
-from shared.secrets import load_secrets_into_env
 
 PHYSICAL_RESOURCE_ID = "sheetcalc-database-migrations"
 # Stop waiting this long before the function's own timeout, to leave time to answer.
@@ -27,11 +27,8 @@ RESPONSE_TIMEOUT_SECONDS = 30.0
 
 
 def migrate() -> None:
-    """Bring the configured database up to the newest revision."""
-    from shared.db.migrate import upgrade
-
-    load_secrets_into_env()
-    upgrade(url=os.environ.get("DATABASE_URL") or None)
+    """Bring the configured database (the settings', from the secrets in Lambda) up to the newest revision."""
+    upgrade()
 
 
 @instrument
@@ -98,12 +95,19 @@ def _run_within(work, seconds: float | None) -> None:
 
 def _reason(exc: BaseException, context) -> str:
     text = f"{type(exc).__name__}: {exc}"
-    url = os.environ.get("DATABASE_URL")
+    url = _database_url()
     if url:
         text = text.replace(url, "<DATABASE_URL>")
     where = getattr(context, "log_stream_name", None)
     suffix = f" (log stream {where})" if where else ""
     return ("Migration failed: " + text)[:400] + suffix
+
+
+def _database_url() -> str | None:
+    try:
+        return get_settings().database_url
+    except Exception:  # noqa: BLE001 - the settings themselves may be what failed
+        return None
 
 
 def _answer(url: str, answer: dict) -> None:

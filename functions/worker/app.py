@@ -3,25 +3,28 @@
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
+from shared.adapters import queues
 from shared.messages import parse
-from shared.observability import instrument
-from shared.secrets import load_secrets_into_env
-from shared.services import job_runner, version_checks
+from shared.observability import instrument, logger, one_record_at_a_time
+from shared.services import job_runner
 
-load_secrets_into_env()
+# Module scope, as powertools shows it: building it does no I/O and reads no settings.
 # Report every failed record rather than raising when all fail: SQS retries just those.
 processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failure=False)
 
 
+@one_record_at_a_time
 def record_handler(record: SQSRecord) -> None:
-    """Run the job (or the version check) a message names; a malformed message is logged and dropped."""
+    """Run the job a message names; a malformed message is logged and dropped."""
     message = parse(record.body)
     if message is None:
         return
     if message.kind == "version_check":
-        version_checks.check_in_background(message.id)
-    else:
-        job_runner.run_job(message.id)
+        # Queued before version checks had a queue of their own: hand it to the checks function.
+        queues.enqueue_version_check(message.id)
+        logger.info("version check moved to the checks queue", extra={"version_id": str(message.id)})
+        return
+    job_runner.run_job(message.id)
 
 
 @instrument

@@ -2,21 +2,22 @@
 
 Each record holds ``{"job_id": ...}``. ``job_runner.fail_dead_lettered`` marks the job failed with
 a generic message (and queues its webhook, if one was asked for); a record that raises (the
-database is down, say) is reported back, stays on this queue and is tried again.
+database is down, say) is reported back, stays on this queue and is tried again. A version check
+dead-lettered here (queued on the jobs queue before checks had a queue of their own) is recorded
+as failed, as ``functions.checks.dlq`` does.
 """
 
 from aws_lambda_powertools.utilities.batch import BatchProcessor, EventType, process_partial_response
 from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from shared.messages import parse
-from shared.observability import bind, instrument, logger
-from shared.secrets import load_secrets_into_env
+from shared.observability import bind, instrument, logger, one_record_at_a_time
 from shared.services import job_runner, version_checks
 
-load_secrets_into_env()
 processor = BatchProcessor(event_type=EventType.SQS)
 
 
+@one_record_at_a_time
 def record_handler(record: SQSRecord) -> None:
     """Fail the job a dead-lettered message names; a malformed message is logged and dropped."""
     message = parse(record.body)

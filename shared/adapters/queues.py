@@ -26,9 +26,9 @@ def enqueue_job(job_id) -> None:
 
 
 def enqueue_version_check(version_id) -> None:
-    """Ask a worker for a new version's background work: the slower engines' checks, the copy to
-    the tenant's document library."""
-    _send(get_settings().jobs_queue_url, {"version_id": str(version_id)})
+    """Ask the checks function for a new version's background work: the slower engines' checks,
+    the copy to the tenant's document library. Its own queue: no job waits behind a check."""
+    _send(get_settings().checks_queue_url, {"version_id": str(version_id)})
 
 
 def enqueue_webhook(job_id) -> None:

@@ -15,6 +15,8 @@ from moto.server import ThreadedMotoServer
 # As in template.yaml: a message is tried this many times before it goes to the dead-letter queue.
 MAX_RECEIVE_COUNT = 3
 JOBS_VISIBILITY_TIMEOUT = 60
+# Longer than a version check may take (the formulas check's 240 s deadline, then the copy).
+CHECKS_VISIBILITY_TIMEOUT = 300
 WEBHOOKS_VISIBILITY_TIMEOUT = 30
 DLQ_RETENTION_SECONDS = 14 * 24 * 3600
 
@@ -28,6 +30,8 @@ class LocalAws:
     bucket: str
     jobs_queue_url: str
     jobs_dlq_url: str
+    checks_queue_url: str
+    checks_dlq_url: str
     webhooks_queue_url: str
     webhooks_dlq_url: str
     server: ThreadedMotoServer = field(repr=False, compare=False)
@@ -82,6 +86,9 @@ def start_local_aws(*, host: str = "127.0.0.1", port: int = 0, region: str = "us
         jobs_url, jobs_dlq_url = create_queue_with_dlq(
             sqs, f"{prefix}-jobs", visibility_timeout=JOBS_VISIBILITY_TIMEOUT
         )
+        checks_url, checks_dlq_url = create_queue_with_dlq(
+            sqs, f"{prefix}-checks", visibility_timeout=CHECKS_VISIBILITY_TIMEOUT
+        )
         webhooks_url, webhooks_dlq_url = create_queue_with_dlq(
             sqs, f"{prefix}-webhooks", visibility_timeout=WEBHOOKS_VISIBILITY_TIMEOUT
         )
@@ -94,6 +101,8 @@ def start_local_aws(*, host: str = "127.0.0.1", port: int = 0, region: str = "us
         bucket=bucket,
         jobs_queue_url=jobs_url,
         jobs_dlq_url=jobs_dlq_url,
+        checks_queue_url=checks_url,
+        checks_dlq_url=checks_dlq_url,
         webhooks_queue_url=webhooks_url,
         webhooks_dlq_url=webhooks_dlq_url,
         server=server,

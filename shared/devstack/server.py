@@ -1,8 +1,9 @@
 """``run_dev``: the whole service on one machine (``sheetcalc dev``).
 
 It starts a local AWS (moto), points the settings at it, migrates the database, runs the worker,
-dead-letter and webhook handlers behind SQS pollers, and serves the API with uvicorn until
-SIGINT or SIGTERM, after which everything is stopped and it returns normally.
+checks, dead-letter and webhook handlers behind SQS pollers (one per queue, as on AWS), and
+serves the API with uvicorn until SIGINT or SIGTERM, after which everything is stopped and it
+returns normally.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shlex
 import signal
 import sys
 import threading
@@ -18,10 +20,21 @@ from pathlib import Path
 
 import uvicorn
 
+from functions.checks.app import handler as checks_handler
+from functions.checks.dlq import handler as checks_dlq_handler
+from functions.webhook.app import handler as webhook_handler
+from functions.worker.app import handler as worker_handler
+from functions.worker.dlq import handler as dlq_handler
 from shared.adapters.aws import reset_clients
 from shared.config import reset_settings
 from shared.db.session import reset_engines
-from shared.devstack.local_aws import JOBS_VISIBILITY_TIMEOUT, WEBHOOKS_VISIBILITY_TIMEOUT, LocalAws, start_local_aws
+from shared.devstack.local_aws import (
+    CHECKS_VISIBILITY_TIMEOUT,
+    JOBS_VISIBILITY_TIMEOUT,
+    WEBHOOKS_VISIBILITY_TIMEOUT,
+    LocalAws,
+    start_local_aws,
+)
 from shared.devstack.pollers import SqsPoller
 
 SECRETS_FILE = "secrets.json"
@@ -58,6 +71,7 @@ def _point_settings_at(aws: LocalAws, data_dir: Path) -> None:
         "SHEETCALC_AWS_REGION": aws.region,
         "SHEETCALC_BUCKET": aws.bucket,
         "SHEETCALC_JOBS_QUEUE_URL": aws.jobs_queue_url,
+        "SHEETCALC_CHECKS_QUEUE_URL": aws.checks_queue_url,
         "SHEETCALC_WEBHOOKS_QUEUE_URL": aws.webhooks_queue_url,
     })
     reset_settings()
@@ -66,16 +80,15 @@ def _point_settings_at(aws: LocalAws, data_dir: Path) -> None:
 
 
 def _start_pollers(aws: LocalAws) -> list[SqsPoller]:
-    # Imported only now: the handlers may read settings when they are imported.
-    from functions.webhook.app import handler as webhook_handler
-    from functions.worker.app import handler as worker_handler
-    from functions.worker.dlq import handler as dlq_handler
-
     common = {"endpoint_url": aws.endpoint_url, "region": aws.region}
     pollers = [
         SqsPoller(aws.jobs_queue_url, worker_handler, function_name="sheetcalc-worker",
                   timeout_seconds=JOBS_VISIBILITY_TIMEOUT, **common),
         SqsPoller(aws.jobs_dlq_url, dlq_handler, function_name="sheetcalc-worker-dlq", **common),
+        # As on AWS, one version check at a time, beside the jobs rather than in front of them.
+        SqsPoller(aws.checks_queue_url, checks_handler, function_name="sheetcalc-checks", batch_size=1,
+                  timeout_seconds=CHECKS_VISIBILITY_TIMEOUT, **common),
+        SqsPoller(aws.checks_dlq_url, checks_dlq_handler, function_name="sheetcalc-checks-dlq", **common),
         SqsPoller(aws.webhooks_queue_url, webhook_handler, function_name="sheetcalc-webhook",
                   timeout_seconds=WEBHOOKS_VISIBILITY_TIMEOUT, **common),
     ]
@@ -84,14 +97,18 @@ def _start_pollers(aws: LocalAws) -> list[SqsPoller]:
     return pollers
 
 
-def _announce_when_started(server: uvicorn.Server, host: str) -> None:
+def _announce_when_started(server: uvicorn.Server, host: str, data_dir: Path) -> None:
     while not server.started:
         if server.should_exit:
             return
         time.sleep(0.01)
     port = server.servers[0].sockets[0].getsockname()[1]  # the real one, also for --port 0
     base_url = f"http://{_url_host(host)}:{port}"
-    for line in (f"API on {base_url}", f"dashboard on {base_url}/dashboard/", "ready"):
+    # What the README's walkthrough asks for, to reach this server and its database.
+    walkthrough = f"export BASE={base_url} DATA_DIR={shlex.quote(str(data_dir))}"
+    if os.environ.get("DATABASE_URL") or os.environ.get("SHEETCALC_DATABASE_URL"):
+        walkthrough += " (and the same DATABASE_URL)"
+    for line in (f"API on {base_url}", f"dashboard on {base_url}/dashboard/", f"walkthrough: {walkthrough}", "ready"):
         print(f"sheetcalc dev: {line}", flush=True)
 
 
@@ -136,7 +153,7 @@ def run_dev(host: str = "127.0.0.1", port: int = 8000, data_dir: Path = Path(".s
         server = uvicorn.Server(config)
         if stop_requested.is_set():
             return
-        threading.Thread(target=_announce_when_started, args=(server, host), daemon=True).start()
+        threading.Thread(target=_announce_when_started, args=(server, host, data_dir), daemon=True).start()
         server.run()
     finally:
         for poller in pollers:

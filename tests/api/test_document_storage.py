@@ -87,7 +87,7 @@ def uploads_to(graph, path: str) -> list:
     return [s for s in graph.uploads() if f"/sheetcalc/{path.split('/')[1]}/" in s.path]
 
 
-def test_an_upload_is_copied_to_the_document_library_by_the_worker(admin, library, graph, loan_xlsx, run_worker):
+def test_an_upload_is_copied_to_the_document_library_by_the_worker(admin, library, graph, loan_xlsx, run_checks):
     # GIVEN a tenant whose document library is configured
     # WHEN a version is uploaded
     engine_id, version = upload(admin, loan_xlsx)
@@ -97,7 +97,7 @@ def test_an_upload_is_copied_to_the_document_library_by_the_worker(admin, librar
     assert not any(p.startswith("/v1.0/drives/") for p in graph.paths("PUT"))
 
     # WHEN the worker runs
-    run_worker()
+    run_checks()
     # THEN the drive holds exactly the uploaded bytes at sheetcalc/<engine>/<version>/<file>
     path = path_of(admin, engine_id, "1.0", "loan-quote.xlsx")
     assert graph.files[(DRIVE["id"], path)] == loan_xlsx
@@ -114,20 +114,20 @@ def test_an_upload_is_copied_to_the_document_library_by_the_worker(admin, librar
     assert not any(library["client_secret"] in s.path + str(s.headers) for s in graph.seen)
 
 
-def test_names_are_made_safe_for_sharepoint_and_escaped(admin, library, graph, loan_xlsx, run_worker):
+def test_names_are_made_safe_for_sharepoint_and_escaped(admin, library, graph, loan_xlsx, run_checks):
     # A version string and a file name with characters SharePoint refuses, spaces and a '#'
     engine_id, version = upload(admin, loan_xlsx, version="2024/Q1: draft?", filename="Loan quote #1.xlsx")
-    run_worker()
+    run_checks()
     stored = version_detail(admin, engine_id, version["id"])["document_storage"]
     assert stored["status"] == "stored", stored
     assert stored["path"] == path_of(admin, engine_id, "2024_Q1_ draft_", "Loan quote #1.xlsx")
     assert graph.files[(DRIVE["id"], stored["path"])] == loan_xlsx
 
 
-def test_a_workbook_over_4_mb_goes_through_an_upload_session(admin, library, graph, big_xlsx, run_worker):
+def test_a_workbook_over_4_mb_goes_through_an_upload_session(admin, library, graph, big_xlsx, run_checks):
     seen_before = len(graph.seen)
     engine_id, version = upload(admin, big_xlsx, filename="big.xlsx")
-    run_worker()
+    run_checks()
     stored = version_detail(admin, engine_id, version["id"])["document_storage"]
     assert stored["status"] == "stored", stored
     assert graph.files[(DRIVE["id"], stored["path"])] == big_xlsx
@@ -157,19 +157,19 @@ def test_a_workbook_over_4_mb_goes_through_an_upload_session(admin, library, gra
          "Sites.ReadWrite.All application permission, with admin consent"),
     ],
 )
-def test_a_graph_failure_is_recorded_and_the_version_stays_usable(client, admin, library, graph, loan_xlsx, run_worker, failure, error):
+def test_a_graph_failure_is_recorded_and_the_version_stays_usable(client, admin, library, graph, loan_xlsx, run_worker, run_checks, failure, error):
     # GIVEN an activated version and a consumer, and Graph answering errors
     deployed = deploy_loan(admin, loan_xlsx)
     graph.graph_failure = failure
     # WHEN the worker handles the version's message
-    run_worker()
+    run_checks()
     # THEN the copy is recorded failed, with our own message only
     stored = version_detail(admin, deployed.engine_id, deployed.version_id)["document_storage"]
     assert stored["status"] == "failed" and stored["error"] == error and stored["web_url"] is None
     assert "Upstream detail" not in json.dumps(stored) and "roles claim" not in json.dumps(stored)
     # AND the message is done with: nothing is left to retry, no upload is attempted again
     uploads = len(graph.seen)
-    assert run_worker() == 0
+    assert run_checks() == 0
     assert len(graph.seen) == uploads
     # AND the version calculates
     r = client.post(deployed.execute_path, json={"inputs": {"principal": 1000, "annual_rate": 0.05, "years": 1}},
@@ -180,16 +180,16 @@ def test_a_graph_failure_is_recorded_and_the_version_stays_usable(client, admin,
     assert job["status"] == "completed", job
 
 
-def test_an_unknown_drive_is_recorded_as_not_found(admin, library, graph, loan_xlsx, run_worker):
+def test_an_unknown_drive_is_recorded_as_not_found(admin, library, graph, loan_xlsx, run_checks):
     assert admin.put("/tenant/settings", json={"drive_id": "b!deleted-library"}).status_code == 200
     engine_id, version = upload(admin, loan_xlsx)
-    run_worker()
+    run_checks()
     stored = version_detail(admin, engine_id, version["id"])["document_storage"]
     assert (stored["status"], stored["error"]) == ("failed", "Copying to the document library failed: Drive not found")
 
 
 @pytest.mark.parametrize("settings", [None, "credentials without a drive"])
-def test_without_a_document_library_nothing_is_copied(admin, graph, loan_xlsx, run_worker, settings):
+def test_without_a_document_library_nothing_is_copied(admin, graph, loan_xlsx, run_checks, settings):
     if settings:
         r = admin.put("/tenant/settings", json={"tenant_id": "contoso.onmicrosoft.com", "client_id": "c", "client_secret": "s"})
         assert r.status_code == 200
@@ -197,27 +197,27 @@ def test_without_a_document_library_nothing_is_copied(admin, graph, loan_xlsx, r
     engine_id, version = upload(admin, loan_xlsx)
     assert version["document_storage"]["status"] == "not_configured"
     assert BACKGROUND_COPY not in version["warnings"]
-    run_worker()
+    run_checks()
     assert version_detail(admin, engine_id, version["id"])["document_storage"]["status"] == "not_configured"
     assert len(graph.seen) == seen_before  # no Graph call at all
 
 
-def test_storage_removed_before_the_worker_runs_is_recorded_not_configured(admin, library, graph, loan_xlsx, run_worker):
+def test_storage_removed_before_the_worker_runs_is_recorded_not_configured(admin, library, graph, loan_xlsx, run_checks):
     engine_id, version = upload(admin, loan_xlsx)
     assert admin.put("/tenant/settings", json={"drive_id": None}).status_code == 200
     seen_before = len(graph.seen)
-    run_worker()
+    run_checks()
     assert version_detail(admin, engine_id, version["id"])["document_storage"]["status"] == "not_configured"
     assert len(graph.seen) == seen_before
 
 
-def test_a_redelivered_message_does_not_upload_again(admin, library, graph, loan_xlsx, run_worker):
+def test_a_redelivered_message_does_not_upload_again(admin, library, graph, loan_xlsx, run_checks):
     from shared.adapters import queues
 
     # GIVEN a version whose message is delivered twice before the first finishes being handled
     engine_id, version = upload(admin, loan_xlsx)
     queues.enqueue_version_check(uuid.UUID(version["id"]))
-    run_worker()
+    run_checks()
     path = path_of(admin, engine_id, "1.0", "loan-quote.xlsx")
     # THEN the workbook was uploaded once
     assert len(uploads_to(graph, path)) == 1
@@ -225,19 +225,19 @@ def test_a_redelivered_message_does_not_upload_again(admin, library, graph, loan
     assert first["status"] == "stored"
     # WHEN the message comes again later
     queues.enqueue_version_check(uuid.UUID(version["id"]))
-    assert run_worker() == 1
+    assert run_checks() == 1
     # THEN nothing is uploaded and the record is unchanged
     assert len(uploads_to(graph, path)) == 1
     assert version_detail(admin, engine_id, version["id"])["document_storage"] == first
 
 
-def test_a_copy_that_did_not_finish_is_uploaded_again_replacing_the_first(admin, library, graph, loan_xlsx, run_worker):
+def test_a_copy_that_did_not_finish_is_uploaded_again_replacing_the_first(admin, library, graph, loan_xlsx, run_checks):
     from shared.db.models import EngineVersion
     from shared.db.session import session_scope
     from shared.services.version_checks import check_in_background
 
     engine_id, version = upload(admin, loan_xlsx)
-    run_worker()
+    run_checks()
     # GIVEN the worker stopped after uploading, before recording (the record is pending again)
     with session_scope() as s:
         s.get(EngineVersion, uuid.UUID(version["id"])).document_storage = {"status": "pending"}
@@ -250,8 +250,8 @@ def test_a_copy_that_did_not_finish_is_uploaded_again_replacing_the_first(admin,
     assert version_detail(admin, engine_id, version["id"])["document_storage"]["status"] == "stored"
 
 
-def test_a_dead_lettered_message_records_the_copy_as_failed(admin, library, graph, loan_xlsx, run_worker):
-    from functions.worker.dlq import handler as dead_letters
+def test_a_dead_lettered_message_records_the_copy_as_failed(admin, library, graph, loan_xlsx, run_checks):
+    from functions.checks.dlq import handler as dead_letters
 
     engine_id, version = upload(admin, loan_xlsx)
     event = {"Records": [{
@@ -264,5 +264,5 @@ def test_a_dead_lettered_message_records_the_copy_as_failed(admin, library, grap
     # THEN the copy is failed, and a late delivery of the original uploads nothing
     stored = version_detail(admin, engine_id, version["id"])["document_storage"]
     assert (stored["status"], stored["error"]) == ("failed", "Copying to the document library did not finish")
-    run_worker()
+    run_checks()
     assert graph.files.get((DRIVE["id"], path_of(admin, engine_id, "1.0", "loan-quote.xlsx"))) is None

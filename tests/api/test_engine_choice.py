@@ -25,7 +25,7 @@ def run(client, admin, engine, key, run_worker, score):
     return client.get(f"/jobs/{job['job_id']}", headers=key).json()
 
 
-def test_a_workbook_only_formulas_gets_right_is_calculated_by_formulas(client, admin, run_worker):
+def test_a_workbook_only_formulas_gets_right_is_calculated_by_formulas(client, admin, run_worker, run_checks):
     # GIVEN a workbook IronCalc 0.9.1 gets wrong (approximate VLOOKUP over a blank tail)
     engine, version, key = deploy(admin, rates_workbook())
     # THEN the upload answers at once with IronCalc's check, and formulas pending
@@ -33,7 +33,7 @@ def test_a_workbook_only_formulas_gets_right_is_calculated_by_formulas(client, a
     assert version["fidelity"]["engines"]["formulas"]["status"] == "pending"
     assert any("background" in w for w in version["warnings"])
     # WHEN a worker has run the background check, the version is calculated by formulas
-    run_worker()
+    run_checks()
     version = admin.get(f"/engines/{engine['id']}").json()["versions"][0]
     assert version["calc_engine"] == "formulas" and version["calc_engine_pinned"] is False
     fidelity = version["fidelity"]
@@ -47,9 +47,9 @@ def test_a_workbook_only_formulas_gets_right_is_calculated_by_formulas(client, a
     assert job["outputs"]["rate"] == 0.07 and job["outputs"]["band"] == "normal"
 
 
-def test_an_administrator_can_pin_the_engine(client, admin, run_worker):
+def test_an_administrator_can_pin_the_engine(client, admin, run_worker, run_checks):
     engine, version, key = deploy(admin, rates_workbook())
-    run_worker()
+    run_checks()
     path = f"/engines/{engine['id']}/versions/{version['id']}"
     assert admin.patch(path, json={"calc_engine": "excel-online"}).status_code == 422
     r = admin.patch(path, json={"calc_engine": "ironcalc"})
@@ -68,21 +68,21 @@ def test_an_excel_exact_workbook_keeps_ironcalc(client, admin, loan_xlsx):
     assert version["calc_engine"] == "ironcalc"
 
 
-def test_a_pin_made_before_the_background_check_is_kept(client, admin, run_worker):
+def test_a_pin_made_before_the_background_check_is_kept(client, admin, run_checks):
     engine, version, key = deploy(admin, rates_workbook())
     admin.patch(f"/engines/{engine['id']}/versions/{version['id']}", json={"calc_engine": "ironcalc"})
-    run_worker()
+    run_checks()
     detail = admin.get(f"/engines/{engine['id']}").json()["versions"][0]
     assert detail["calc_engine"] == "ironcalc" and detail["calc_engine_pinned"] is True
     assert detail["fidelity"]["engines"]["formulas"]["status"] == "ok"
     assert detail["fidelity"]["engines"]["formulas"]["cells_matching"] == 3
 
 
-def test_a_dead_lettered_version_check_is_recorded_as_failed(client, admin, run_worker):
+def test_a_dead_lettered_version_check_is_recorded_as_failed(client, admin, run_checks):
     import json
     import uuid as _uuid
 
-    from functions.worker.dlq import handler
+    from functions.checks.dlq import handler
 
     engine, version, key = deploy(admin, rates_workbook())
     event = {"Records": [{
@@ -94,5 +94,5 @@ def test_a_dead_lettered_version_check_is_recorded_as_failed(client, admin, run_
     detail = admin.get(f"/engines/{engine['id']}").json()["versions"][0]
     assert detail["fidelity"]["engines"]["formulas"]["status"] == "failed"
     assert detail["calc_engine"] == "ironcalc"
-    run_worker()  # the original message, now with nothing pending, changes nothing
+    run_checks()  # the original message, now with nothing pending, changes nothing
     assert admin.get(f"/engines/{engine['id']}").json()["versions"][0]["fidelity"]["engines"]["formulas"]["status"] == "failed"

@@ -24,7 +24,11 @@ def annuity(principal, annual_rate, years, **_):
     return principal * r / (1 - (1 + r) ** -n)
 
 
-def poll(http, job_id, headers, timeout=20.0):
+# Only a job that never finishes reaches this: no verdict depends on the machine's speed.
+DEADLINE_SECONDS = 120.0
+
+
+def poll(http, job_id, headers, timeout=DEADLINE_SECONDS):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         job = http.get(f"/jobs/{job_id}", headers=headers).json()
@@ -88,7 +92,8 @@ def test_readme_walkthrough(dev_stack):
     assert len(hooks) == 1
     assert hooks[0]["json"]["job_id"] == job_id and hooks[0]["json"]["status"] == "completed"
     assert hooks[0]["json"]["outputs"] == job["outputs"]
-    for _ in range(100):
+    deadline = time.monotonic() + DEADLINE_SECONDS
+    while time.monotonic() < deadline:
         job = http.get(f"/jobs/{job_id}", headers=key).json()
         if job.get("webhook_response_status") is not None:
             break

@@ -20,6 +20,8 @@ from pathlib import Path
 import boto3
 import pytest
 
+from tests.envtools import settings_env
+
 EVENTS = Path(__file__).resolve().parents[1] / "events"
 
 
@@ -48,7 +50,9 @@ def test_every_event_file_is_json_of_a_known_shape(name):
     event = load_event(name)
     if name.startswith("sqs_"):
         assert event["Records"] and all(r["eventSource"] == "aws:sqs" for r in event["Records"])
-        assert all("job_id" in json.loads(r["body"]) for r in event["Records"])
+        # the checks queues carry version ids, the others job ids
+        key = "version_id" if name.startswith("sqs_checks") else "job_id"
+        assert all(key in json.loads(r["body"]) for r in event["Records"])
     elif name.startswith("api_"):
         assert event["version"] == "2.0" and event["requestContext"]["http"]["method"]
     elif name.startswith("cfn_"):
@@ -199,12 +203,12 @@ def cloudformation():
 
 
 @pytest.fixture()
-def throwaway_db(tmp_path, monkeypatch) -> Path:
-    path = tmp_path / "migrate.db"
-    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{path}")
-    yield path
+def throwaway_db(tmp_path) -> Path:
     from shared.db.session import reset_engines
 
+    path = tmp_path / "migrate.db"
+    with settings_env(DATABASE_URL=f"sqlite:///{path}"):
+        yield path
     reset_engines()
 
 
@@ -273,9 +277,8 @@ def test_a_failing_migration_answers_failed_with_a_reason(cloudformation, tmp_pa
     from functions.migrate.app import handler
 
     # GIVEN a database that cannot be opened
-    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'no-such-dir' / 'x.db'}")
-
-    handler(_cfn_event(cloudformation), None)
+    with settings_env(DATABASE_URL=f"sqlite:///{tmp_path / 'no-such-dir' / 'x.db'}"):
+        handler(_cfn_event(cloudformation), None)
 
     (answer,) = cloudformation.answers
     assert answer["Status"] == "FAILED"
@@ -317,25 +320,22 @@ def test_direct_invocation_migrates(throwaway_db):
 # ----------------------------------------------------------------------------- secrets
 
 
+SECRET_ENV = ("DATABASE_URL", "SHEETCALC_DATABASE_URL", "SHEETCALC_JWT_SECRET", "SHEETCALC_ENCRYPTION_KEY")
+
+
 @pytest.fixture()
 def secrets_env(local_aws, monkeypatch):
-    """A clean slate: no secret values in the environment, the loader not yet run."""
+    """A clean slate: no secret values in the environment, nothing fetched yet; settings re-read after."""
     from shared import secrets
     from shared.config import reset_settings
 
-    names = (*secrets.SECRET_KEYS.values(), secrets.SECRET_ARN_ENV, "SHEETCALC_ENV")
-    saved = {name: os.environ.get(name) for name in names}
-    for name in names[:-1]:
+    for name in (*SECRET_ENV, secrets.SECRET_ARN_ENV):
         monkeypatch.delenv(name, raising=False)
     secrets.reset()
+    reset_settings()
     yield boto3.client("secretsmanager", endpoint_url=local_aws.endpoint_url, region_name=local_aws.region)
     secrets.reset()
     monkeypatch.undo()
-    for name, value in saved.items():  # the loader writes os.environ itself, past monkeypatch
-        if value is None:
-            os.environ.pop(name, None)
-        else:
-            os.environ[name] = value
     reset_settings()
 
 
@@ -343,54 +343,90 @@ def _secret(client, values: dict) -> str:
     return client.create_secret(Name=f"sheetcalc-{uuid.uuid4().hex}", SecretString=json.dumps(values))["ARN"]
 
 
-def test_secrets_are_loaded_into_the_environment_once(secrets_env, monkeypatch):
+def test_settings_read_the_secrets_once(secrets_env, monkeypatch):
     from shared import secrets
-    from shared.config import get_settings
+    from shared.config import get_settings, reset_settings
 
     # GIVEN the application secret and the encryption-key secret, as the template creates them
-    app_arn = _secret(secrets_env, {"database_url": os.environ.get("SHEETCALC_TEST_DATABASE_URL") or "sqlite:///:memory:", "jwt_secret": "j" * 64})
+    database_url = os.environ.get("SHEETCALC_TEST_DATABASE_URL") or "sqlite:///:memory:"
+    app_arn = _secret(secrets_env, {"database_url": database_url, "jwt_secret": "j" * 64})
     key_arn = _secret(secrets_env, {"encryption_key": "k" * 64})
     monkeypatch.setenv("SHEETCALC_SECRET_ARN", f"{app_arn},{key_arn}")
     monkeypatch.setenv("SHEETCALC_ENV", "prod")
+    environment = dict(os.environ)
 
-    # WHEN the loader runs at cold start (prod settings refuse to load without these values)
-    assigned = secrets.load_secrets_into_env()
-
-    # THEN the values are in the environment and prod settings accept them
-    assert set(assigned) == {"DATABASE_URL", "SHEETCALC_JWT_SECRET", "SHEETCALC_ENCRYPTION_KEY"}
-    assert os.environ["SHEETCALC_JWT_SECRET"] == "j" * 64
+    # WHEN the settings are first read (prod settings refuse to load without these values)
     settings = get_settings()
-    assert settings.env == "prod" and settings.encryption_key == "k" * 64
 
-    # AND a second call (a warm invocation) does not fetch again
+    # THEN they hold the secrets' values, and prod settings accept them
+    assert settings.env == "prod" and settings.encryption_key == "k" * 64
+    assert settings.jwt_secret == "j" * 64 and settings.database_url == database_url
+    assert secrets.secret_values() == {"database_url": database_url, "jwt_secret": "j" * 64, "encryption_key": "k" * 64}
+    # AND nothing was written into the environment
+    assert dict(os.environ) == environment and not any(os.environ.get(name) for name in SECRET_ENV)
+
+    # AND settings read again (a warm invocation, or after a reset) do not fetch again
     secrets_env.put_secret_value(SecretId=key_arn, SecretString=json.dumps({"encryption_key": "x" * 64}))
-    monkeypatch.delenv("SHEETCALC_ENCRYPTION_KEY")
-    assert secrets.load_secrets_into_env() == []
+    reset_settings()
+    assert get_settings().encryption_key == "k" * 64
     assert "SHEETCALC_ENCRYPTION_KEY" not in os.environ
 
 
 def test_values_already_in_the_environment_win(secrets_env, monkeypatch):
     from shared import secrets
+    from shared.config import get_settings
 
-    arn = _secret(secrets_env, {"jwt_secret": "from-secret" * 4, "encryption_key": "e" * 40})
+    arn = _secret(secrets_env, {"jwt_secret": "from-secret" * 4, "encryption_key": "e" * 40, "database_url": "sqlite:///secret.db"})
     monkeypatch.setenv("SHEETCALC_SECRET_ARN", arn)
     monkeypatch.setenv("SHEETCALC_JWT_SECRET", "from-environment" * 3)
+    monkeypatch.setenv("DATABASE_URL", "sqlite:///environment.db")
 
-    assert secrets.load_secrets_into_env() == ["SHEETCALC_ENCRYPTION_KEY"]
+    settings = get_settings()
+    assert (settings.jwt_secret, settings.encryption_key) == ("from-environment" * 3, "e" * 40)
+    assert settings.database_url == "sqlite:///environment.db"
     assert os.environ["SHEETCALC_JWT_SECRET"] == "from-environment" * 3
+    assert "SHEETCALC_ENCRYPTION_KEY" not in os.environ
+    assert secrets.secret_values()["jwt_secret"] == "from-secret" * 4
 
 
-def test_without_a_secret_arn_nothing_is_fetched(secrets_env):
+def test_without_a_secret_arn_nothing_is_fetched(secrets_env, monkeypatch):
     from shared import secrets
+    from shared.config import PLACEHOLDER_SECRET, get_settings
 
-    assert secrets.load_secrets_into_env() == []
+    monkeypatch.setattr(secrets, "_fetch", lambda arn: pytest.fail(f"fetched {arn}"))
+
+    assert secrets.secret_values() == {}
+    assert get_settings().jwt_secret == PLACEHOLDER_SECRET
     assert "SHEETCALC_JWT_SECRET" not in os.environ
 
 
 def test_a_missing_secret_is_an_error(secrets_env, monkeypatch, local_aws):
     from shared import secrets
+    from shared.config import get_settings
 
     monkeypatch.setenv("SHEETCALC_SECRET_ARN", f"arn:aws:secretsmanager:{local_aws.region}:123456789012:secret:missing-AbCdEf")
 
     with pytest.raises(secrets.SecretsError):
-        secrets.load_secrets_into_env()
+        get_settings()
+    with pytest.raises(secrets.SecretsError):
+        secrets.secret_values()
+
+
+def test_importing_a_handler_reads_no_settings_and_no_secrets(secrets_env, monkeypatch):
+    import importlib
+    import sys
+
+    from shared import config, secrets
+
+    # GIVEN secrets that cannot be read, and no settings read yet
+    monkeypatch.setenv("SHEETCALC_SECRET_ARN", "arn:aws:secretsmanager:us-east-1:123456789012:secret:unreadable-AbCdEf")
+    monkeypatch.setattr(secrets, "_fetch", lambda arn: pytest.fail(f"fetched {arn} at import"))
+    config.reset_settings()
+    handlers = ("functions.api.app", "functions.worker.app", "functions.worker.dlq", "functions.checks.app",
+                "functions.checks.dlq", "functions.webhook.app", "functions.migrate.app")
+    # WHEN every handler module is imported afresh
+    for name in handlers:
+        monkeypatch.delitem(sys.modules, name, raising=False)
+        importlib.import_module(name)
+    # THEN no settings were built (so no secret was fetched)
+    assert config.get_settings.cache_info().currsize == 0

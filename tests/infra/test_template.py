@@ -154,7 +154,8 @@ def test_each_of_the_three_functions_has_its_own_dockerfile(template):
         assert functions[name]["Metadata"]["Dockerfile"] == f"functions/{folder}/Dockerfile"
 
 
-@pytest.mark.parametrize("function_name", ["ApiFunction", "WorkerFunction", "WebhookFunction", "DeadLetterFunction", "MigrateFunction"])
+@pytest.mark.parametrize("function_name", ["ApiFunction", "WorkerFunction", "WebhookFunction", "DeadLetterFunction", "MigrateFunction",
+                                           "ChecksFunction", "ChecksDeadLetterFunction"])
 def test_every_image_command_names_a_handler_that_imports(template, function_name):
     # GIVEN the command the function's image runs (ImageConfig.Command, else the Dockerfile CMD)
     dotted, where = _image_commands(template)[function_name]
@@ -197,7 +198,7 @@ def test_every_consumed_queue_has_a_dead_letter_queue_or_is_one(template):
         for q in queues.values()
         if "RedrivePolicy" in q.get("Properties", {})
     }
-    assert {"JobsDeadLetterQueue", "WebhooksDeadLetterQueue"} <= dead_letter_queues
+    assert {"JobsDeadLetterQueue", "WebhooksDeadLetterQueue", "ChecksDeadLetterQueue"} <= dead_letter_queues
     for name, queue in queues.items():
         if name in dead_letter_queues:
             continue
@@ -225,7 +226,7 @@ def test_sqs_event_sources_report_batch_item_failures_and_fit_visibility_timeout
         timeout = _number(template, _function_setting(template, function, "Timeout"))
         visibility = _number(template, queues[queue_name]["Properties"].get("VisibilityTimeout", 30))
         assert visibility >= 6 * timeout, f"{queue_name}: visibility {visibility} s < 6 x {name} timeout {timeout} s"
-    assert {"JobsQueue", "WebhooksQueue", "JobsDeadLetterQueue"} <= consumed
+    assert {"JobsQueue", "WebhooksQueue", "JobsDeadLetterQueue", "ChecksQueue", "ChecksDeadLetterQueue"} <= consumed
 
 
 def test_worker_concurrency_is_a_parameter(template):
@@ -238,6 +239,47 @@ def test_dead_lettered_jobs_are_handled_by_the_dlq_function(template):
     assert dlq_function["ImageConfig"]["Command"] == ["functions.worker.dlq.handler"]
     queues = [_ref_name(e["Properties"]["Queue"]) for e in dlq_function["Events"].values()]
     assert queues == ["JobsDeadLetterQueue"]
+
+
+def _consumed_queues(function: dict) -> list[str]:
+    return [_ref_name(e["Properties"]["Queue"]) for e in (function["Properties"].get("Events") or {}).values() if e["Type"] == "SQS"]
+
+
+def _sends_to(function: dict) -> set[str]:
+    return {
+        _ref_name(p["SQSSendMessagePolicy"]["QueueName"])
+        for p in function["Properties"].get("Policies", [])
+        if isinstance(p, dict) and "SQSSendMessagePolicy" in p
+    }
+
+
+def test_version_checks_have_their_own_queue_and_function(template):
+    from shared.config import Settings
+
+    resources = template["Resources"]
+    # GIVEN the jobs queue and the checks queue: each has one consumer, neither reads the other's
+    assert _consumed_queues(resources["WorkerFunction"]) == ["JobsQueue"]
+    checks = resources["ChecksFunction"]
+    assert checks["Properties"]["ImageConfig"]["Command"] == ["functions.checks.app.handler"]
+    assert _consumed_queues(checks) == ["ChecksQueue"]
+    # THEN a check has the function's whole timeout: one message per invocation, the formulas
+    # deadline inside the timeout with room for the copy to the document library
+    (event,) = [e for e in checks["Properties"]["Events"].values() if e["Type"] == "SQS"]
+    assert int(event["Properties"]["BatchSize"]) == 1
+    deadline = Settings.model_fields["fidelity_timeout_seconds"].default
+    assert _number(template, _function_setting(template, checks, "Timeout")) >= deadline + 30
+    # AND the API (uploads) and the worker (messages an earlier release queued) may queue checks
+    assert "ChecksQueue" in _sends_to(resources["ApiFunction"]) and "ChecksQueue" in _sends_to(resources["WorkerFunction"])
+    assert template["Globals"]["Function"]["Environment"]["Variables"]["SHEETCALC_CHECKS_QUEUE_URL"] == {"Ref": "ChecksQueue"}
+
+
+def test_dead_lettered_checks_are_handled_by_their_dlq_function(template):
+    resources = template["Resources"]
+    redrive = resources["ChecksQueue"]["Properties"]["RedrivePolicy"]
+    assert _ref_name(redrive["deadLetterTargetArn"]) == "ChecksDeadLetterQueue"
+    dlq_function = resources["ChecksDeadLetterFunction"]["Properties"]
+    assert dlq_function["ImageConfig"]["Command"] == ["functions.checks.dlq.handler"]
+    assert _consumed_queues(resources["ChecksDeadLetterFunction"]) == ["ChecksDeadLetterQueue"]
 
 
 # ----------------------------------------------------------------------------- storage
@@ -312,7 +354,7 @@ def test_migrations_run_on_deploy_before_the_functions_change(template):
     migration = template["Resources"]["DatabaseMigration"]
     assert migration["Type"] == "AWS::CloudFormation::CustomResource"
     assert _ref_name(migration["Properties"]["ServiceToken"]).startswith("MigrateFunction")
-    for name in ("ApiFunction", "WorkerFunction", "WebhookFunction", "DeadLetterFunction"):
+    for name in ("ApiFunction", "WorkerFunction", "WebhookFunction", "DeadLetterFunction", "ChecksFunction", "ChecksDeadLetterFunction"):
         assert template["Resources"][name].get("DependsOn") == "DatabaseMigration", name
 
 
@@ -325,6 +367,8 @@ def test_alarms_watch_dead_letters_worker_errors_and_api_5xx(template):
         assert props.get("AlarmActions"), "an alarm that notifies nobody"
     assert ("AWS/SQS", "ApproximateNumberOfMessagesVisible", "JobsDeadLetterQueue") in watched
     assert ("AWS/SQS", "ApproximateNumberOfMessagesVisible", "WebhooksDeadLetterQueue") in watched
+    assert ("AWS/SQS", "ApproximateNumberOfMessagesVisible", "ChecksDeadLetterQueue") in watched
+    assert ("AWS/Lambda", "Errors", "ChecksFunction") in watched
     assert ("AWS/Lambda", "Errors", "WorkerFunction") in watched
     assert ("AWS/ApiGateway", "5xx", "HttpApi") in watched
 
