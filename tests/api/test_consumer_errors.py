@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from tests.conftest import create_tenant, deploy_loan, login_admin
+from tests.factories import deploy_loan, make_admin
 
 INPUTS = {"principal": 100000, "annual_rate": 0.05, "years": 10}
 
@@ -129,7 +129,7 @@ def test_unknown_engine_or_tenant_is_404(client, deployed):
 
 def test_engine_of_another_tenant_is_404(client, deployed, loan_xlsx):
     # GIVEN tenant B with the same engine slug, and tenant A's consumer
-    other = deploy_loan(login_admin(client, create_tenant()), loan_xlsx)
+    other = deploy_loan(make_admin(client), loan_xlsx)
     # WHEN A's key addresses B's engine
     r = client.post(other.execute_path, json={"inputs": INPUTS}, headers=key(deployed.api_key))
     # THEN it does not exist for A
@@ -144,7 +144,7 @@ def test_unknown_job_is_404(client, deployed):
 
 
 def test_job_of_another_tenant_is_404(client, deployed, loan_xlsx):
-    other = deploy_loan(login_admin(client, create_tenant()), loan_xlsx)
+    other = deploy_loan(make_admin(client), loan_xlsx)
     job = client.post(other.execute_path, json={"inputs": INPUTS}, headers=key(other.api_key)).json()
     r = client.get(f"/jobs/{job['job_id']}", headers=key(deployed.api_key))
     assert (r.status_code, r.json()) == (404, {"detail": "Job not found"})

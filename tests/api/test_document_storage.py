@@ -13,7 +13,7 @@ import openpyxl
 import pytest
 
 from tests.api.test_storage_graph import DRIVES, FINANCE, SITES
-from tests.conftest import deploy_loan
+from tests.factories import deploy_loan
 from tests.graph_standin import GraphStandin, pointed_at
 
 DRIVE = DRIVES[0]

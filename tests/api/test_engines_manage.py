@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from tests.conftest import deploy_loan
+from tests.factories import deploy_loan
 
 INPUTS = {"principal": 100000, "annual_rate": 0.05, "years": 10}
 
@@ -319,6 +319,7 @@ def _race(*calls):
 
 
 @on_postgresql
+@pytest.mark.own_transactions
 def test_concurrent_activations_leave_exactly_one_active_version(admin, deployed):
     from shared.db.session import get_engine
     from shared.services import versions
@@ -340,6 +341,7 @@ def test_concurrent_activations_leave_exactly_one_active_version(admin, deployed
 
 
 @on_postgresql
+@pytest.mark.own_transactions
 def test_activating_a_version_while_it_is_deleted_never_leaves_a_dangling_active_version(admin, deployed):
     from shared.services import versions
 

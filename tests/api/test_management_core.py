@@ -9,7 +9,7 @@ import uuid
 
 import pytest
 
-from tests.conftest import create_tenant, login_admin
+from tests.factories import create_tenant, make_admin
 
 
 def test_login_rules_and_forced_password_change(client):
@@ -165,7 +165,7 @@ def test_consumer_create_and_grant(admin, deployed):
 
 
 def test_another_tenant_sees_nothing(client, deployed):
-    other = login_admin(client, create_tenant())
+    other = make_admin(client)
     assert other.get("/engines").json() == []
     assert other.get(f"/engines/{deployed.engine_id}").status_code == 404
     assert other.post(f"/engines/{deployed.engine_id}/versions/{deployed.version_id}/activate").status_code == 404
@@ -189,6 +189,7 @@ def test_health(client):
     assert client.get("/health").json() == {"status": "ok", "version": "0.1.0"}
 
 
+@pytest.mark.own_transactions  # the command is another process on the database
 def test_create_tenant_command_prints_json(local_aws):
     slug = f"cli-{uuid.uuid4().hex[:8]}"
     out = subprocess.run(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from datetime import datetime, timedelta, timezone
 
-from tests.conftest import create_tenant, login_admin
+from tests.factories import create_tenant, make_admin
 from tests.envtools import settings_env
 
 DEAD = {"detail": "Invalid or expired token"}
@@ -213,7 +213,7 @@ def test_a_deleted_users_session_is_over(client, admin):
 
 def test_one_tenants_token_never_reaches_another_tenant(client, admin):
     # GIVEN administrators of two tenants
-    other = login_admin(client, create_tenant())
+    other = make_admin(client)
     # THEN each sees only their own tenant through their own token
     assert [u["email"] for u in admin.get("/users").json()["users"]] == [admin.email]
     assert [u["email"] for u in other.get("/users").json()["users"]] == [other.email]

@@ -8,7 +8,7 @@ import uuid
 import pytest
 from sqlalchemy import Uuid, bindparam, text
 
-from tests.conftest import create_tenant, login_admin
+from tests.factories import make_admin
 
 SECRET = "Qx8~s3cret.Value-that-must-never-be-shown_" + uuid.uuid4().hex
 STORAGE = {
@@ -150,7 +150,7 @@ def test_malformed_settings_are_a_validation_error(admin, body):
 def test_one_tenants_settings_never_show_in_another(client, admin):
     # GIVEN tenant A with storage settings, and tenant B
     admin.put("/tenant/settings", json={**STORAGE, "name": "Tenant A Renamed"})
-    other = login_admin(client, create_tenant())
+    other = make_admin(client)
     # THEN B sees its own, empty settings
     body = other.get("/tenant/settings").json()
     assert (body["id"], body["name"]) == (other.tenant_id, f"Tenant {other.slug}")

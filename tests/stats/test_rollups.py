@@ -13,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from tests.conftest import create_tenant
+from tests.factories import create_tenant
 from tests.stats.rollups_check import assert_rollups_exact
 from tests.stats.test_stats import Ref, add_consumer, add_engine, add_job, add_version, at
 
@@ -142,7 +142,7 @@ def edges(app, local_aws):
     from fastapi.testclient import TestClient
 
     from shared.db.session import session_scope
-    from tests.conftest import login_admin
+    from tests.factories import sign_in
 
     tenant = create_tenant()
     tid = uuid.UUID(tenant["tenant_id"])
@@ -169,7 +169,7 @@ def edges(app, local_aws):
                 add_job(s, tid, created=created, engine=E1, version=V1 if n % 3 else old_version, consumer=C1 if n % 2 else C2, status=status, ms=ms)
                 add_job(s, tid, created=created, engine=gone_ref, version=gone_version, consumer=None if n % 4 == 0 else C2, status=status, ms=ms and ms + 3)
     client = TestClient(app)
-    yield login_admin(client, tenant), e1.id, c1.id, c2.id
+    yield sign_in(client, tenant), e1.id, c1.id, c2.id
     client.close()
 
 

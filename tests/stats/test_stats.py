@@ -16,7 +16,7 @@ from datetime import datetime, timezone
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.conftest import create_tenant, login_admin
+from tests.factories import create_tenant, sign_in
 
 
 def at(text: str) -> datetime:
@@ -140,7 +140,7 @@ def world(app, local_aws) -> World:
             add_job(s, bid, created=created, engine=Ref(eb.id, eb.name, eb.slug), version=Ref(vb.id, "1.0"),
                     consumer=Ref(cb.id, cb.name), status="completed", ms=1000)
         ids = dict(e1=e1.id, v1=v1.id, v2=v2.id, c1=c1.id, c2=c2.id, b_engine=eb.id, b_consumer=cb.id)
-    world = World(a=login_admin(client, ta), b=login_admin(client, tb), e2=e2_id, v0=V0.id, **ids)
+    world = World(a=sign_in(client, ta), b=sign_in(client, tb), e2=e2_id, v0=V0.id, **ids)
     yield world
     client.close()
 
