@@ -146,7 +146,7 @@ def test_webhook_posts_the_spec_payload_once(client, deployed, run_worker, run_w
         assert run_webhooks() == 1
         # WHEN the webhooks message is delivered a second time
         assert handler(sqs_event(job_id, receive_count=2), None) == {"batchItemFailures": []}
-        got = receiver.wait_for(1, timeout=2)
+        got = receiver.wait_for(1)
     assert len(got) == 1
     body = got[0]["json"]
     assert set(body) == {"job_id", "status", "inputs", "outputs", "created_at", "completed_at", "execution_time_ms"}
@@ -273,6 +273,6 @@ def test_a_webhook_message_lost_after_the_job_finished_is_queued_again(client, d
         handler(sqs_event(job_id, receive_count=2), None)
         handler(sqs_event(job_id, receive_count=3), None)
         run_webhooks()
-        got = receiver.wait_for(1, timeout=2)
+        got = receiver.wait_for(1)
     # THEN the consumer got the webhook, once
     assert len(got) == 1 and got[0]["json"]["status"] == "completed"
