@@ -11,9 +11,17 @@ import secrets
 from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
 from sqlalchemy import Engine, create_engine, event
 
-from shared.db.session import bind_sessions
+from shared.adapters import aws as aws_clients
+from shared.adapters.aws import reset_clients
+from shared.api.app import create_app
+from shared.config import reset_settings
+from shared.db.migrate import upgrade
+from shared.db.session import bind_sessions, reset_engines
+from shared.devstack.local_aws import start_local_aws
+from shared.devstack.pollers import SqsPoller
 from tests.factories import Admin, Deployed, create_tenant, deploy_loan, make_admin, sign_in
 
 REPO = Path(__file__).resolve().parent.parent
@@ -23,8 +31,6 @@ LOAN_XLSX = REPO / "examples" / "loan-quote.xlsx"
 @pytest.fixture(scope="session", autouse=True)
 def local_aws(tmp_path_factory):
     """Point the whole process at a fresh database and a moto server, migrated and ready."""
-    from shared.devstack.local_aws import start_local_aws
-
     db_url = os.environ.get("SHEETCALC_TEST_DATABASE_URL") or f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.db'}"
     aws = start_local_aws()
     os.environ.update(
@@ -39,11 +45,6 @@ def local_aws(tmp_path_factory):
         SHEETCALC_JOBS_QUEUE_URL=aws.jobs_queue_url,
         SHEETCALC_WEBHOOKS_QUEUE_URL=aws.webhooks_queue_url,
     )
-    from shared.adapters.aws import reset_clients
-    from shared.config import reset_settings
-    from shared.db.migrate import upgrade
-    from shared.db.session import reset_engines
-
     reset_settings()
     reset_clients()
     reset_engines()
@@ -55,15 +56,11 @@ def local_aws(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def app():
-    from shared.api.app import create_app
-
     return create_app()
 
 
 @pytest.fixture()
 def client(app):
-    from fastapi.testclient import TestClient
-
     with TestClient(app) as c:
         yield c
 
@@ -149,8 +146,6 @@ def deployed(admin, loan_xlsx) -> Deployed:
 
 def drain(queue_url: str, handler, *, max_batches: int = 20) -> int:
     """Feed every message now on ``queue_url`` to ``handler`` as Lambda would; returns how many."""
-    from shared.devstack.pollers import SqsPoller
-
     poller = SqsPoller(queue_url, handler, function_name="test", endpoint_url=os.environ["SHEETCALC_AWS_ENDPOINT_URL"], region=os.environ["SHEETCALC_AWS_REGION"])
     seen = 0
     for _ in range(max_batches):
@@ -182,9 +177,7 @@ def run_webhooks(local_aws):
 def _queues_left_empty(local_aws, db, run_worker, run_webhooks):
     """Messages a test queued but did not process are processed after it, so the next starts clean."""
     yield
-    from shared.adapters.aws import client
-
     for url, drain in ((local_aws.jobs_queue_url, run_worker), (local_aws.webhooks_queue_url, run_webhooks)):
-        waiting = client("sqs").get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
+        waiting = aws_clients.client("sqs").get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
         if int(waiting["Attributes"]["ApproximateNumberOfMessages"]):
             drain()

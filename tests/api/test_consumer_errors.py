@@ -6,6 +6,8 @@ import uuid
 
 import pytest
 
+from shared.db.models import Consumer, Engine, Job
+from shared.db.session import session_scope
 from tests.factories import deploy_loan, make_admin
 
 INPUTS = {"principal": 100000, "annual_rate": 0.05, "years": 10}
@@ -66,9 +68,6 @@ def test_both_key_headers_work(client, deployed):
 
 
 def test_inactive_consumer_key_is_401(client, deployed):
-    from shared.db.models import Consumer
-    from shared.db.session import session_scope
-
     with session_scope() as s:
         s.get(Consumer, uuid.UUID(deployed.consumer_id)).is_active = False
     r = client.post(deployed.execute_path, json={"inputs": INPUTS}, headers=key(deployed.api_key))
@@ -105,9 +104,6 @@ def test_job_of_another_consumer_is_403(client, deployed, run_worker):
 
 
 def test_ip_not_whitelisted_is_403_before_the_key(client, deployed):
-    from shared.db.models import Engine
-    from shared.db.session import session_scope
-
     with session_scope() as s:
         engine = s.get(Engine, uuid.UUID(deployed.engine_id))
         engine.ip_whitelist_enabled, engine.ip_whitelist = True, ["203.0.113.0/24"]
@@ -151,9 +147,6 @@ def test_job_of_another_tenant_is_404(client, deployed, loan_xlsx):
 
 
 def test_completed_job_without_file_is_404(client, deployed, run_worker):
-    from shared.db.models import Job
-    from shared.db.session import session_scope
-
     job = client.post(deployed.execute_path, json={"inputs": INPUTS}, headers=key(deployed.api_key)).json()
     run_worker()
     with session_scope() as s:

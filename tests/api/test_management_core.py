@@ -9,6 +9,7 @@ import uuid
 
 import pytest
 
+from shared.config import reset_settings
 from tests.factories import create_tenant, make_admin
 
 
@@ -119,8 +120,6 @@ def test_bad_uploads_are_refused_clearly(admin, payload, status):
 
 
 def test_oversized_upload_is_413(admin, monkeypatch):
-    from shared.config import reset_settings
-
     monkeypatch.setenv("SHEETCALC_MAX_UPLOAD_BYTES", "1000")
     reset_settings()
     try:
@@ -207,8 +206,6 @@ def test_create_tenant_command_prints_json(local_aws):
 
 
 def test_a_huge_declared_body_is_refused_before_it_is_read(admin, monkeypatch):
-    from shared.config import reset_settings
-
     monkeypatch.setenv("SHEETCALC_MAX_UPLOAD_BYTES", "1000")
     reset_settings()
     try:

@@ -8,6 +8,7 @@ import uuid
 
 import pytest
 
+from shared.config import reset_settings
 from tests.factories import make_admin
 from tests.graph_standin import GraphStandin, pointed_at
 
@@ -138,8 +139,6 @@ def test_graph_refusing_access_is_reported(admin, directory, graph):
 
 
 def test_an_unreachable_identity_platform_is_reported(admin, directory, monkeypatch):
-    from shared.config import reset_settings
-
     save(admin, directory)
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))

@@ -15,7 +15,11 @@ from datetime import datetime, timezone
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import func, literal_column, select
 
+from shared.db.models import Consumer, Engine, EngineVersion, Job
+from shared.db.session import session_scope
+from shared.repositories.stats import Scope, add_up, by_day, percentiles
 from tests.factories import create_tenant, sign_in
 
 
@@ -27,8 +31,6 @@ def at(text: str) -> datetime:
 
 
 def add_engine(session, tenant_id, name, slug):
-    from shared.db.models import Engine
-
     engine = Engine(tenant_id=tenant_id, name=name, slug=slug, ip_whitelist=[])
     session.add(engine)
     session.flush()
@@ -36,8 +38,6 @@ def add_engine(session, tenant_id, name, slug):
 
 
 def add_version(session, engine, version):
-    from shared.db.models import EngineVersion
-
     row = EngineVersion(
         tenant_id=engine.tenant_id, engine_id=engine.id, version=version, filename="w.xlsx", file_size=1,
         workbook_key=f"k/{uuid.uuid4()}", named_ranges=[], test_key_hash=uuid.uuid4().hex,
@@ -48,8 +48,6 @@ def add_version(session, engine, version):
 
 
 def add_consumer(session, tenant_id, name, *, archived=False):
-    from shared.db.models import Consumer
-
     consumer = Consumer(
         tenant_id=tenant_id, name=name, api_key_hash=uuid.uuid4().hex, api_key_hint="x_...abcd",
         is_archived=archived, is_active=not archived,
@@ -69,8 +67,6 @@ class Ref:
 
 
 def add_job(session, tenant_id, *, created, engine: Ref, version: Ref, consumer: Ref | None, status, ms=None):
-    from shared.db.models import Job
-
     session.add(
         Job(
             tenant_id=tenant_id, engine_id=engine.id, engine_name=engine.name, engine_slug=engine.slug,
@@ -102,8 +98,6 @@ class World:
 
 @pytest.fixture(scope="module")
 def world(app, local_aws) -> World:
-    from shared.db.session import session_scope
-
     client = TestClient(app)
     ta, tb = create_tenant(), create_tenant()
     with session_scope() as s:
@@ -370,12 +364,6 @@ def percentile_cont(values: list[int], p: float) -> float:
 
 @pytest.mark.parametrize("n", [1, 2, 3, 7, 100, 1001])
 def test_percentiles_match_linear_interpolation_exactly(local_aws, n):
-    from shared.db.session import session_scope
-    from sqlalchemy import func, literal_column, select
-
-    from shared.db.models import Job
-    from shared.repositories.stats import Scope, add_up, by_day, percentiles
-
     # GIVEN n scattered times with ties, plus failed jobs that recorded no time
     seed, times = 12345 + n, []
     for _ in range(n):
