@@ -5,13 +5,24 @@ from the real queues.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import secrets
-import uuid
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine, create_engine, event
+
+from shared.adapters import aws as aws_clients
+from shared.adapters.aws import reset_clients
+from shared.api.app import create_app
+from shared.config import reset_settings
+from shared.db.migrate import upgrade
+from shared.db.session import bind_sessions, reset_engines
+from shared.devstack.local_aws import start_local_aws
+from shared.devstack.pollers import SqsPoller
+from tests.factories import Admin, Deployed, create_tenant, deploy_loan, make_admin, sign_in
 
 REPO = Path(__file__).resolve().parent.parent
 LOAN_XLSX = REPO / "examples" / "loan-quote.xlsx"
@@ -20,8 +31,6 @@ LOAN_XLSX = REPO / "examples" / "loan-quote.xlsx"
 @pytest.fixture(scope="session", autouse=True)
 def local_aws(tmp_path_factory):
     """Point the whole process at a fresh database and a moto server, migrated and ready."""
-    from shared.devstack.local_aws import start_local_aws
-
     db_url = os.environ.get("SHEETCALC_TEST_DATABASE_URL") or f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.db'}"
     aws = start_local_aws()
     os.environ.update(
@@ -37,11 +46,6 @@ def local_aws(tmp_path_factory):
         SHEETCALC_CHECKS_QUEUE_URL=aws.checks_queue_url,
         SHEETCALC_WEBHOOKS_QUEUE_URL=aws.webhooks_queue_url,
     )
-    from shared.adapters.aws import reset_clients
-    from shared.config import reset_settings
-    from shared.db.migrate import upgrade
-    from shared.db.session import reset_engines
-
     reset_settings()
     reset_clients()
     reset_engines()
@@ -53,15 +57,11 @@ def local_aws(tmp_path_factory):
 
 @pytest.fixture(scope="session")
 def app():
-    from shared.api.app import create_app
-
     return create_app()
 
 
 @pytest.fixture()
 def client(app):
-    from fastapi.testclient import TestClient
-
     with TestClient(app) as c:
         yield c
 
@@ -71,100 +71,73 @@ def loan_xlsx() -> bytes:
     return LOAN_XLSX.read_bytes()
 
 
-@dataclass
-class Admin:
-    """A logged-in tenant administrator, with a TestClient that sends their token."""
+@pytest.fixture(scope="session")
+def _test_database(local_aws) -> Engine:
+    """The engine the tests' transactions run on (the app's sessions join them, see ``db``).
 
-    client: object
-    tenant_id: str
-    slug: str
-    email: str
-    password: str
-    token: str
+    pysqlite neither sends BEGIN itself in a way savepoints survive nor keeps a transaction
+    open across SAVEPOINT/RELEASE, so on SQLite the driver's own transaction handling is
+    switched off and BEGIN is sent explicitly (SQLAlchemy's documented recipe).
+    """
+    url = os.environ["DATABASE_URL"]
+    if not url.startswith("sqlite"):
+        engine = create_engine(url.replace("postgresql://", "postgresql+pg8000://", 1))
+    else:
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
 
-    @property
-    def headers(self) -> dict:
-        return {"Authorization": f"Bearer {self.token}"}
+        @event.listens_for(engine, "connect")
+        def _connect(dbapi_conn, _record):
+            dbapi_conn.isolation_level = None
+            cur = dbapi_conn.cursor()
+            cur.execute("PRAGMA foreign_keys=ON")
+            cur.execute("PRAGMA busy_timeout=30000")
+            cur.close()
 
-    def get(self, path, **kw):
-        return self.client.get(path, headers={**self.headers, **kw.pop("headers", {})}, **kw)
+        @event.listens_for(engine, "begin")
+        def _begin(conn):
+            conn.exec_driver_sql("BEGIN")
 
-    def post(self, path, **kw):
-        return self.client.post(path, headers={**self.headers, **kw.pop("headers", {})}, **kw)
-
-    def put(self, path, **kw):
-        return self.client.put(path, headers={**self.headers, **kw.pop("headers", {})}, **kw)
-
-    def patch(self, path, **kw):
-        return self.client.patch(path, headers={**self.headers, **kw.pop("headers", {})}, **kw)
-
-    def delete(self, path, **kw):
-        return self.client.delete(path, headers={**self.headers, **kw.pop("headers", {})}, **kw)
-
-
-def create_tenant(slug: str | None = None) -> dict:
-    """A new tenant through the same service the create-tenant command uses."""
-    from shared.db.session import session_scope
-    from shared.services.tenants import create_tenant as create
-
-    slug = slug or f"t-{uuid.uuid4().hex[:10]}"
-    with session_scope() as session:
-        created = create(session, slug=slug, name=f"Tenant {slug}", admin_email=f"admin@{slug}.example.com")
-        return {"tenant_id": str(created.tenant.id), "slug": slug, "email": created.admin.email, "password": created.temporary_password}
+    yield engine
+    engine.dispose()
 
 
-def login_admin(client, tenant: dict, new_password: str = "correct horse battery") -> Admin:
-    """Log in, change the temporary password, log in again: a ready administrator."""
-    token = client.post("/auth/login", json={"email": tenant["email"], "password": tenant["password"]}).json()["access_token"]
-    r = client.post(
-        "/auth/change-password",
-        json={"current_password": tenant["password"], "new_password": new_password},
-        headers={"Authorization": f"Bearer {token}"},
-    )
-    assert r.status_code == 200, r.text
-    token = client.post("/auth/login", json={"email": tenant["email"], "password": new_password}).json()["access_token"]
-    client.cookies.clear()
-    return Admin(client, tenant["tenant_id"], tenant["slug"], tenant["email"], new_password, token)
+@pytest.fixture(autouse=True)
+def db(request, _test_database):
+    """A savepoint per test: every session the test and the app open joins one transaction,
+    rolled back after the test. Tests marked ``own_transactions`` commit for real instead."""
+    if request.node.get_closest_marker("own_transactions"):
+        yield None
+        return
+    connection = _test_database.connect()
+    transaction = connection.begin()
+    try:
+        with bind_sessions(connection):
+            yield connection
+    finally:
+        transaction.rollback()
+        connection.close()
+
+
+def pytest_collection_modifyitems(items):
+    # The dev stack is another process on the same database: nothing of ours may hold it.
+    for item in items:
+        if item.get_closest_marker("e2e"):
+            item.add_marker(pytest.mark.own_transactions)
+
+
+@pytest.fixture(scope="session")
+def _base_admin(local_aws) -> Admin:
+    """One tenant for the whole run, committed before any test; each test's changes to it are
+    rolled back with the test's savepoint."""
+    return sign_in(None, create_tenant())
 
 
 @pytest.fixture()
-def admin(client) -> Admin:
-    return login_admin(client, create_tenant())
-
-
-@dataclass
-class Deployed:
-    """An engine with the loan workbook active, and a consumer allowed everything."""
-
-    admin: Admin
-    engine_id: str
-    engine_slug: str
-    version_id: str
-    test_key: str
-    consumer_id: str
-    api_key: str
-
-    @property
-    def execute_path(self) -> str:
-        return f"/jobs/execute/{self.admin.slug}/{self.engine_slug}"
-
-
-def deploy_loan(admin: Admin, loan_xlsx: bytes, *, flags: dict | None = None, activate: bool = True) -> Deployed:
-    engine = admin.post("/engines", json={"name": "Loan quote"}).json()
-    up = admin.post(
-        f"/engines/{engine['id']}/versions",
-        data={"version": "1.0"},
-        files={"file": ("loan-quote.xlsx", loan_xlsx, "application/octet-stream")},
-    )
-    assert up.status_code == 201, up.text
-    version = up.json()
-    if activate:
-        assert admin.post(f"/engines/{engine['id']}/versions/{version['id']}/activate").status_code == 200
-    consumer = admin.post("/consumers", json={"name": "Pricing app"}).json()
-    grant = flags or {"can_execute": True, "can_view_jobs": True, "can_download": True, "can_view_about": True}
-    r = admin.put(f"/engines/{engine['id']}/access/{consumer['id']}", json=grant)
-    assert r.status_code == 200, r.text
-    return Deployed(admin, engine["id"], engine["slug"], version["id"], version["test_api_key"], consumer["id"], consumer["api_key"])
+def admin(request, client, _base_admin) -> Admin:
+    """A ready administrator: of the run's tenant, or of a new one for ``own_transactions`` tests."""
+    if request.node.get_closest_marker("own_transactions"):
+        return make_admin(client)
+    return dataclasses.replace(_base_admin, client=client)
 
 
 @pytest.fixture()
@@ -174,8 +147,6 @@ def deployed(admin, loan_xlsx) -> Deployed:
 
 def drain(queue_url: str, handler, *, max_batches: int = 20) -> int:
     """Feed every message now on ``queue_url`` to ``handler`` as Lambda would; returns how many."""
-    from shared.devstack.pollers import SqsPoller
-
     poller = SqsPoller(queue_url, handler, function_name="test", endpoint_url=os.environ["SHEETCALC_AWS_ENDPOINT_URL"], region=os.environ["SHEETCALC_AWS_REGION"])
     seen = 0
     for _ in range(max_batches):
@@ -212,12 +183,10 @@ def run_webhooks(local_aws):
 
 
 @pytest.fixture(autouse=True)
-def _queues_left_empty(local_aws, run_worker, run_checks, run_webhooks):
+def _queues_left_empty(local_aws, db, run_worker, run_checks, run_webhooks):
     """Messages a test queued but did not process are processed after it, so the next starts clean."""
     yield
-    from shared.adapters.aws import client
-
     for url, drain in ((local_aws.jobs_queue_url, run_worker), (local_aws.checks_queue_url, run_checks), (local_aws.webhooks_queue_url, run_webhooks)):
-        waiting = client("sqs").get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
+        waiting = aws_clients.client("sqs").get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
         if int(waiting["Attributes"]["ApproximateNumberOfMessages"]):
             drain()

@@ -6,7 +6,7 @@ import contextlib
 import threading
 from collections.abc import Iterator
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
 from shared.config import get_settings
@@ -23,6 +23,8 @@ def _normalise(url: str) -> str:
 _engines: dict[str, Engine] = {}
 _factories: dict[str, sessionmaker[Session]] = {}
 _lock = threading.Lock()
+# Tests only (see bind_sessions): the connection every new session joins, inside a savepoint.
+_bound_connection: Connection | None = None
 
 
 def get_engine(url: str | None = None) -> Engine:
@@ -52,6 +54,8 @@ def _create(url: str) -> Engine:
 
 def new_session(url: str | None = None) -> Session:
     """A new session on the configured database."""
+    if _bound_connection is not None and url is None:
+        return Session(bind=_bound_connection, join_transaction_mode="create_savepoint", expire_on_commit=False)
     engine = get_engine(url)
     key = str(engine.url)
     factory = _factories.get(key)
@@ -72,6 +76,19 @@ def session_scope() -> Iterator[Session]:
         raise
     finally:
         session.close()
+
+
+@contextlib.contextmanager
+def bind_sessions(connection: Connection) -> Iterator[None]:
+    """Tests: within the block, every new session joins ``connection``'s open transaction and its
+    commits and rollbacks become savepoint releases and rollbacks, so rolling that transaction
+    back afterwards undoes everything (the pattern of pypi/warehouse's tests/conftest.py)."""
+    global _bound_connection
+    _bound_connection = connection
+    try:
+        yield
+    finally:
+        _bound_connection = None
 
 
 def reset_engines() -> None:

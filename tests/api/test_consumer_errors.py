@@ -6,7 +6,9 @@ import uuid
 
 import pytest
 
-from tests.conftest import create_tenant, deploy_loan, login_admin
+from shared.db.models import Consumer, Engine, Job
+from shared.db.session import session_scope
+from tests.factories import deploy_loan, make_admin
 
 INPUTS = {"principal": 100000, "annual_rate": 0.05, "years": 10}
 
@@ -66,9 +68,6 @@ def test_both_key_headers_work(client, deployed):
 
 
 def test_inactive_consumer_key_is_401(client, deployed):
-    from shared.db.models import Consumer
-    from shared.db.session import session_scope
-
     with session_scope() as s:
         s.get(Consumer, uuid.UUID(deployed.consumer_id)).is_active = False
     r = client.post(deployed.execute_path, json={"inputs": INPUTS}, headers=key(deployed.api_key))
@@ -105,9 +104,6 @@ def test_job_of_another_consumer_is_403(client, deployed, run_worker):
 
 
 def test_ip_not_whitelisted_is_403_before_the_key(client, deployed):
-    from shared.db.models import Engine
-    from shared.db.session import session_scope
-
     with session_scope() as s:
         engine = s.get(Engine, uuid.UUID(deployed.engine_id))
         engine.ip_whitelist_enabled, engine.ip_whitelist = True, ["203.0.113.0/24"]
@@ -129,7 +125,7 @@ def test_unknown_engine_or_tenant_is_404(client, deployed):
 
 def test_engine_of_another_tenant_is_404(client, deployed, loan_xlsx):
     # GIVEN tenant B with the same engine slug, and tenant A's consumer
-    other = deploy_loan(login_admin(client, create_tenant()), loan_xlsx)
+    other = deploy_loan(make_admin(client), loan_xlsx)
     # WHEN A's key addresses B's engine
     r = client.post(other.execute_path, json={"inputs": INPUTS}, headers=key(deployed.api_key))
     # THEN it does not exist for A
@@ -144,16 +140,13 @@ def test_unknown_job_is_404(client, deployed):
 
 
 def test_job_of_another_tenant_is_404(client, deployed, loan_xlsx):
-    other = deploy_loan(login_admin(client, create_tenant()), loan_xlsx)
+    other = deploy_loan(make_admin(client), loan_xlsx)
     job = client.post(other.execute_path, json={"inputs": INPUTS}, headers=key(other.api_key)).json()
     r = client.get(f"/jobs/{job['job_id']}", headers=key(deployed.api_key))
     assert (r.status_code, r.json()) == (404, {"detail": "Job not found"})
 
 
 def test_completed_job_without_file_is_404(client, deployed, run_worker):
-    from shared.db.models import Job
-    from shared.db.session import session_scope
-
     job = client.post(deployed.execute_path, json={"inputs": INPUTS}, headers=key(deployed.api_key)).json()
     run_worker()
     with session_scope() as s:

@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from tests.conftest import deploy_loan
+from tests.factories import deploy_loan
 
 INPUTS = {"principal": 100000, "annual_rate": 0.05, "years": 10}
 ALL = {"can_execute": True, "can_view_jobs": True, "can_download": True, "can_view_about": True}

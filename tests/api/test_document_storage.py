@@ -12,8 +12,12 @@ from urllib.parse import quote
 import openpyxl
 import pytest
 
+from shared.adapters import queues
+from shared.db.models import EngineVersion
+from shared.db.session import session_scope
+from shared.services.version_checks import check_in_background
 from tests.api.test_storage_graph import DRIVES, FINANCE, SITES
-from tests.conftest import deploy_loan
+from tests.factories import deploy_loan
 from tests.graph_standin import GraphStandin, pointed_at
 
 DRIVE = DRIVES[0]
@@ -212,8 +216,6 @@ def test_storage_removed_before_the_worker_runs_is_recorded_not_configured(admin
 
 
 def test_a_redelivered_message_does_not_upload_again(admin, library, graph, loan_xlsx, run_checks):
-    from shared.adapters import queues
-
     # GIVEN a version whose message is delivered twice before the first finishes being handled
     engine_id, version = upload(admin, loan_xlsx)
     queues.enqueue_version_check(uuid.UUID(version["id"]))
@@ -232,10 +234,6 @@ def test_a_redelivered_message_does_not_upload_again(admin, library, graph, loan
 
 
 def test_a_copy_that_did_not_finish_is_uploaded_again_replacing_the_first(admin, library, graph, loan_xlsx, run_checks):
-    from shared.db.models import EngineVersion
-    from shared.db.session import session_scope
-    from shared.services.version_checks import check_in_background
-
     engine_id, version = upload(admin, loan_xlsx)
     run_checks()
     # GIVEN the worker stopped after uploading, before recording (the record is pending again)

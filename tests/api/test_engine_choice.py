@@ -3,6 +3,10 @@ the engine that matches Excel best, and an administrator can override it."""
 
 from __future__ import annotations
 
+import json
+
+import uuid as _uuid
+
 from tests.calc.test_formulas_engine import rates_workbook
 
 GRANT = {"can_execute": True, "can_view_jobs": True, "can_download": True, "can_view_about": True}
@@ -79,9 +83,6 @@ def test_a_pin_made_before_the_background_check_is_kept(client, admin, run_check
 
 
 def test_a_dead_lettered_version_check_is_recorded_as_failed(client, admin, run_checks):
-    import json
-    import uuid as _uuid
-
     from functions.checks.dlq import handler
 
     engine, version, key = deploy(admin, rates_workbook())

@@ -7,17 +7,21 @@ import threading
 import uuid
 
 import pytest
+from sqlalchemy import select
 
-from tests.conftest import deploy_loan
+from shared.adapters import aws
+from shared.config import get_settings
+from shared.db.models import EngineVersion, Job
+from shared.db.session import get_engine, new_session, session_scope
+from shared.errors import SheetcalcError
+from shared.services import versions
+from tests.factories import deploy_loan
 
 INPUTS = {"principal": 100000, "annual_rate": 0.05, "years": 10}
 
 
 def stored_keys(prefix: str) -> list[str]:
-    from shared.adapters.aws import client
-    from shared.config import get_settings
-
-    pages = client("s3").get_paginator("list_objects_v2").paginate(Bucket=get_settings().bucket, Prefix=prefix)
+    pages = aws.client("s3").get_paginator("list_objects_v2").paginate(Bucket=get_settings().bucket, Prefix=prefix)
     return [obj["Key"] for page in pages for obj in page.get("Contents", [])]
 
 
@@ -119,10 +123,6 @@ def test_patch_slug_moves_the_consumer_url_and_a_taken_slug_is_409(client, admin
 
 
 def test_delete_engine_removes_versions_access_and_files_but_keeps_jobs(client, admin, loan_xlsx, run_worker):
-    from shared.db.models import Job
-    from shared.db.session import session_scope
-    from sqlalchemy import select
-
     # GIVEN a deployed engine with a second version, one finished job and one still queued
     d = deploy_loan(admin, loan_xlsx)
     upload(admin, d.engine_id, "2.0", loan_xlsx)
@@ -178,9 +178,6 @@ def test_the_active_version_cannot_be_deleted(admin, deployed):
 
 
 def test_delete_inactive_version_removes_it_and_its_files(client, admin, deployed, loan_xlsx, run_worker):
-    from shared.db.models import Job
-    from shared.db.session import session_scope
-
     # GIVEN a second, inactive version that ran a test job
     v2 = upload(admin, deployed.engine_id, "2.0", loan_xlsx)
     job = client.post(
@@ -271,9 +268,6 @@ on_postgresql = pytest.mark.skipif(
 
 def _extra_versions(deployed, count: int) -> list[uuid.UUID]:
     """Version rows for the deployed engine (no stored files: activation and deletion do not read them)."""
-    from shared.db.models import EngineVersion
-    from shared.db.session import session_scope
-
     ids = []
     with session_scope() as session:
         template = session.get(EngineVersion, uuid.UUID(deployed.version_id))
@@ -291,9 +285,6 @@ def _extra_versions(deployed, count: int) -> list[uuid.UUID]:
 
 def _race(*calls):
     """Run the calls at the same moment, each in its own thread and session; returns each one's outcome."""
-    from shared.db.session import new_session
-    from shared.errors import SheetcalcError
-
     barrier = threading.Barrier(len(calls))
     outcomes: list = [None] * len(calls)
 
@@ -319,10 +310,8 @@ def _race(*calls):
 
 
 @on_postgresql
+@pytest.mark.own_transactions
 def test_concurrent_activations_leave_exactly_one_active_version(admin, deployed):
-    from shared.db.session import get_engine
-    from shared.services import versions
-
     assert get_engine().dialect.name == "postgresql"
     tenant_id, engine_id = uuid.UUID(admin.tenant_id), uuid.UUID(deployed.engine_id)
     candidates = _extra_versions(deployed, 8)
@@ -340,9 +329,8 @@ def test_concurrent_activations_leave_exactly_one_active_version(admin, deployed
 
 
 @on_postgresql
+@pytest.mark.own_transactions
 def test_activating_a_version_while_it_is_deleted_never_leaves_a_dangling_active_version(admin, deployed):
-    from shared.services import versions
-
     tenant_id, engine_id = uuid.UUID(admin.tenant_id), uuid.UUID(deployed.engine_id)
     for victim in _extra_versions(deployed, 12):
         versions_before = {v["id"] for v in admin.get(f"/engines/{deployed.engine_id}").json()["versions"]}

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from shared.config import reset_settings
+
 EVENT = json.loads((Path(__file__).resolve().parents[1] / "events" / "api_execute.json").read_text())
 INPUTS = {"principal": 100000, "annual_rate": 0.05, "years": 10}
 DENIED = {"detail": "Access denied: IP address not in whitelist"}
@@ -49,8 +51,6 @@ def whitelist(d, *entries, enabled=True):
 @pytest.fixture()
 def trusted_proxies(monkeypatch):
     """Set SHEETCALC_TRUSTED_PROXIES for one test, and forget it afterwards."""
-    from shared.config import reset_settings
-
     def set_(value: str):
         monkeypatch.setenv("SHEETCALC_TRUSTED_PROXIES", value)
         reset_settings()

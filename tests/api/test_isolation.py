@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from tests.conftest import create_tenant, deploy_loan, login_admin
+from tests.factories import deploy_loan, make_admin
 
 ALL = {"can_execute": True, "can_view_jobs": True, "can_download": True, "can_view_about": True}
 
@@ -14,12 +14,12 @@ ALL = {"can_execute": True, "can_view_jobs": True, "can_download": True, "can_vi
 @pytest.fixture()
 def tenants(client, loan_xlsx, run_worker):
     """Tenant A with a deployed engine, a second version and a job; tenant B with its own engine and consumer."""
-    a = deploy_loan(login_admin(client, create_tenant()), loan_xlsx)
+    a = deploy_loan(make_admin(client), loan_xlsx)
     up = a.admin.post(f"/engines/{a.engine_id}/versions", data={"version": "2.0"}, files={"file": ("l.xlsx", loan_xlsx)})
     a_v2 = up.json()["id"]
     client.post(a.execute_path, json={"inputs": {"principal": 1000, "annual_rate": 0.05, "years": 1}}, headers={"X-API-Key": a.api_key})
     run_worker()
-    b = login_admin(client, create_tenant())
+    b = make_admin(client)
     b_engine = b.post("/engines", json={"name": "B engine"}).json()["id"]
     b_consumer = b.post("/consumers", json={"name": "B consumer"}).json()["id"]
     return a, a_v2, b, b_engine, b_consumer

@@ -7,16 +7,16 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
+from shared.db.models import Job
+from shared.db.session import session_scope
+from shared.repositories import jobs as job_repo
+
 INPUTS = {"principal": 100000, "annual_rate": 0.05, "years": 10}
 T0 = datetime(2026, 3, 1, 12, 0, tzinfo=timezone.utc)
 
 
 def add_jobs(deployed, statuses: list[str]) -> list[str]:
     """Job rows for the deployed engine, one a minute from T0 in the order given; returns their ids."""
-    from shared.db.models import Job
-    from shared.db.session import session_scope
-    from shared.repositories import jobs as job_repo
-
     ids = []
     with session_scope() as session:
         for i, status in enumerate(statuses):

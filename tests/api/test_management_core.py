@@ -9,7 +9,8 @@ import uuid
 
 import pytest
 
-from tests.conftest import create_tenant, login_admin
+from shared.config import reset_settings
+from tests.factories import create_tenant, make_admin
 
 
 def test_login_rules_and_forced_password_change(client):
@@ -119,8 +120,6 @@ def test_bad_uploads_are_refused_clearly(admin, payload, status):
 
 
 def test_oversized_upload_is_413(admin, monkeypatch):
-    from shared.config import reset_settings
-
     monkeypatch.setenv("SHEETCALC_MAX_UPLOAD_BYTES", "1000")
     reset_settings()
     try:
@@ -165,7 +164,7 @@ def test_consumer_create_and_grant(admin, deployed):
 
 
 def test_another_tenant_sees_nothing(client, deployed):
-    other = login_admin(client, create_tenant())
+    other = make_admin(client)
     assert other.get("/engines").json() == []
     assert other.get(f"/engines/{deployed.engine_id}").status_code == 404
     assert other.post(f"/engines/{deployed.engine_id}/versions/{deployed.version_id}/activate").status_code == 404
@@ -189,6 +188,7 @@ def test_health(client):
     assert client.get("/health").json() == {"status": "ok", "version": "0.1.0"}
 
 
+@pytest.mark.own_transactions  # the command is another process on the database
 def test_create_tenant_command_prints_json(local_aws):
     slug = f"cli-{uuid.uuid4().hex[:8]}"
     out = subprocess.run(
@@ -206,8 +206,6 @@ def test_create_tenant_command_prints_json(local_aws):
 
 
 def test_a_huge_declared_body_is_refused_before_it_is_read(admin, monkeypatch):
-    from shared.config import reset_settings
-
     monkeypatch.setenv("SHEETCALC_MAX_UPLOAD_BYTES", "1000")
     reset_settings()
     try:

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import time
 from datetime import datetime, timedelta, timezone
 
-from tests.conftest import create_tenant, login_admin
+import jwt.api_jwt
+
 from tests.envtools import settings_env
+from tests.factories import create_tenant, make_admin
 
 DEAD = {"detail": "Invalid or expired token"}
 
@@ -31,6 +32,17 @@ def ready_colleague(client, admin, email: str | None = None) -> dict:
     assert r.status_code == 200, r.text
     token = login(client, email, "colleague pw 123").json()["access_token"]
     return {"id": created["user"]["id"], "email": email, "password": "colleague pw 123", "token": token}
+
+
+def clock_at(moment: datetime) -> type[datetime]:
+    """A ``datetime`` class whose ``now()`` is ``moment`` (for PyJWT's expiry check)."""
+
+    class Clock(datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return moment.astimezone(tz)
+
+    return Clock
 
 
 def cookie_attributes(set_cookie: str) -> set[str]:
@@ -77,18 +89,21 @@ def test_a_temporary_password_blocks_everything_but_change_password_and_logout(c
     assert (r.status_code, r.json()) == (200, {"message": "Logged out"})
 
 
-def test_an_expired_token_is_refused(client, admin):
+def test_an_expired_token_is_refused(client, admin, monkeypatch):
     # GIVEN sessions that last three seconds
     with settings_env(SHEETCALC_JWT_TTL_SECONDS="3"):
+        before = datetime.now(timezone.utc).replace(microsecond=0)
         r = login(client, admin.email, admin.password)
+        after = datetime.now(timezone.utc)
         body = r.json()
         # THEN the login says so, and the token works for now
         assert body["expires_in"] == 3
         expires_at = datetime.fromisoformat(body["expires_at"])
-        assert timedelta(seconds=1) < expires_at - datetime.now(timezone.utc) <= timedelta(seconds=3)
+        assert before + timedelta(seconds=3) <= expires_at <= after + timedelta(seconds=3)
         assert client.get("/users", headers=bearer(body["access_token"])).status_code == 200
-        # WHEN the announced expiry has passed
-        time.sleep((expires_at - datetime.now(timezone.utc)).total_seconds() + 1.1)
+        # WHEN the announced expiry has passed (the token check's clock is moved past it
+        # rather than waited for, so a slow machine cannot expire the token early)
+        monkeypatch.setattr(jwt.api_jwt, "datetime", clock_at(expires_at + timedelta(seconds=1.1)))
         r = client.get("/users", headers=bearer(body["access_token"]))
     # THEN the token no longer works, although it is still the user's latest session
     assert (r.status_code, r.json()) == (401, DEAD)
@@ -213,7 +228,7 @@ def test_a_deleted_users_session_is_over(client, admin):
 
 def test_one_tenants_token_never_reaches_another_tenant(client, admin):
     # GIVEN administrators of two tenants
-    other = login_admin(client, create_tenant())
+    other = make_admin(client)
     # THEN each sees only their own tenant through their own token
     assert [u["email"] for u in admin.get("/users").json()["users"]] == [admin.email]
     assert [u["email"] for u in other.get("/users").json()["users"]] == [other.email]

@@ -8,7 +8,8 @@ import uuid
 
 import pytest
 
-from tests.conftest import create_tenant, login_admin
+from shared.config import reset_settings
+from tests.factories import make_admin
 from tests.graph_standin import GraphStandin, pointed_at
 
 NOT_CONFIGURED = "Storage credentials are not configured: save client_id, client_secret and tenant_id first"
@@ -138,8 +139,6 @@ def test_graph_refusing_access_is_reported(admin, directory, graph):
 
 
 def test_an_unreachable_identity_platform_is_reported(admin, directory, monkeypatch):
-    from shared.config import reset_settings
-
     save(admin, directory)
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
@@ -227,7 +226,7 @@ def test_discovering_drives_needs_saved_credentials(admin, graph):
 def test_another_tenant_cannot_use_these_credentials(client, admin, directory):
     # GIVEN tenant A with working storage credentials, and tenant B with none
     save(admin, directory)
-    other = login_admin(client, create_tenant())
+    other = make_admin(client)
     # THEN B's storage calls see only B's (missing) settings
     assert connection_test(other)["error"] == NOT_CONFIGURED
     r = other.post("/tenant/storage/discover-sites")

@@ -8,7 +8,10 @@ import uuid
 import pytest
 from sqlalchemy import Uuid, bindparam, text
 
-from tests.conftest import create_tenant, login_admin
+from shared.db.models import Tenant
+from shared.db.session import new_session
+from shared.security import decrypt
+from tests.factories import make_admin
 
 SECRET = "Qx8~s3cret.Value-that-must-never-be-shown_" + uuid.uuid4().hex
 STORAGE = {
@@ -25,8 +28,6 @@ EMPTY_STORAGE = {k: None for k in STORAGE}
 
 def stored_row(tenant_id: str) -> str:
     """Everything the database holds for the tenant, as text."""
-    from shared.db.session import new_session
-
     with new_session() as session:
         row = session.execute(
             text("SELECT * FROM tenants WHERE id = :id").bindparams(bindparam("id", type_=Uuid)),
@@ -36,10 +37,6 @@ def stored_row(tenant_id: str) -> str:
 
 
 def stored_secret(tenant_id: str) -> str | None:
-    from shared.db.models import Tenant
-    from shared.db.session import new_session
-    from shared.security import decrypt
-
     with new_session() as session:
         sealed = (session.get(Tenant, uuid.UUID(tenant_id)).storage_settings or {}).get("encrypted", {}).get("client_secret")
     return decrypt(sealed) if sealed else None
@@ -150,7 +147,7 @@ def test_malformed_settings_are_a_validation_error(admin, body):
 def test_one_tenants_settings_never_show_in_another(client, admin):
     # GIVEN tenant A with storage settings, and tenant B
     admin.put("/tenant/settings", json={**STORAGE, "name": "Tenant A Renamed"})
-    other = login_admin(client, create_tenant())
+    other = make_admin(client)
     # THEN B sees its own, empty settings
     body = other.get("/tenant/settings").json()
     assert (body["id"], body["name"]) == (other.tenant_id, f"Tenant {other.slug}")

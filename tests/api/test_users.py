@@ -6,7 +6,7 @@ import uuid
 
 import pytest
 
-from tests.conftest import create_tenant, login_admin
+from tests.factories import create_tenant, make_admin
 
 USER_FIELDS = {"id", "email", "is_active", "must_change_password", "last_login_at", "created_at"}
 
@@ -198,7 +198,7 @@ def test_another_tenants_users_are_invisible_and_untouchable(client, admin):
     # GIVEN tenant A with a colleague, and tenant B's administrator
     colleague = add_user(admin, "a-colleague")
     uid = colleague["user"]["id"]
-    other = login_admin(client, create_tenant())
+    other = make_admin(client)
     # THEN B's list shows only B's users
     assert [u["email"] for u in other.get("/users").json()["users"]] == [other.email]
     # AND B cannot change, reset, deactivate or delete A's users: they do not exist for B

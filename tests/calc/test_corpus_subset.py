@@ -15,6 +15,10 @@ pytestmark = pytest.mark.skipif(
     not CORPUS.is_dir(), reason=f"the Excel-saved corpus is not at {CORPUS}"
 )
 
+# The service's deadline would hand a slow machine a different engine choice; these figures
+# are about what each engine computes, not how fast (the deadline has its own tests).
+NO_DEADLINE_S = 3600.0
+
 # file, engine chosen, formula cells compared, matching with the choice,
 # matching with IronCalc alone
 SUBSET = [
@@ -42,7 +46,7 @@ SUBSET = [
     "name, engine, compared, matching, ironcalc_matching", SUBSET, ids=[s[0] for s in SUBSET]
 )
 def test_corpus_workbook(name, engine, compared, matching, ironcalc_matching):
-    choice = choose_engine((CORPUS / name).read_bytes(), timeout_s=60)
+    choice = choose_engine((CORPUS / name).read_bytes(), timeout_s=NO_DEADLINE_S)
 
     assert choice.engine == engine
     assert (choice.report["cells_compared"], choice.report["cells_matching"]) == (compared, matching)

@@ -208,7 +208,7 @@ def test_a_file_that_is_not_a_workbook_is_refused():
 
 
 def test_an_isolated_check_reports_the_same_as_in_process():
-    report = check_isolated(known_workbook(), "formulas", timeout_s=120)
+    report = check_isolated(known_workbook(), "formulas", timeout_s=3600)  # a guard, not a verdict on speed
     assert report.status == "ok"
     assert (report.cells_compared, report.cells_matching) == (8, 7)
 
@@ -220,9 +220,10 @@ def test_an_isolated_check_past_its_deadline_is_reported_as_timeout():
 
 
 def test_an_isolated_check_without_enough_memory_is_not_ok():
-    # 200 MB of address space is not enough for numpy and formulas: the child fails or stalls
-    # (formulas can hang after a MemoryError), and either way the deadline ends it
-    report = check_isolated(known_workbook(), "formulas", timeout_s=15, memory_mb=200)
+    # 100 MB of address space is not enough for numpy and formulas: the child fails at once
+    # (at about 200 MB it can instead hang after a MemoryError until the deadline ends it;
+    # either outcome passes, but this one does not wait 15 s for it)
+    report = check_isolated(known_workbook(), "formulas", timeout_s=15, memory_mb=100)
     assert report.status in {"failed", "timeout"}
     assert report.cells_compared == 0
 

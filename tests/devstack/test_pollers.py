@@ -227,6 +227,9 @@ def test_stop_is_prompt_while_idle(queue, start_poller):
     assert time.monotonic() - started < 2.0
 
 
+LONG_POLL_S = 20
+
+
 def test_pickup_is_prompt(sqs, queue, start_poller):
     # GIVEN an idle poller waiting in a long poll
     url, _ = queue
@@ -238,7 +241,7 @@ def test_pickup_is_prompt(sqs, queue, start_poller):
         arrived.set()
         return {}
 
-    start_poller(url, handler)
+    start_poller(url, handler, wait_time_seconds=LONG_POLL_S)
     time.sleep(0.3)
     latencies = []
     for _ in range(10):
@@ -248,6 +251,8 @@ def test_pickup_is_prompt(sqs, queue, start_poller):
         assert arrived.wait(5)
         latencies.append(received[-1] - sent)
         time.sleep(0.05)
-    # THEN the handler sees a message within tens of milliseconds of its sending
+    # THEN the sending wakes the poller: the handler sees the message long before the long
+    # poll would have ended (tens of milliseconds on a quiet machine; the bound leaves room
+    # for a busy one, so the verdict is about what wakes the poller, not about speed)
     latencies.sort()
-    assert latencies[len(latencies) // 2] < 0.05, latencies
+    assert latencies[len(latencies) // 2] < LONG_POLL_S / 4, latencies

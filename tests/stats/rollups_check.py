@@ -6,6 +6,9 @@ import uuid
 
 from sqlalchemy import select
 
+from shared.db.models import Base, Job
+from shared.db.session import session_scope
+
 # table: (key columns after tenant_id and day, name columns, consumers' jobs only)
 ROLLUPS = {
     "job_stats_daily": (("engine_id", "version_id", "is_test"), ("engine_name", "engine_slug", "version"), False),
@@ -17,8 +20,6 @@ HISTOGRAMS = {"job_time_histogram_daily": (), "job_engine_time_histogram_daily":
 
 def expected(session, tenant_id: uuid.UUID) -> dict[str, dict]:
     """Each rollup table's rows for the tenant, computed job by job (fine for a test's few jobs)."""
-    from shared.db.models import Job
-
     jobs = session.scalars(select(Job).where(Job.tenant_id == tenant_id).order_by(Job.created_at)).all()
     out: dict[str, dict] = {}
     for table, (keys, names, consumers_only) in ROLLUPS.items():
@@ -49,8 +50,6 @@ def expected(session, tenant_id: uuid.UUID) -> dict[str, dict]:
 
 def actual(session, tenant_id: uuid.UUID) -> dict[str, dict]:
     """Each rollup table's rows for the tenant, as stored."""
-    from shared.db.models import Base
-
     out: dict[str, dict] = {}
     for table_name, keys in [*((t, k) for t, (k, _, _) in ROLLUPS.items()), *((t, (*k, "execution_time_ms")) for t, k in HISTOGRAMS.items())]:
         table = Base.metadata.tables[table_name]
@@ -64,8 +63,6 @@ def actual(session, tenant_id: uuid.UUID) -> dict[str, dict]:
 
 def assert_rollups_exact(tenant_id) -> dict[str, dict]:
     """The rollups hold exactly what the tenant's jobs add up to; returns them."""
-    from shared.db.session import session_scope
-
     with session_scope() as s:
         tid = uuid.UUID(str(tenant_id))
         want, got = expected(s, tid), actual(s, tid)

@@ -7,15 +7,18 @@ import urllib.parse
 import uuid
 from datetime import datetime, timedelta, timezone
 
+import pg8000.native
 import pytest
 from sqlalchemy import insert
 
-from tests.stats.rollups_check import expected, actual
+from shared.db.migrate import upgrade
+from shared.db.models import Job, Tenant
+from shared.db.session import get_engine, new_session
+from shared.repositories import jobs as job_repo
+from tests.stats.rollups_check import actual, expected
 
 
 def _pg_admin(url: str, statement: str) -> None:
-    import pg8000.native
-
     u = urllib.parse.urlparse(url.replace("postgresql+pg8000://", "postgresql://"))
     con = pg8000.native.Connection(
         user=u.username or "postgres", password=u.password, host=u.hostname, port=u.port or 5432, database=u.path.lstrip("/"),
@@ -29,8 +32,6 @@ def _pg_admin(url: str, statement: str) -> None:
 @pytest.fixture()
 def scratch_url(tmp_path, local_aws):
     """An empty database beside this run's: a SQLite file, or a new PostgreSQL database."""
-    from shared.db.session import get_engine
-
     run_url = os.environ["DATABASE_URL"]
     if run_url.startswith("sqlite"):
         url = f"sqlite:///{tmp_path / 'backfill.db'}"
@@ -48,11 +49,6 @@ def scratch_url(tmp_path, local_aws):
 
 
 def test_migration_backfills_rollups_from_existing_jobs(scratch_url):
-    from shared.db.migrate import upgrade
-    from shared.db.models import Job, Tenant
-    from shared.db.session import get_engine, new_session
-    from shared.repositories import jobs as job_repo
-
     # GIVEN a database at 0003 with jobs of two tenants: renamed engines, test-key jobs, every status
     upgrade(scratch_url, "0003")
     tenants = [uuid.uuid4(), uuid.uuid4()]

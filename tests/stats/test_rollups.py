@@ -12,10 +12,17 @@ import uuid
 from datetime import datetime, timedelta, timezone
 
 import pytest
+from fastapi.testclient import TestClient
 
-from tests.conftest import create_tenant
+from shared.db.session import session_scope
+from shared.repositories import jobs as job_repo
+from shared.repositories import stats as repo
+from shared.repositories.stats import Days, Scope, pieces
+from shared.services import job_runner
+from tests.factories import create_tenant, sign_in
 from tests.stats.rollups_check import assert_rollups_exact
 from tests.stats.test_stats import Ref, add_consumer, add_engine, add_job, add_version, at
+from tests.worker.test_redelivery_and_webhooks import sqs_event
 
 INPUTS = {"principal": 250000, "annual_rate": 0.045, "years": 30}
 
@@ -38,8 +45,6 @@ def summary(deployed) -> tuple:
 @pytest.fixture()
 def jobs_alone(monkeypatch):
     """Answer every period from the jobs alone (no rollups): the reference."""
-    from shared.repositories import stats as repo
-
     return lambda: monkeypatch.setattr(repo, "pieces", lambda scope: [scope])
 
 
@@ -47,8 +52,6 @@ def jobs_alone(monkeypatch):
 
 
 def test_rollups_follow_execute_complete_and_fail(client, deployed, run_worker, jobs_alone):
-    from shared.services import job_runner
-
     # GIVEN two jobs queued through the API: counted at once, as pending
     submit(client, deployed), submit(client, deployed)
     rows = assert_rollups_exact(deployed.admin.tenant_id)
@@ -85,10 +88,6 @@ def test_rollups_follow_execute_complete_and_fail(client, deployed, run_worker, 
 
 
 def test_dead_letter_counts_the_failure_once(client, deployed, run_worker):
-    from shared.db.session import session_scope
-    from shared.repositories import jobs as job_repo
-    from shared.services import job_runner
-
     # GIVEN a queued job, and another one a worker claimed and then lost
     pending, claimed = submit(client, deployed), submit(client, deployed)
     with session_scope() as s:
@@ -108,9 +107,6 @@ def test_dead_letter_counts_the_failure_once(client, deployed, run_worker):
 
 def test_redelivery_does_not_count_twice(client, deployed, run_worker):
     from functions.worker.app import handler
-    from shared.db.session import session_scope
-    from shared.repositories import jobs as job_repo
-    from tests.worker.test_redelivery_and_webhooks import sqs_event
 
     job_id = submit(client, deployed)
     run_worker()
@@ -139,11 +135,6 @@ def test_redelivery_does_not_count_twice(client, deployed, run_worker):
 @pytest.fixture(scope="module")
 def edges(app, local_aws):
     """Jobs over four days, on the days' very edges and in between; an engine renamed, then deleted."""
-    from fastapi.testclient import TestClient
-
-    from shared.db.session import session_scope
-    from tests.conftest import login_admin
-
     tenant = create_tenant()
     tid = uuid.UUID(tenant["tenant_id"])
     with session_scope() as s:
@@ -169,7 +160,7 @@ def edges(app, local_aws):
                 add_job(s, tid, created=created, engine=E1, version=V1 if n % 3 else old_version, consumer=C1 if n % 2 else C2, status=status, ms=ms)
                 add_job(s, tid, created=created, engine=gone_ref, version=gone_version, consumer=None if n % 4 == 0 else C2, status=status, ms=ms and ms + 3)
     client = TestClient(app)
-    yield login_admin(client, tenant), e1.id, c1.id, c2.id
+    yield sign_in(client, tenant), e1.id, c1.id, c2.id
     client.close()
 
 
@@ -223,8 +214,6 @@ def test_partial_days_by_hand(edges):
 
 
 def test_pieces_cut_a_period_at_whole_days():
-    from shared.repositories.stats import Days, Scope, pieces
-
     tid = uuid.uuid4()
     scope = Scope(tenant_id=tid, start=at("2026-05-01T06:00:00"), end=at("2026-05-04T12:00:00"))
     assert pieces(scope) == [

@@ -15,8 +15,13 @@ from datetime import datetime, timezone
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import func, literal_column, select
 
-from tests.conftest import create_tenant, login_admin
+from shared.db.models import Consumer, Engine, EngineVersion, Job
+from shared.db.session import session_scope
+from shared.repositories import jobs as job_repo
+from shared.repositories.stats import Scope, add_up, by_day, percentiles
+from tests.factories import create_tenant, sign_in
 
 
 def at(text: str) -> datetime:
@@ -27,8 +32,6 @@ def at(text: str) -> datetime:
 
 
 def add_engine(session, tenant_id, name, slug):
-    from shared.db.models import Engine
-
     engine = Engine(tenant_id=tenant_id, name=name, slug=slug, ip_whitelist=[])
     session.add(engine)
     session.flush()
@@ -36,8 +39,6 @@ def add_engine(session, tenant_id, name, slug):
 
 
 def add_version(session, engine, version):
-    from shared.db.models import EngineVersion
-
     row = EngineVersion(
         tenant_id=engine.tenant_id, engine_id=engine.id, version=version, filename="w.xlsx", file_size=1,
         workbook_key=f"k/{uuid.uuid4()}", named_ranges=[], test_key_hash=uuid.uuid4().hex,
@@ -48,8 +49,6 @@ def add_version(session, engine, version):
 
 
 def add_consumer(session, tenant_id, name, *, archived=False):
-    from shared.db.models import Consumer
-
     consumer = Consumer(
         tenant_id=tenant_id, name=name, api_key_hash=uuid.uuid4().hex, api_key_hint="x_...abcd",
         is_archived=archived, is_active=not archived,
@@ -69,9 +68,6 @@ class Ref:
 
 
 def add_job(session, tenant_id, *, created, engine: Ref, version: Ref, consumer: Ref | None, status, ms=None):
-    from shared.db.models import Job
-    from shared.repositories import jobs as job_repo
-
     job_repo.add(
         session,
         Job(
@@ -104,8 +100,6 @@ class World:
 
 @pytest.fixture(scope="module")
 def world(app, local_aws) -> World:
-    from shared.db.session import session_scope
-
     client = TestClient(app)
     ta, tb = create_tenant(), create_tenant()
     with session_scope() as s:
@@ -142,7 +136,7 @@ def world(app, local_aws) -> World:
             add_job(s, bid, created=created, engine=Ref(eb.id, eb.name, eb.slug), version=Ref(vb.id, "1.0"),
                     consumer=Ref(cb.id, cb.name), status="completed", ms=1000)
         ids = dict(e1=e1.id, v1=v1.id, v2=v2.id, c1=c1.id, c2=c2.id, b_engine=eb.id, b_consumer=cb.id)
-    world = World(a=login_admin(client, ta), b=login_admin(client, tb), e2=e2_id, v0=V0.id, **ids)
+    world = World(a=sign_in(client, ta), b=sign_in(client, tb), e2=e2_id, v0=V0.id, **ids)
     yield world
     client.close()
 
@@ -372,12 +366,6 @@ def percentile_cont(values: list[int], p: float) -> float:
 
 @pytest.mark.parametrize("n", [1, 2, 3, 7, 100, 1001])
 def test_percentiles_match_linear_interpolation_exactly(local_aws, n):
-    from shared.db.session import session_scope
-    from sqlalchemy import func, literal_column, select
-
-    from shared.db.models import Job
-    from shared.repositories.stats import Scope, add_up, by_day, percentiles
-
     # GIVEN n scattered times with ties, plus failed jobs that recorded no time
     seed, times = 12345 + n, []
     for _ in range(n):

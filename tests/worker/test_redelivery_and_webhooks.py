@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import io
 import json
 import uuid
-
-import io
 
 import httpx
 import openpyxl
 import pytest
 
 from shared.config import reset_settings
+from shared.db.models import Job
+from shared.db.session import session_scope
+from shared.errors import ServiceUnavailable
+from shared.services import job_runner
 from tests.receiver import WebhookReceiver
 
 INPUTS = {"principal": 250000, "annual_rate": 0.045, "years": 30}
@@ -43,9 +46,6 @@ def sqs_event(*job_ids, receive_count=1):
 
 
 def job_row(job_id):
-    from shared.db.models import Job
-    from shared.db.session import session_scope
-
     with session_scope() as s:
         job = s.get(Job, uuid.UUID(str(job_id)))
         s.expunge(job)
@@ -77,7 +77,6 @@ def test_the_same_job_message_twice_computes_once(client, deployed, run_worker):
 
 def test_a_batch_with_a_duplicate_inside_computes_once(client, deployed):
     from functions.worker.app import handler
-    from shared.services import job_runner
 
     job_id = submit(client, deployed)
     calls = []
@@ -111,8 +110,6 @@ def test_filled_workbook_carries_the_answers(client, deployed, run_worker):
 
 def test_a_job_that_cannot_be_calculated_fails_generically(client, deployed, run_worker):
     # GIVEN a job whose stored version vanished (as if its workbook could not be loaded)
-    from shared.services import job_runner
-
     job_id = submit(client, deployed)
     original = job_runner._calculate
 
@@ -146,7 +143,7 @@ def test_webhook_posts_the_spec_payload_once(client, deployed, run_worker, run_w
         assert run_webhooks() == 1
         # WHEN the webhooks message is delivered a second time
         assert handler(sqs_event(job_id, receive_count=2), None) == {"batchItemFailures": []}
-        got = receiver.wait_for(1, timeout=2)
+        got = receiver.wait_for(1)
     assert len(got) == 1
     body = got[0]["json"]
     assert set(body) == {"job_id", "status", "inputs", "outputs", "created_at", "completed_at", "execution_time_ms"}
@@ -158,8 +155,6 @@ def test_webhook_posts_the_spec_payload_once(client, deployed, run_worker, run_w
 
 
 def test_failed_job_webhook_payload(client, deployed, run_worker, run_webhooks):
-    from shared.services import job_runner
-
     with WebhookReceiver(status=204) as receiver:
         job_id = submit(client, deployed, webhook_url=receiver.url)
         original = job_runner._calculate
@@ -224,8 +219,6 @@ def test_malformed_message_is_dropped_not_retried(client):
 
 def test_storage_outage_hands_the_job_back_for_redelivery(client, deployed, run_worker):
     from functions.worker.app import handler
-    from shared.errors import ServiceUnavailable
-    from shared.services import job_runner
 
     job_id = submit(client, deployed)
 
@@ -252,8 +245,6 @@ def test_storage_outage_hands_the_job_back_for_redelivery(client, deployed, run_
 
 def test_a_webhook_message_lost_after_the_job_finished_is_queued_again(client, deployed, run_worker, run_webhooks):
     from functions.worker.app import handler
-    from shared.errors import ServiceUnavailable
-    from shared.services import job_runner
 
     with WebhookReceiver() as receiver:
         job_id = submit(client, deployed, webhook_url=receiver.url)
@@ -273,6 +264,6 @@ def test_a_webhook_message_lost_after_the_job_finished_is_queued_again(client, d
         handler(sqs_event(job_id, receive_count=2), None)
         handler(sqs_event(job_id, receive_count=3), None)
         run_webhooks()
-        got = receiver.wait_for(1, timeout=2)
+        got = receiver.wait_for(1)
     # THEN the consumer got the webhook, once
     assert len(got) == 1 and got[0]["json"]["status"] == "completed"
