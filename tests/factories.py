@@ -112,7 +112,7 @@ def deploy_loan(admin: Admin, loan_xlsx: bytes, *, flags: dict | None = None, ac
         if activate:
             versions.activate(session, tenant_id=tenant_id, engine_id=engine.id, version_id=uploaded.version.id)
         consumer = consumers.create(session, tenant=tenant, name="Pricing app")
-        consumers.grant(session, tenant_id=tenant_id, engine_id=engine.id, consumer_id=consumer.consumer.id, flags=flags or ALL_PERMISSIONS)
+        consumers.grant(session, tenant_id=tenant_id, engine_id=engine.id, consumer_id=consumer.consumer.id, **(flags or ALL_PERMISSIONS))
         return Deployed(
             admin, str(engine.id), engine.slug, str(uploaded.version.id), uploaded.test_api_key,
             str(consumer.consumer.id), consumer.api_key,
