@@ -5,7 +5,10 @@ import datetime
 import math
 import re
 from functools import lru_cache
+from collections.abc import Iterable
 from typing import Any
+
+from shared.errors import WorkbookError
 
 # Excel's 1900 date system: serial 1 is 1900-01-01 and serial 60 is the phantom 1900-02-29
 # (Lotus 1-2-3's leap-year bug), so from 1900-03-01 on the epoch is effectively 1899-12-30.
@@ -109,3 +112,16 @@ def shape_output(rows: int, cols: int, values: list[Any]) -> Any:
     if rows == 1 or cols == 1:
         return values
     return [values[r * cols : (r + 1) * cols] for r in range(rows)]
+
+
+def output_value(rows: int, cols: int, cells: Iterable[CellValue], date_cells: list[bool]) -> Any:
+    """A named output's typed cells (row-major) as JSON: numbers in date-formatted cells as ISO
+    dates, other numbers as int or float, errors as their text; a circular reference refuses."""
+    values = []
+    for (kind, value), is_date in zip(cells, date_cells):
+        if kind == "n":
+            value = serial_to_iso(value) if is_date else number_out(value)
+        elif kind == "e" and value == "#CIRC!":
+            raise WorkbookError("The workbook contains a circular reference")
+        values.append(value)
+    return shape_output(rows, cols, values)

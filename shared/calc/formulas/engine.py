@@ -29,7 +29,7 @@ from shared.calc.formulas.model import (
 )
 from shared.calc.formulas.ranges import Range, original, resolve_ranges
 from shared.calc.input_plan import plan_inputs
-from shared.calc.values import EMPTY, CellValue, number_out, serial_to_iso, shape_output
+from shared.calc.values import EMPTY, CellValue, output_value
 from shared.calc.xlsx.package import UNREADABLE
 from shared.calc.xlsx.write import write_values
 from shared.errors import WorkbookError
@@ -160,15 +160,8 @@ class FormulasWorkbook:
         return values
 
     def _read(self, rng: Range, by_key: dict[str, Any]) -> Any:
-        values = []
-        for index, key in enumerate(rng.keys()):
-            kind, value = to_value(by_key.get(key))
-            if kind == "n":
-                value = serial_to_iso(value) if rng.date_cells[index] else number_out(value)
-            elif kind == "e" and value == "#CIRC!":
-                raise WorkbookError("The workbook contains a circular reference")
-            values.append(value)
-        return shape_output(rng.bottom - rng.top + 1, rng.right - rng.left + 1, values)
+        cells = (to_value(by_key.get(key)) for key in rng.keys())
+        return output_value(rng.bottom - rng.top + 1, rng.right - rng.left + 1, cells, rng.date_cells)
 
 
 class FormulasEngine:

@@ -19,7 +19,7 @@ from shared.calc.ironcalc.model import (
     resolve_ranges,
     unknown_functions,
 )
-from shared.calc.values import EMPTY, CellValue, number_out, serial_to_iso, shape_output
+from shared.calc.values import EMPTY, CellValue, output_value
 from shared.calc.xlsx.package import UNREADABLE
 from shared.errors import WorkbookError
 
@@ -104,15 +104,8 @@ class IronCalcWorkbook:
 
     def _read(self, rng: Range) -> Any:
         model, sheet = self._model, rng.sheet_index
-        values = []
-        for (row, col), is_date in zip(rng.box.cells(), rng.date_cells):
-            kind, value = read_cell(model, sheet, row, col)
-            if kind == "n":
-                value = serial_to_iso(value) if is_date else number_out(value)
-            elif kind == "e" and value == "#CIRC!":
-                raise WorkbookError("The workbook contains a circular reference")
-            values.append(value)
-        return shape_output(rng.bottom - rng.top + 1, rng.right - rng.left + 1, values)
+        cells = (read_cell(model, sheet, row, col) for row, col in rng.box.cells())
+        return output_value(rng.bottom - rng.top + 1, rng.right - rng.left + 1, cells, rng.date_cells)
 
 
 class IronCalcEngine:
