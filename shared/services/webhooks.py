@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import ipaddress
 import logging
-import socket
 import uuid
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 
 from shared import __version__
+from shared.adapters import http
 from shared.config import get_settings
 from shared.db.models import Job, JobStatus
 from shared.db.session import session_scope
 from shared.repositories import jobs as job_repo
+from shared.services import webhook_targets
 
 log = logging.getLogger(__name__)
 
@@ -47,31 +46,19 @@ def payload(job: Job) -> dict[str, Any]:
     }
 
 
-def _target_is_public(url: str) -> bool:
-    # Refuse loopback, private, link-local (cloud metadata) and reserved targets outside dev.
-    host = urlsplit(url).hostname or ""
-    try:
-        infos = socket.getaddrinfo(host, None)
-    except (socket.gaierror, UnicodeError):
-        return False
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0].split("%")[0])
-        if not address.is_global:
-            return False
-    return True
-
-
 def _post(url: str, body: dict[str, Any]) -> int:
     settings = get_settings()
-    if not settings.private_webhooks_allowed and not _target_is_public(url):
-        log.warning("webhook target refused: not a public address")
+    try:
+        target = webhook_targets.resolve(url, allow_private=settings.private_webhooks_allowed)
+    except webhook_targets.Refused as exc:
+        log.warning("webhook target refused: %s", exc)
         return 0
     try:
-        response = httpx.post(
-            url,
-            json=body,
+        response = http.post_json_pinned(
+            target.url,
+            target.addresses,
+            body=body,
             timeout=settings.webhook_timeout_seconds,
-            follow_redirects=False,
             headers={"User-Agent": f"sheetcalc-webhook/{__version__}"},
         )
         return response.status_code

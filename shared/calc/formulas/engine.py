@@ -65,6 +65,7 @@ class FormulasWorkbook:
         outputs: list[str] | None = None,
         date_inputs: frozenset[str] = frozenset(),
     ) -> dict[str, Any]:
+        self._last = None  # a failed calculation must not leave an earlier job's inputs to export
         values = self._input_values(inputs, date_inputs)
         function = self._compiled()
         results: list = []

@@ -14,8 +14,10 @@ from shared.calc.input_plan import plan_inputs
 from shared.calc.ironcalc.cells import as_content, read_cell, write_cell
 from shared.calc.ironcalc.model import (
     Range,
+    fresh_model,
     is_engine_failure,
     load_model,
+    pristine_bytes,
     resolve_ranges,
     unknown_functions,
 )
@@ -29,23 +31,27 @@ ENGINE_NAME = "ironcalc"
 
 
 class IronCalcWorkbook:
-    """One IronCalc model plus the named-range table; see base.Workbook for the contract."""
+    """The uploaded model as bytes plus the named-range table; see base.Workbook for the contract.
+
+    Every calculation runs on a model restored from those bytes, so what a job writes (its
+    strings land in IronCalc's shared-strings table, its text inputs add quote-prefix styles)
+    can never reach another job's outputs or filled workbook. Restoring is cheap next to the
+    calculation and the export (fresh_model in model.py).
+    """
 
     engine_name = ENGINE_NAME
 
     def __init__(self, model: "ironcalc.Model", ranges: list[Range], all_dirty: bool = False):
-        self._model = model
-        self._ranges = ranges
-        self._public = [r.public() for r in ranges]
-        self._by_name = {r.name.lower(): r for r in ranges}
-        # Cells written by a previous calculation: (sheet, row, col) -> original content.
-        self._dirty: dict[tuple[int, int, int], CellValue] = {}
-        self._evaluated = False
-        if all_dirty:  # a deserialized model may still hold the last job's inputs
+        if all_dirty:  # a deserialized model may still hold the inputs of a calculation
             for rng in ranges:
                 if rng.originals is not None:
                     for (row, col), original in zip(rng.box.cells(), rng.originals):
-                        self._dirty[(rng.sheet_index, row, col)] = original
+                        write_cell(model, rng.sheet_index, row, col, original)
+        self._pristine = pristine_bytes(model)
+        self._ranges = ranges
+        self._public = [r.public() for r in ranges]
+        self._by_name = {r.name.lower(): r for r in ranges}
+        self._model: "ironcalc.Model | None" = None  # the last successful calculation's model
 
     def named_ranges(self) -> list[NamedRange]:
         return list(self._public)
@@ -56,17 +62,14 @@ class IronCalcWorkbook:
         outputs: list[str] | None = None,
         date_inputs: frozenset[str] = frozenset(),
     ) -> dict[str, Any]:
-        # The whole plan is made before the model is touched, so a bad input changes nothing.
+        # The whole plan is made before any model is touched, so a bad input changes nothing.
         writes = plan_inputs(inputs, self._public, date_inputs)
-        model = self._model
+        self._model = None
         try:
-            for (sheet, row, col), original in self._dirty.items():
-                write_cell(model, sheet, row, col, original)
-            self._dirty.clear()
+            model = fresh_model(self._pristine)
             for write in writes:
                 rng = self._by_name[write.range.name.lower()]
                 cell = (rng.sheet_index, rng.top + write.row, rng.left + write.col)
-                self._dirty.setdefault(cell, rng.originals[write.index])
                 write_cell(model, *cell, as_content(write.value))
             model.evaluate()
         except BaseException as exc:
@@ -74,17 +77,17 @@ class IronCalcWorkbook:
                 raise
             log.warning("IronCalc failed to calculate: %r", exc)
             raise WorkbookError("The workbook could not be calculated") from None
-        self._evaluated = True
         if outputs is None:
             targets = [r for r in self._ranges if r.kind == "output"]
         else:
             targets = [r for r in (self._by_name.get(n.lower()) for n in outputs) if r is not None]
-        return {r.name: self._read(r) for r in targets}
+        values = {r.name: self._read(model, r) for r in targets}
+        self._model = model
+        return values
 
     def to_xlsx(self) -> bytes:
-        if not self._evaluated:
-            # Files written without cached values would export zeros; a deserialized model
-            # may still hold another job's inputs. An empty calculation fixes both.
+        if self._model is None:
+            # Files written without cached values would export zeros: calculate the uploaded inputs.
             self.calculate({}, outputs=[])
         try:
             return bytes(self._model.to_xlsx())
@@ -100,10 +103,11 @@ class IronCalcWorkbook:
             if fields["originals"] is not None:
                 fields["originals"] = [None if o == EMPTY else o for o in fields["originals"]]
         header = {"ironcalc": ironcalc.__version__, "ranges": ranges}
-        return pack_blob(ENGINE_NAME, header, bytes(self._model.to_bytes()))
+        return pack_blob(ENGINE_NAME, header, self._pristine)
 
-    def _read(self, rng: Range) -> Any:
-        model, sheet = self._model, rng.sheet_index
+    @staticmethod
+    def _read(model: "ironcalc.Model", rng: Range) -> Any:
+        sheet = rng.sheet_index
         cells = (read_cell(model, sheet, row, col) for row, col in rng.box.cells())
         return output_value(rng.bottom - rng.top + 1, rng.right - rng.left + 1, cells, rng.date_cells)
 

@@ -1,5 +1,5 @@
-"""IronCalc models from uploads: reading the package, resolving the named ranges, and asking
-IronCalc which functions it knows."""
+"""IronCalc models from uploads: reading the package, resolving the named ranges, the pristine
+copy every job calculates on, and asking IronCalc which functions it knows."""
 
 from __future__ import annotations
 
@@ -16,6 +16,8 @@ from shared.calc.base import NamedRange
 from shared.calc.ironcalc.cells import read_cell
 from shared.calc.refs import CellBox, parse_range_formula
 from shared.calc.values import EMPTY, CellValue, is_date_format
+from shared.calc.xlsx.package import UNREADABLE
+from shared.errors import WorkbookError
 
 LOCALE, TIMEZONE = "en", "UTC"
 _SHEET_RELS = re.compile(r"xl/worksheets/_rels/[^/]+\.rels")
@@ -90,6 +92,24 @@ def resolve_ranges(model: "ironcalc.Model") -> list[Range]:
         )
     order = {d["name"].lower(): i for i, d in enumerate(model.get_defined_name_list())}
     return sorted(ranges, key=lambda r: order[r.name.lower()])
+
+
+def pristine_bytes(model: "ironcalc.Model") -> bytes:
+    """The model as IronCalc's own bytes, taken before any job writes to it."""
+    try:
+        return bytes(model.to_bytes())
+    except BaseException as exc:
+        if not is_engine_failure(exc):
+            raise
+        raise WorkbookError(UNREADABLE) from None
+
+
+def fresh_model(pristine: bytes) -> "ironcalc.Model":
+    """A model that has seen nothing but the upload: IronCalc keeps every string ever written in
+    one shared-strings table that its export writes out whole, so a model a job wrote to must
+    never serve another job. Restoring costs a fraction of a calculation (0.14 ms for the loan
+    sample, 14 ms for a 430 KB workbook whose calculation takes 55 ms and export 270 ms)."""
+    return ironcalc.load_from_bytes(pristine)
 
 
 def load_model(data: bytes) -> "ironcalc.Model":
