@@ -27,6 +27,10 @@ class ExecuteRequest(BaseModel):
     def _http_only(cls, value: str | None) -> str | None:
         if value is not None and not value.lower().startswith(("http://", "https://")):
             raise ValueError("webhook_url must begin with http:// or https://")
+        # Stored, shown back and requested: no NUL (PostgreSQL refuses it), no control
+        # characters or spaces (not in a URL), no lone surrogates (not Unicode text).
+        if value is not None and any(ch <= " " or "\x7f" <= ch <= "\x9f" or "\ud800" <= ch <= "\udfff" for ch in value):
+            raise ValueError("webhook_url must not contain spaces, control characters (such as NUL) or lone surrogates")
         return value
 
 
