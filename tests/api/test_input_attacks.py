@@ -355,3 +355,13 @@ def test_a_schema_that_could_not_be_stored_or_returned_is_refused(deployed, body
     )
 
     assert (r.status_code, r.json()) == (422, {"detail": f"input_schema cannot be stored: {reason}"})
+
+
+def test_the_openapi_document_states_the_schema_and_input_rules(client):
+    doc = client.get("/openapi.json").json()
+    schemas = doc["components"]["schemas"]
+    for field in ("input_schema", "output_schema"):
+        described = schemas["EngineVersionUpdate"]["properties"][field]["description"]
+        assert "`$ref` may point only inside the schema" in described and "RE2" in described
+    assert "RFC 8259" in schemas["ExecuteRequest"]["properties"]["inputs"]["description"]
+    assert "413" in doc["paths"]["/jobs/execute/{tenant_slug}/{engine_slug}"]["post"]["responses"]
