@@ -18,7 +18,6 @@ import json
 import math
 from typing import Any
 
-from jsonschema.exceptions import best_match
 from referencing.exceptions import Unresolvable
 
 from shared.calc.base import NamedRange
@@ -39,34 +38,40 @@ def json_problem(value: Any, *, max_keys: int | None = None) -> str | None:
     Iterative (no recursion), and stops at the first problem. The answer never quotes the
     offending text itself (it could not be returned either), only where it is.
     """
-    keys = 0
+    return _scan(value, max_keys)[0]
+
+
+def _scan(value: Any, max_keys: int | None) -> tuple[str | None, int]:
+    """``json_problem``'s answer, and how many JSON values were looked at."""
+    keys = values = 0
     stack: list[tuple[Any, int, tuple[str, ...]]] = [(value, 1, ())]
     while stack:
         item, depth, path = stack.pop()
+        values += 1
         if isinstance(item, (dict, list)) and depth > MAX_DEPTH:
-            return f"nesting deeper than {MAX_DEPTH} levels{_at(path)}"
+            return f"nesting deeper than {MAX_DEPTH} levels{_at(path)}", values
         if isinstance(item, dict):
             keys += len(item)
             if max_keys is not None and keys > max_keys:
-                return f"more than {max_keys} keys, nested objects included"
+                return f"more than {max_keys} keys, nested objects included", values
             for key, child in item.items():
                 problem = _text_problem(key) if isinstance(key, str) else "is not text"
                 if problem:
-                    return f"a key{_at(path)} {problem}"
+                    return f"a key{_at(path)} {problem}", values
                 stack.append((child, depth + 1, (*path, key)))
         elif isinstance(item, list):
             stack.extend((child, depth + 1, (*path, str(i))) for i, child in enumerate(item))
         elif isinstance(item, str):
             problem = _text_problem(item)
             if problem:
-                return f"the text{_at(path)} {problem}"
+                return f"the text{_at(path)} {problem}", values
         elif isinstance(item, float):
             if not math.isfinite(item):
                 spelled = "NaN" if math.isnan(item) else ("Infinity" if item > 0 else "-Infinity")
-                return f"{spelled}{_at(path)} is not a JSON number: numbers must be finite (RFC 8259)"
+                return f"{spelled}{_at(path)} is not a JSON number: numbers must be finite (RFC 8259)", values
         elif not (item is None or isinstance(item, (bool, int))):
-            return f"a value that is not JSON{_at(path)}"
-    return None
+            return f"a value that is not JSON{_at(path)}", values
+    return None, values
 
 
 def _at(path: tuple[str, ...]) -> str:
@@ -98,10 +103,11 @@ def check_schema(schema: dict | None, label: str) -> None:
         raise Invalid(f"{label} is not a valid JSON Schema (Draft 7): {problem}")
 
 
-def check_storable(inputs: dict[str, Any]) -> None:
-    """Refuse inputs over the size or key limits, or that could not be stored and returned as JSON."""
+def check_storable(inputs: dict[str, Any]) -> int:
+    """Refuse inputs over the size or key limits, or that could not be stored and returned as JSON;
+    the number of JSON values they hold otherwise."""
     settings = get_settings()
-    problem = json_problem(inputs, max_keys=settings.max_input_keys)
+    problem, values = _scan(inputs, settings.max_input_keys)
     if problem:
         raise InputValidationError(problem)
     size = len(json.dumps(inputs, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
@@ -109,6 +115,7 @@ def check_storable(inputs: dict[str, Any]) -> None:
         raise PayloadTooLarge(
             f"The inputs are {size} bytes as JSON; the limit is {settings.max_input_bytes} bytes"
         )
+    return values
 
 
 def _where(error) -> str:
@@ -118,20 +125,19 @@ def _where(error) -> str:
 
 def validate(inputs: dict[str, Any], *, input_schema: dict | None, named_ranges: list[dict]) -> None:
     """Raise InputValidationError naming the first problem with ``inputs`` (nothing is written)."""
-    check_storable(inputs)
+    values = check_storable(inputs)
     if input_schema is not None:
-        error = _schema_error(inputs, input_schema)
+        error = _schema_error(inputs, input_schema, values)
         if error is not None:
             raise InputValidationError(error.message + _where(error))
     plan_inputs(inputs, [NamedRange.from_dict(r) for r in named_ranges], date_inputs(input_schema))
 
 
-def _schema_error(inputs: dict[str, Any], input_schema: dict):
+def _schema_error(inputs: dict[str, Any], input_schema: dict, values: int):
     # A schema stored before the schema rules (a remote $ref, a backreference) is refused here
     # as the administrator's to correct; nothing is fetched, read or run with backtracking.
     try:
-        validator = schema_safety.validator_for(input_schema)
-        return best_match(validator.iter_errors(inputs))
+        return schema_safety.first_error(schema_safety.validator_for(input_schema), inputs, values=values)
     except (schema_safety.UnsafeSchema, Unresolvable, RecursionError) as exc:
         reason = exc.reason if isinstance(exc, schema_safety.UnsafeSchema) else "its references cannot be followed"
         raise InputValidationError(

@@ -11,10 +11,14 @@ An administrator's input schema runs in the API at every execute, on a consumer'
   length, instead of Python's backtracking ``re``. A pattern RE2 cannot compile (backreferences,
   lookaround, repetitions over 1000) is refused when the schema is saved.
 - ``uniqueItems`` compares items by a canonical key (linear) instead of pair by pair.
+- One validation does work in proportion to the inputs it checks (keyword evaluations and
+  references followed), so references that fan out (``anyOf`` of ``$ref``s, level after level)
+  end in a clear refusal, not a frozen API.
 """
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import json
 from typing import Any
@@ -129,14 +133,44 @@ def _format_checker() -> FormatChecker:
 
 _FORMATS = _format_checker()
 
+# The work one validation may do, in proportion to the inputs it checks (``first_error``). Without
+# references a schema's work is at most its size times the inputs'; `$ref`s under `anyOf` can
+# double it per level (a 20-level chain is a million evaluations for one value), and following a
+# reference is the costliest step. A linear schema stays far below both: a few keywords and at
+# most a reference or two per value.
+STEPS_PER_VALUE, BASE_STEPS = 50, 100_000
+REFS_PER_VALUE, BASE_REFS = 4, 10_000
+_budget: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar("schema_budget", default=None)
+
+
+class TooMuchWork(UnsafeSchema):
+    """The validation went over its budget of keyword evaluations or references followed."""
+
+
+def _counted(keyword, slot: int):
+    @functools.wraps(keyword)
+    def counted(validator, value, instance, schema):
+        budget = _budget.get()
+        if budget is not None:
+            budget[slot] -= 1
+            if budget[slot] < 0:
+                what = "follows too many references" if slot else "evaluates too many keywords"
+                raise TooMuchWork(f"checking these inputs against it {what}")
+        return keyword(validator, value, instance, schema)
+
+    return counted
+
+
+_KEYWORDS = {
+    **Draft7Validator.VALIDATORS,
+    "pattern": _pattern,
+    "patternProperties": _pattern_properties,
+    "additionalProperties": _additional_properties,
+    "uniqueItems": _unique_items,
+}
 SafeDraft7Validator = validators.extend(
     Draft7Validator,
-    {
-        "pattern": _pattern,
-        "patternProperties": _pattern_properties,
-        "additionalProperties": _additional_properties,
-        "uniqueItems": _unique_items,
-    },
+    {name: _counted(keyword, 1 if name == "$ref" else 0) for name, keyword in _KEYWORDS.items()},
     format_checker=_FORMATS,
 )
 
@@ -199,9 +233,11 @@ def problem(schema: Any) -> str | None:
     try:
         # A schema whose references loop without end (`{"$ref": "#"}`) fails on any instance.
         for instance in (None, {}):
-            best_match(_validator(schema).iter_errors(instance))
+            first_error(_validator(schema), instance)
     except RecursionError:
         return "its references loop without end"
+    except TooMuchWork:
+        return "checking even an empty object against it takes too much work"
     return None
 
 
@@ -213,6 +249,16 @@ def _validator(schema: Any) -> Draft7Validator:
 def _checked(schema_json: str) -> Draft7Validator | str:
     schema = json.loads(schema_json)
     return problem(schema) or _validator(schema)
+
+
+def first_error(validator: Draft7Validator, instance: Any, *, values: int = 1) -> ValidationError | None:
+    """The most relevant error of ``instance`` (made of ``values`` JSON values), within a budget
+    of work in proportion to it (else TooMuchWork)."""
+    token = _budget.set([BASE_STEPS + STEPS_PER_VALUE * values, BASE_REFS + REFS_PER_VALUE * values])
+    try:
+        return best_match(validator.iter_errors(instance))
+    finally:
+        _budget.reset(token)
 
 
 def validator_for(schema: dict) -> Draft7Validator:

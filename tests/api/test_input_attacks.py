@@ -209,6 +209,37 @@ def test_a_catastrophic_pattern_answers_at_once(client, deployed, keyword):
     assert (r.status_code, r.json().get("detail", "valid")) == ((400, expected) if keyword == "pattern" else (202, "valid")), r.text
 
 
+def test_references_that_fan_out_are_cut_short_with_a_clear_400(client, deployed):
+    # GIVEN a schema whose references double at each of 40 levels (2^40 evaluations for one value)
+    definitions = {f"d{i}": {"anyOf": [{"$ref": f"#/definitions/d{i + 1}"}] * 2} for i in range(40)}
+    definitions["d40"] = {"type": "string"}
+    schema = {"type": "object", "definitions": definitions, "properties": {"note": {"$ref": "#/definitions/d0"}}}
+    inputs = {**INPUTS, "note": 1}
+    # WHEN inputs are checked against it
+    # THEN the check stops at its budget of work, as the administrator's schema to correct
+    expected = (
+        "Input validation failed: the engine's input_schema cannot be used "
+        "(checking these inputs against it follows too many references); an administrator must correct it"
+    )
+    assert verdict_in_time(schema, inputs) == expected
+    assert deployed.admin.patch(version_path(deployed), json={"input_schema": schema}).status_code == 200
+    r = client.post(deployed.execute_path, json={"inputs": inputs}, headers=key(deployed.api_key))
+    assert (r.status_code, r.json()) == (400, {"detail": expected})
+
+
+def test_a_large_block_checked_through_a_reference_per_cell_is_within_the_budget(client, deployed):
+    # 100 x 100 cells (10,001 values), each through a $ref: linear work, accepted
+    schema = {
+        "type": "object", "definitions": {"cell": {"type": "number", "minimum": 0}},
+        "properties": {"block": {"type": "array", "items": {"type": "array", "items": {"$ref": "#/definitions/cell"}}}},
+    }
+    assert deployed.admin.patch(version_path(deployed), json={"input_schema": schema}).status_code == 200
+
+    r = client.post(deployed.execute_path, json={"inputs": {**INPUTS, "block": [[1] * 100] * 100}}, headers=key(deployed.api_key))
+
+    assert r.status_code == 202, r.text
+
+
 @pytest.mark.parametrize(
     ("pattern", "reason"),
     [(r"^(a)\1$", r"invalid escape sequence: \1"), ("^(?=a)", "invalid perl operator: (?="), ("(?<!a)b", "invalid perl operator: (?<!")],
@@ -321,14 +352,14 @@ def test_unusual_but_valid_inputs_are_stored_returned_and_sent(client, deployed,
 
 
 def test_inputs_over_the_size_limit_are_413(client, deployed):
-    # GIVEN the default limit of 1 MiB of inputs (SHEETCALC_MAX_INPUT_BYTES)
-    inputs = {**INPUTS, "note": "x" * (1024 * 1024)}
+    # GIVEN the default limit of 256 KiB of inputs (SHEETCALC_MAX_INPUT_BYTES)
+    inputs = {**INPUTS, "note": "x" * (256 * 1024)}
 
     r = client.post(deployed.execute_path, json={"inputs": inputs}, headers=key(deployed.api_key))
 
     assert r.status_code == 413, r.text
     size = len(json.dumps(inputs, separators=(",", ":")))
-    assert r.json() == {"detail": f"The inputs are {size} bytes as JSON; the limit is 1048576 bytes"}
+    assert r.json() == {"detail": f"The inputs are {size} bytes as JSON; the limit is 262144 bytes"}
     assert jobs_total(deployed) == 0
 
 

@@ -24,7 +24,7 @@ class ExecuteRequest(BaseModel):
             "Values keyed by input name (named range). Refused with 400 when they could not be stored and "
             "returned as JSON: NaN or infinities (not JSON, RFC 8259), lone surrogates or NUL characters in "
             "keys or text, nesting over 64 levels, more keys than the service's limit (1,000 by default, "
-            "nested objects included); with 413 over its size limit (1 MiB of JSON by default)."
+            "nested objects included); with 413 over its size limit (256 KiB of JSON by default)."
         )
     )
     webhook_url: str | None = Field(
