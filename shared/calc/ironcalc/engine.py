@@ -10,6 +10,7 @@ from typing import Any
 import ironcalc
 
 from shared.calc.base import NamedRange, pack_blob, unpack_blob
+from shared.calc.corrections import functions as corrected_functions
 from shared.calc.input_plan import plan_inputs
 from shared.calc.ironcalc.cells import as_content, read_cell, write_cell
 from shared.calc.ironcalc.model import (
@@ -52,6 +53,9 @@ class IronCalcWorkbook:
         self._public = [r.public() for r in ranges]
         self._by_name = {r.name.lower(): r for r in ranges}
         self._model: "ironcalc.Model | None" = None  # the last successful calculation's model
+        # Cells whose functions we evaluate after IronCalc (None for most workbooks: no cost).
+        self._corrections = corrected_functions.plan(model)
+        self._corrected: corrected_functions.Outcome | None = None
 
     def named_ranges(self) -> list[NamedRange]:
         return list(self._public)
@@ -72,6 +76,7 @@ class IronCalcWorkbook:
                 cell = (rng.sheet_index, rng.top + write.row, rng.left + write.col)
                 write_cell(model, *cell, as_content(write.value))
             model.evaluate()
+            corrected = corrected_functions.apply(model, self._corrections)
         except BaseException as exc:
             if not is_engine_failure(exc):
                 raise
@@ -82,15 +87,23 @@ class IronCalcWorkbook:
         else:
             targets = [r for r in (self._by_name.get(n.lower()) for n in outputs) if r is not None]
         values = {r.name: self._read(model, r) for r in targets}
-        self._model = model
+        self._model, self._corrected = model, corrected
         return values
+
+    def correction_flags(self) -> list[corrected_functions.Flag]:
+        """Cells whose corrected function we could not compute as Excel would, at load and in
+        the last calculation (they keep IronCalc's value)."""
+        if self._corrected is not None:
+            return list(self._corrected.flags)
+        return list(self._corrections.flags) if self._corrections else []
 
     def to_xlsx(self) -> bytes:
         if self._model is None:
             # Files written without cached values would export zeros: calculate the uploaded inputs.
             self.calculate({}, outputs=[])
         try:
-            return bytes(self._model.to_xlsx())
+            exported = bytes(self._model.to_xlsx())
+            return corrected_functions.restore_formulas(exported, self._corrected)
         except BaseException as exc:
             if not is_engine_failure(exc):
                 raise
@@ -140,6 +153,7 @@ class IronCalcEngine:
         model, _ = self._load(data)  # ranges too: a workbook they fail on fails the check
         try:
             model.evaluate()
+            corrected_functions.apply(model, corrected_functions.plan(model))
         except BaseException as exc:
             if not is_engine_failure(exc):
                 raise
@@ -149,7 +163,8 @@ class IronCalcEngine:
         for sheet, row, col in cells:
             index = index_of.get(sheet.lower())
             values.append(EMPTY if index is None else read_cell(model, index, row, col))
-        return values, unknown_functions(functions)
+        # Functions we evaluate ourselves are not unknown to the service any more.
+        return values, unknown_functions(functions) - corrected_functions.NAMES
 
     def _load(self, data: bytes) -> tuple["ironcalc.Model", list[Range]]:
         if not data.startswith(b"PK"):

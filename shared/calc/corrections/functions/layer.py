@@ -1,0 +1,318 @@
+"""Our own evaluation of the cells whose formulas use a function IronCalc lacks or gets wrong.
+
+Why it is sound:
+
+- At load, `plan` reads every formula once and keeps the cells that call a corrected function
+  (registry.CORRECTED). A workbook without them gets no plan, and every later step is skipped:
+  it costs nothing per calculation.
+- After IronCalc has evaluated, `apply` recomputes each planned cell's whole formula with the
+  `formulas` package's parser and compiler (its Excel operators and functions, with the
+  Excel-rule fixes of shared/calc/formulas/functions.py), the corrected functions replaced by
+  ours, and the precedents' values read from the IronCalc model. Where our value differs from
+  IronCalc's, it is written into the cell as a constant and IronCalc evaluates again, so every
+  dependant sees it. Planned cells can depend on each other: the pass repeats until no planned
+  cell changes (a fixed point: each planned cell equals its formula over its precedents'
+  current values, and every other cell is IronCalc's calculation over those), at most once per
+  planned cell plus one, which is the longest chain of planned cells there can be.
+- A cell whose value we cannot compute as Excel would (a TEXT format code outside what
+  text_format implements, a reference to a defined name or whole column, a formula the parser
+  does not read) keeps IronCalc's value and is reported in `flags` as (sheet, cell, reason).
+- The export writes the workbook IronCalc holds (with the corrected constants) and puts each
+  corrected cell's formula back next to its value (`restore_formulas`), so the filled workbook
+  keeps its formulas and carries the right cached values.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import html
+import io
+import logging
+import re
+import zipfile
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from shared.calc.corrections.functions import registry
+from shared.calc.corrections.functions.text_format import Unsupported
+from shared.calc.refs import cell_name, column_number
+
+log = logging.getLogger(__name__)
+
+# A sheet-qualified or plain A1 reference as formulas names its inputs.
+_INPUT = re.compile(
+    r"(?:(?:'((?:[^']|'')+)'|([^'!]+))!)?\$?([A-Z]{1,3})\$?(\d{1,7})(?::\$?([A-Z]{1,3})\$?(\d{1,7}))?",
+    re.IGNORECASE,
+)
+_MAX_CELLS = 100_000  # a precedent range larger than this is not read cell by cell
+_NESTED = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(SUBTOTAL|AGGREGATE)\s*\(", re.IGNORECASE)
+
+# The cell being evaluated and what its corrected functions reported, for the wrappers.
+current: contextvars.ContextVar["_Evaluation | None"] = contextvars.ContextVar(
+    "sheetcalc_correction", default=None
+)
+
+
+@dataclass
+class _Evaluation:
+    model: Any
+    ranges: dict[int, tuple[int, int, int, int, int]] = field(default_factory=dict)
+    unsupported: str | None = None
+
+
+@dataclass
+class Target:
+    sheet: int
+    row: int
+    col: int
+    formula: str  # IronCalc's text, with "="
+    compiled: Callable
+    inputs: list[tuple[int, int, int, int, int]]  # sheet, top, left, bottom, right
+
+    @property
+    def address(self) -> str:
+        return cell_name(self.row, self.col)
+
+
+@dataclass
+class Flag:
+    sheet: str
+    cell: str
+    reason: str
+
+
+@dataclass
+class Plan:
+    sheets: list[str]
+    targets: list[Target]
+    flags: list[Flag]  # found at load; apply adds the ones that depend on values
+
+
+def plan(model) -> Plan | None:
+    """The cells to correct in an IronCalc model, or None when there are none."""
+    sheets = [p["name"] for p in model.get_worksheets_properties()]
+    index_of = {name.upper(): i for i, name in enumerate(sheets)}
+    found = []
+    for sheet, row, col in model.get_all_cells():
+        formula = model.get_cell_formula(sheet, row, col)
+        if formula and registry.mentions(formula):
+            found.append((sheet, row, col, formula))
+    if not found:
+        return None
+    targets, flags = [], []
+    for sheet, row, col, formula in found:
+        try:
+            targets.append(_target(sheet, row, col, formula, index_of))
+        except Unsupported as exc:
+            flags.append(Flag(sheets[sheet], cell_name(row, col), str(exc)))
+    if not targets and not flags:
+        return None
+    return Plan(sheets, targets, flags)
+
+
+def _target(sheet: int, row: int, col: int, formula: str, index_of: dict[str, int]) -> Target:
+    if formula.startswith("{"):
+        raise Unsupported("an array formula")
+    text = registry.rename(formula)
+    try:
+        import formulas
+
+        registry.install()
+        compiled = formulas.Parser().ast(text)[1].compile()
+    except Unsupported:
+        raise
+    except Exception as exc:  # noqa: BLE001 - formulas' parser errors have no common base
+        raise Unsupported(f"formula not read ({type(exc).__name__})") from None
+    inputs = []
+    for key in compiled.inputs:
+        match = _INPUT.fullmatch(key)
+        if match is None:
+            raise Unsupported(f"reference {key} (a name or whole row/column)")
+        quoted, plain, c1, r1, c2, r2 = match.groups()
+        name = (quoted.replace("''", "'") if quoted else plain)
+        index = sheet if name is None else index_of.get(name.upper())
+        if index is None:
+            raise Unsupported(f"reference {key} to another workbook or a missing sheet")
+        top, left = int(r1), column_number(c1.upper())
+        bottom, right = (int(r2), column_number(c2.upper())) if c2 else (top, left)
+        top, bottom = min(top, bottom), max(top, bottom)
+        left, right = min(left, right), max(left, right)
+        if (bottom - top + 1) * (right - left + 1) > _MAX_CELLS:
+            raise Unsupported(f"reference {key} larger than {_MAX_CELLS} cells")
+        inputs.append((index, top, left, bottom, right))
+    return Target(sheet, row, col, formula, compiled, inputs)
+
+
+@dataclass
+class Outcome:
+    """What apply did to one calculation's model."""
+
+    written: list[tuple[Target, tuple]] = field(default_factory=list)  # (cell, value)
+    flags: list[Flag] = field(default_factory=list)
+
+
+def apply(model, the_plan: Plan | None) -> Outcome | None:
+    """Correct the planned cells of an evaluated model (see the module's docstring)."""
+    if the_plan is None:
+        return None
+    from shared.calc.ironcalc.cells import read_cell, write_cell
+
+    outcome = Outcome(flags=list(the_plan.flags))
+    written: dict[tuple[int, int, int], tuple] = {}
+    unsupported: dict[tuple[int, int, int], str] = {}
+    rounds = len(the_plan.targets) + 1
+    for _ in range(rounds):
+        changed = False
+        for target in the_plan.targets:
+            key = (target.sheet, target.row, target.col)
+            value, reason = _evaluate(model, target, read_cell)
+            if reason is not None:
+                unsupported[key] = reason
+                continue
+            unsupported.pop(key, None)
+            current_value = read_cell(model, *key)
+            if key in written and written[key] == value:
+                continue
+            if key not in written and _same(current_value, value):
+                continue
+            style = model.get_cell_style(*key)
+            write_cell(model, *key, value)
+            if model.get_cell_style(*key) != style:
+                model.set_cell_style(*key, style)
+            written[key] = value
+            changed = True
+        if not changed:
+            break
+        model.evaluate()
+    else:
+        for key in written:
+            unsupported[key] = "corrected values did not settle (a cycle)"
+    by_key = {(t.sheet, t.row, t.col): t for t in the_plan.targets}
+    outcome.written = [(by_key[k], v) for k, v in written.items()]
+    for (sheet, row, col), reason in unsupported.items():
+        outcome.flags.append(Flag(the_plan.sheets[sheet], cell_name(row, col), reason))
+    return outcome
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    if a[0] == "n" and b[0] == "n":
+        return a[1] == b[1]
+    return a == b
+
+
+def _evaluate(model, target: Target, read_cell) -> tuple[tuple | None, str | None]:
+    """The target's value as typed content, or (None, reason) where we cannot compute it."""
+    import numpy as np
+
+    evaluation = _Evaluation(model)
+    args = []
+    for index, top, left, bottom, right in target.inputs:
+        cells = [
+            [read_cell(model, index, r, c) for c in range(left, right + 1)]
+            for r in range(top, bottom + 1)
+        ]
+        try:
+            array = np.array([[registry.to_formulas(v) for v in line] for line in cells], object)
+        except Unsupported as exc:
+            return None, str(exc)
+        if array.size > 1:
+            evaluation.ranges[id(array)] = (index, top, left, bottom, right)
+        args.append(array)
+    token = current.set(evaluation)
+    try:
+        result = target.compiled(*args)
+    except Unsupported as exc:
+        return None, str(exc)
+    except Exception as exc:  # noqa: BLE001 - an evaluation failure leaves IronCalc's value
+        return None, f"evaluation failed ({type(exc).__name__})"
+    finally:
+        current.reset(token)
+    if evaluation.unsupported:
+        return None, evaluation.unsupported
+    try:
+        return registry.from_formulas(result), None
+    except Unsupported as exc:
+        return None, str(exc)
+
+
+def range_flags(evaluation: _Evaluation, array) -> tuple[list[bool], list[bool]] | None:
+    """For an argument that is a referenced range passed as it is: per cell (row-major), whether
+    its row is hidden and whether it holds a SUBTOTAL/AGGREGATE formula."""
+    box = evaluation.ranges.get(id(array))
+    if box is None:
+        return None
+    index, top, left, bottom, right = box
+    model = evaluation.model
+    hidden, nested = [], []
+    for r in range(top, bottom + 1):
+        row_hidden = bool(model.is_row_hidden(index, r))
+        for c in range(left, right + 1):
+            hidden.append(row_hidden)
+            nested.append(bool(_NESTED.search(model.get_cell_formula(index, r, c) or "")))
+    return hidden, nested
+
+
+# --- export --------------------------------------------------------------------------------
+
+_CELL_RE = r'<c r="{ref}"(?P<attrs>[^>]*?)(?:/>|>(?P<body>.*?)</c>)'
+_ATTR_T = re.compile(r'\s+t="[^"]*"')
+
+
+def restore_formulas(xlsx: bytes, outcome: Outcome | None) -> bytes:
+    """The exported package with each corrected cell's formula put back beside its value."""
+    if outcome is None or not outcome.written:
+        return xlsx
+    by_sheet: dict[int, list[tuple[Target, tuple]]] = {}
+    for target, value in outcome.written:
+        by_sheet.setdefault(target.sheet, []).append((target, value))
+    src = zipfile.ZipFile(io.BytesIO(xlsx))
+    parts = _sheet_parts(src)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            data = src.read(info.filename)
+            for sheet, cells in by_sheet.items():
+                if parts.get(sheet) == info.filename:
+                    data = _patch_sheet(data.decode("utf-8"), cells).encode("utf-8")
+            dst.writestr(info, data)
+    return out.getvalue()
+
+
+def _sheet_parts(src: zipfile.ZipFile) -> dict[int, str]:
+    workbook = src.read("xl/workbook.xml").decode("utf-8")
+    rels = src.read("xl/_rels/workbook.xml.rels").decode("utf-8")
+    targets = {
+        m.group(1): m.group(2)
+        for m in re.finditer(r'<Relationship[^>]*Id="([^"]+)"[^>]*Target="([^"]+)"', rels)
+    }
+    targets.update({
+        m.group(2): m.group(1)
+        for m in re.finditer(r'<Relationship[^>]*Target="([^"]+)"[^>]*Id="([^"]+)"', rels)
+    })
+    parts = {}
+    for i, m in enumerate(re.finditer(r"<sheet\b[^>]*?r:id=\"([^\"]+)\"", workbook)):
+        target = targets.get(m.group(1), "")
+        parts[i] = target.lstrip("/") if target.startswith("/") else "xl/" + target
+    return parts
+
+
+def _patch_sheet(xml: str, cells: list[tuple[Target, tuple]]) -> str:
+    for target, (kind, value) in cells:
+        pattern = re.compile(_CELL_RE.format(ref=target.address), re.DOTALL)
+        match = pattern.search(xml)
+        if match is None:
+            log.warning("corrected cell %s not found in the export", target.address)
+            continue
+        attrs = _ATTR_T.sub("", match.group("attrs"))
+        formula = html.escape(registry.rename_back(target.formula)[1:], quote=False)
+        if kind == "n":
+            t, v = "", repr(float(value)) if not float(value).is_integer() else str(int(value))
+        elif kind == "b":
+            t, v = ' t="b"', "1" if value else "0"
+        elif kind == "e":
+            t, v = ' t="e"', value
+        else:
+            t, v = ' t="str"', html.escape(str(value), quote=False)
+        cell = f'<c r="{target.address}"{attrs}{t}><f>{formula}</f><v>{v}</v></c>'
+        xml = xml[: match.start()] + cell + xml[match.end():]
+    return xml
