@@ -231,3 +231,18 @@ def test_a_format_outside_the_implementation_is_flagged_not_guessed(load):
     flags = book.correction_flags()
     assert [(f.sheet, f.cell) for f in flags] == [("Sheet", "A2")]
     assert "[DBNum1]" in flags[0].reason
+
+
+def test_the_fidelity_check_names_the_cells_it_could_not_correct():
+    from shared.calc.fidelity.check import check
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws["A1"], ws["B1"], ws["B2"] = 45000, 5, "=1/0"
+    ws["A2"] = '=TEXT(A1,"[DBNum1]0")'  # a Chinese-numeral format: not implemented
+    ws["A3"] = "=_xlfn.AGGREGATE(9,6,Rate)"  # a defined name as the reference: resolved
+    add_name(wb, "Rate", "Sheet!$B$1:$B$2")
+    buffer = io.BytesIO()
+    wb.save(buffer)
+    report = check(buffer.getvalue(), "ironcalc")
+    assert report.unsupported_functions == ["TEXT at Sheet!A2 (format code [DBNum1])"]

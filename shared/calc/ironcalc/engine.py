@@ -29,6 +29,7 @@ from shared.errors import WorkbookError
 log = logging.getLogger(__name__)
 
 ENGINE_NAME = "ironcalc"
+_FLAGS_NAMED = 20  # cells the correction layer could not compute, named one by one in a report
 
 
 class IronCalcWorkbook:
@@ -153,7 +154,7 @@ class IronCalcEngine:
         model, _ = self._load(data)  # ranges too: a workbook they fail on fails the check
         try:
             model.evaluate()
-            corrected_functions.apply(model, corrected_functions.plan(model))
+            corrected = corrected_functions.apply(model, corrected_functions.plan(model))
         except BaseException as exc:
             if not is_engine_failure(exc):
                 raise
@@ -163,8 +164,16 @@ class IronCalcEngine:
         for sheet, row, col in cells:
             index = index_of.get(sheet.lower())
             values.append(EMPTY if index is None else read_cell(model, index, row, col))
-        # Functions we evaluate ourselves are not unknown to the service any more.
-        return values, unknown_functions(functions) - corrected_functions.NAMES
+        # Functions we evaluate ourselves are not unknown to the service any more; a cell we
+        # could not evaluate as Excel would is named instead ("TEXT at Sheet1!B2 (reason)"),
+        # so the version's fidelity report and the upload's warnings list it.
+        unsupported = unknown_functions(functions) - corrected_functions.NAMES
+        if corrected is not None and corrected.flags:
+            named = [str(flag) for flag in corrected.flags]
+            unsupported |= set(named[:_FLAGS_NAMED])
+            if len(named) > _FLAGS_NAMED:
+                unsupported.add(f"... and {len(named) - _FLAGS_NAMED} more such cells")
+        return values, unsupported
 
     def _load(self, data: bytes) -> tuple["ironcalc.Model", list[Range]]:
         if not data.startswith(b"PK"):

@@ -78,7 +78,16 @@ class Target:
 class Flag:
     sheet: str
     cell: str
-    reason: str
+    reason: str  # starts with the function(s): "TEXT: format code [DBNum1]"
+
+    def __str__(self) -> str:
+        return f"{self.reason.split(':')[0]} at {_quoted(self.sheet)}!{self.cell}" + (
+            f" ({self.reason.split(':', 1)[1].strip()})" if ":" in self.reason else ""
+        )
+
+
+def _quoted(sheet: str) -> str:
+    return sheet if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", sheet) else "'" + sheet.replace("'", "''") + "'"
 
 
 @dataclass
@@ -100,17 +109,38 @@ def plan(model) -> Plan | None:
     if not found:
         return None
     targets, flags = [], []
+    names = _Names(model)
     for sheet, row, col, formula in found:
         try:
-            targets.append(_target(sheet, row, col, formula, index_of))
+            targets.append(_target(sheet, row, col, formula, index_of, names))
         except Unsupported as exc:
-            flags.append(Flag(sheets[sheet], cell_name(row, col), str(exc)))
+            names = "/".join(registry.called(formula))
+            flags.append(Flag(sheets[sheet], cell_name(row, col), f"{names}: {exc}"))
     if not targets and not flags:
         return None
     return Plan(sheets, targets, flags)
 
 
-def _target(sheet: int, row: int, col: int, formula: str, index_of: dict[str, int]) -> Target:
+class _Names:
+    """Defined names that are plain ranges (`Rate` -> Calc!$B$2), read once when first needed
+    (IronCalc's name list is slow on workbooks with thousands of names)."""
+
+    def __init__(self, model):
+        self._model = model
+        self._by_name: dict[tuple[str, int | None], str] | None = None
+
+    def resolve(self, name: str, sheet: int) -> str | None:
+        if self._by_name is None:
+            self._by_name = {
+                (d["name"].upper(), d["scope"]): d["formula"]
+                for d in self._model.get_defined_name_list()
+            }
+        return self._by_name.get((name.upper(), sheet)) or self._by_name.get((name.upper(), None))
+
+
+def _target(
+    sheet: int, row: int, col: int, formula: str, index_of: dict[str, int], names: _Names
+) -> Target:
     if formula.startswith("{"):
         raise Unsupported("an array formula")
     text = registry.rename(formula)
@@ -126,6 +156,11 @@ def _target(sheet: int, row: int, col: int, formula: str, index_of: dict[str, in
     inputs = []
     for key in compiled.inputs:
         match = _INPUT.fullmatch(key)
+        if match is None and re.fullmatch(r"[A-Za-z_\\][\w.]*", key):
+            defined = names.resolve(key, sheet)
+            match = _INPUT.fullmatch(defined.lstrip("=")) if defined else None
+            if match is not None and match.group(1) is None and match.group(2) is None:
+                match = None  # a name must say its sheet
         if match is None:
             raise Unsupported(f"reference {key} (a name or whole row/column)")
         quoted, plain, c1, r1, c2, r2 = match.groups()
@@ -188,6 +223,9 @@ def apply(model, the_plan: Plan | None) -> Outcome | None:
         for key in written:
             unsupported[key] = "corrected values did not settle (a cycle)"
     by_key = {(t.sheet, t.row, t.col): t for t in the_plan.targets}
+    for key, reason in list(unsupported.items()):
+        if not reason.split(":")[0].isupper():  # name the function when the reason does not
+            unsupported[key] = "/".join(registry.called(by_key[key].formula)) + ": " + reason
     outcome.written = [(by_key[k], v) for k, v in written.items()]
     for (sheet, row, col), reason in unsupported.items():
         outcome.flags.append(Flag(the_plan.sheets[sheet], cell_name(row, col), reason))

@@ -33,6 +33,15 @@ def mentions(formula: str) -> bool:
     return bool(_NAME.search(formula)) and bool(_NAME.search(_STRING.sub('""', formula)))
 
 
+def called(formula: str) -> list[str]:
+    """The corrected functions a formula calls, in order of first use."""
+    names: list[str] = []
+    for m in _NAME.finditer(_STRING.sub('""', formula)):
+        if m.group(2).upper() not in names:
+            names.append(m.group(2).upper())
+    return names
+
+
 def _outside_strings(formula: str, replace) -> str:
     pieces, last = [], 0
     for m in _STRING.finditer(formula):
