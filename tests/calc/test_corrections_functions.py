@@ -246,3 +246,20 @@ def test_the_fidelity_check_names_the_cells_it_could_not_correct():
     wb.save(buffer)
     report = check(buffer.getvalue(), "ironcalc")
     assert report.unsupported_functions == ["TEXT at Sheet!A2 (format code [DBNum1])"]
+
+
+def test_text_reads_dates_in_the_workbooks_date_system(load, engine):
+    # Microsoft, "Date systems in Excel": in the 1904 date system serial 0 is 1 January 1904
+    # (a Friday); in the 1900 system serial 1 is 1 January 1900 and 61 is 1 March 1900.
+    assert excel_text(0, "dddd yyyy-mm-dd", date1904=True) == "Friday 1904-01-01"
+    assert excel_text(61, "dddd d mmmm yyyy") == "Thursday 1 March 1900"
+    wb = openpyxl.Workbook()
+    wb.epoch = openpyxl.utils.datetime.CALENDAR_MAC_1904
+    wb.active["A1"] = 366
+    wb.active["A2"] = '=TEXT(A1,"yyyy-mm-dd")'
+    add_name(wb, "day", "Sheet!$A$1")
+    add_name(wb, "shown", "Sheet!$A$2")
+    book = load(wb)
+    assert book.calculate({}, outputs=["shown"]) == {"shown": "1905-01-01"}
+    again = engine.load_serialized(book.serialize())  # the stored model keeps the date system
+    assert again.calculate({"day": 0}, outputs=["shown"]) == {"shown": "1904-01-01"}

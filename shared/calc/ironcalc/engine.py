@@ -43,7 +43,13 @@ class IronCalcWorkbook:
 
     engine_name = ENGINE_NAME
 
-    def __init__(self, model: "ironcalc.Model", ranges: list[Range], all_dirty: bool = False):
+    def __init__(
+        self,
+        model: "ironcalc.Model",
+        ranges: list[Range],
+        all_dirty: bool = False,
+        date1904: bool = False,
+    ):
         if all_dirty:  # a deserialized model may still hold the inputs of a calculation
             for rng in ranges:
                 if rng.originals is not None:
@@ -55,7 +61,8 @@ class IronCalcWorkbook:
         self._by_name = {r.name.lower(): r for r in ranges}
         self._model: "ironcalc.Model | None" = None  # the last successful calculation's model
         # Cells whose functions we evaluate after IronCalc (None for most workbooks: no cost).
-        self._corrections = corrected_functions.plan(model)
+        self._date1904 = date1904  # IronCalc ignores the file's date system; our TEXT does not
+        self._corrections = corrected_functions.plan(model, date1904)
         self._corrected: corrected_functions.Outcome | None = None
 
     def named_ranges(self) -> list[NamedRange]:
@@ -117,6 +124,8 @@ class IronCalcWorkbook:
             if fields["originals"] is not None:
                 fields["originals"] = [None if o == EMPTY else o for o in fields["originals"]]
         header = {"ironcalc": ironcalc.__version__, "ranges": ranges}
+        if self._date1904:
+            header["date1904"] = True
         return pack_blob(ENGINE_NAME, header, self._pristine)
 
     @staticmethod
@@ -132,7 +141,8 @@ class IronCalcEngine:
     name = ENGINE_NAME
 
     def load_xlsx(self, data: bytes) -> IronCalcWorkbook:
-        return IronCalcWorkbook(*self._load(data))
+        model, ranges = self._load(data)
+        return IronCalcWorkbook(model, ranges, date1904=corrected_functions.uses_1904_dates(data))
 
     def load_serialized(self, data: bytes) -> IronCalcWorkbook:
         header, payload = unpack_blob(data)
@@ -146,7 +156,9 @@ class IronCalcEngine:
                 raise
             log.warning("Stored IronCalc %s model unreadable: %r", header.get("ironcalc"), exc)
             raise WorkbookError("The stored calculation model is unreadable") from None
-        return IronCalcWorkbook(model, ranges, all_dirty=True)
+        return IronCalcWorkbook(
+            model, ranges, all_dirty=True, date1904=bool(header.get("date1904"))
+        )
 
     def recalculate_cells(
         self, data: bytes, cells: list[tuple[str, int, int]], functions: set[str]
@@ -154,7 +166,8 @@ class IronCalcEngine:
         model, _ = self._load(data)  # ranges too: a workbook they fail on fails the check
         try:
             model.evaluate()
-            corrected = corrected_functions.apply(model, corrected_functions.plan(model))
+            date1904 = corrected_functions.uses_1904_dates(data)
+            corrected = corrected_functions.apply(model, corrected_functions.plan(model, date1904))
         except BaseException as exc:
             if not is_engine_failure(exc):
                 raise

@@ -13,8 +13,9 @@ from shared.calc.corrections.functions.layer import (
     apply,
     plan,
     restore_formulas,
+    uses_1904_dates,
 )
 
 NAMES = frozenset(CORRECTED) | {"_XLFN." + n for n in CORRECTED}
 
-__all__ = ["NAMES", "Flag", "Outcome", "Plan", "apply", "plan", "restore_formulas"]
+__all__ = ["NAMES", "Flag", "Outcome", "Plan", "apply", "plan", "restore_formulas", "uses_1904_dates"]

@@ -56,6 +56,7 @@ current: contextvars.ContextVar["_Evaluation | None"] = contextvars.ContextVar(
 @dataclass
 class _Evaluation:
     model: Any
+    date1904: bool = False
     ranges: dict[int, tuple[int, int, int, int, int]] = field(default_factory=dict)
     unsupported: str | None = None
 
@@ -95,9 +96,22 @@ class Plan:
     sheets: list[str]
     targets: list[Target]
     flags: list[Flag]  # found at load; apply adds the ones that depend on values
+    date1904: bool = False  # the workbook's date system (IronCalc does not read it)
 
 
-def plan(model) -> Plan | None:
+_DATE1904 = re.compile(rb"<(?:\w+:)?workbookPr\b[^>]*\bdate1904=\"(?:1|true)\"")
+
+
+def uses_1904_dates(xlsx: bytes) -> bool:
+    """Whether an .xlsx package is in Excel's 1904 date system (workbookPr date1904)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(xlsx)) as package:
+            return bool(_DATE1904.search(package.read("xl/workbook.xml")))
+    except (KeyError, zipfile.BadZipFile):
+        return False
+
+
+def plan(model, date1904: bool = False) -> Plan | None:
     """The cells to correct in an IronCalc model, or None when there are none."""
     sheets = [p["name"] for p in model.get_worksheets_properties()]
     index_of = {name.upper(): i for i, name in enumerate(sheets)}
@@ -118,7 +132,7 @@ def plan(model) -> Plan | None:
             flags.append(Flag(sheets[sheet], cell_name(row, col), f"{names}: {exc}"))
     if not targets and not flags:
         return None
-    return Plan(sheets, targets, flags)
+    return Plan(sheets, targets, flags, date1904)
 
 
 class _Names:
@@ -200,7 +214,7 @@ def apply(model, the_plan: Plan | None) -> Outcome | None:
         changed = False
         for target in the_plan.targets:
             key = (target.sheet, target.row, target.col)
-            value, reason = _evaluate(model, target, read_cell)
+            value, reason = _evaluate(model, target, read_cell, the_plan.date1904)
             if reason is not None:
                 unsupported[key] = reason
                 continue
@@ -238,11 +252,11 @@ def _same(a: tuple, b: tuple) -> bool:
     return a == b
 
 
-def _evaluate(model, target: Target, read_cell) -> tuple[tuple | None, str | None]:
+def _evaluate(model, target: Target, read_cell, date1904: bool = False):
     """The target's value as typed content, or (None, reason) where we cannot compute it."""
     import numpy as np
 
-    evaluation = _Evaluation(model)
+    evaluation = _Evaluation(model, date1904)
     args = []
     for index, top, left, bottom, right in target.inputs:
         cells = [

@@ -147,8 +147,11 @@ def _text(value, format_code):
         code = "TRUE" if code else "FALSE"
     elif isinstance(code, float):
         code = str(int(code)) if code.is_integer() else repr(code)
+    from shared.calc.corrections.functions.layer import current
+
+    evaluation = current.get()
     try:
-        result = excel_text(value, str(code))
+        result = excel_text(value, str(code), bool(evaluation and evaluation.date1904))
     except Unsupported as exc:
         _report(f"TEXT: {exc}")
         return _error("#VALUE!")

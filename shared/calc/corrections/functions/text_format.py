@@ -222,8 +222,9 @@ def _round(value: Decimal, places: int) -> Decimal:
 # --- the entry point -----------------------------------------------------------------------
 
 
-def excel_text(value, code: str):
-    """TEXT(value, code) for a value that is a float, str, bool or None (blank).
+def excel_text(value, code: str, date1904: bool = False):
+    """TEXT(value, code) for a value that is a float, str, bool or None (blank); date1904 for
+    workbooks in the 1904 date system (serial 0 is 1904-01-01).
 
     Answers the text, or VALUE_ERROR; raises Unsupported outside the rules implemented."""
     if isinstance(value, bool):
@@ -238,7 +239,7 @@ def excel_text(value, code: str):
         sections = [tokenize(s) for s in split_sections(code)]
         if isinstance(value, str):
             return _format_text(value, sections)
-        return _format_number(float(value), sections)
+        return _format_number(float(value), sections, date1904)
     except FormatError:
         return VALUE_ERROR
 
@@ -332,12 +333,12 @@ def _holds(condition: tuple[str, float], value: float) -> bool:
     }[op]
 
 
-def _format_number(value: float, sections: list[Section]) -> str:
+def _format_number(value: float, sections: list[Section], date1904: bool = False) -> str:
     for s in sections:
         _check_section(s)
     section, shown, minus = _pick(value, sections)
     if section.is_date:
-        return _format_date(value if minus else shown, section, minus)
+        return _format_date(value if minus else shown, section, date1904)
     if section.is_general:
         body = _general(shown)
         literal_only = [t for t in section.tokens if t.kind not in ("general", "lit")]
@@ -673,10 +674,15 @@ _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "Augu
            "September", "October", "November", "December"]
 _DAYS = ["Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"]
 _MAX_SERIAL = 2958465  # 9999-12-31
+_MAX_SERIAL_1904 = 2957003
+_EPOCH_1904 = datetime.date(1904, 1, 1)
 
 
-def _serial_date(days: int) -> tuple[int, int, int]:
-    """(year, month, day) of a whole serial in Excel's 1900 system."""
+def _serial_date(days: int, date1904: bool = False) -> tuple[int, int, int]:
+    """(year, month, day) of a whole serial in Excel's 1900 system (or the 1904 one)."""
+    if date1904:
+        d = _EPOCH_1904 + datetime.timedelta(days=days)
+        return d.year, d.month, d.day
     if days == 0:
         return 1900, 1, 0
     if days == 60:
@@ -686,13 +692,14 @@ def _serial_date(days: int) -> tuple[int, int, int]:
     return d.year, d.month, d.day
 
 
-def _format_date(value: float, section: Section, negative_shown: bool) -> str:
+def _format_date(value: float, section: Section, date1904: bool = False) -> str:
     tokens = section.tokens
+    max_serial = _MAX_SERIAL_1904 if date1904 else _MAX_SERIAL
     elapsed_only = all(t.kind in ("elapsed", "lit") for t in tokens) and sum(
         1 for t in tokens if t.kind == "elapsed") == 1
     if value < 0 and not elapsed_only:
         return VALUE_ERROR
-    if value >= _MAX_SERIAL + 1 and not any(t.kind == "elapsed" for t in tokens):
+    if value >= max_serial + 1 and not any(t.kind == "elapsed" for t in tokens):
         return VALUE_ERROR
     # Fractions of seconds shown: `.0`, `.00`, `.000` after a point in a time format.
     frac_places = 0
@@ -711,8 +718,8 @@ def _format_date(value: float, section: Section, negative_shown: bool) -> str:
     days, part = divmod(total, 86400 * units)
     seconds_total, fraction = divmod(part, units)
     hour, minute, second = seconds_total // 3600, seconds_total // 60 % 60, seconds_total % 60
-    year, month, day = _serial_date(days) if days <= _MAX_SERIAL else (0, 0, 0)
-    if days > _MAX_SERIAL and any(t.kind == "date" and t.text[0] in "ymd" for t in tokens):
+    year, month, day = _serial_date(days, date1904) if days <= max_serial else (0, 0, 0)
+    if days > max_serial and any(t.kind == "date" and t.text[0] in "ymd" for t in tokens):
         return VALUE_ERROR
     twelve = any(t.kind == "ampm" for t in tokens)
     # Which m's are minutes: right after an h (or [h]) or right before an s, literals between.
@@ -768,7 +775,9 @@ def _format_date(value: float, section: Section, negative_shown: bool) -> str:
                 elif len(code) == 2:
                     out.append(f"{day:02d}")
                 else:
-                    name = _DAYS[(days + 6) % 7]
+                    # 1900: serial 1 is a Sunday (Excel's, across its phantom 29 February);
+                    # 1904: serial 0 is Friday 1 January 1904.
+                    name = _DAYS[(days + 5) % 7 if date1904 else (days + 6) % 7]
                     out.append(name[:3] if len(code) == 3 else name)
             elif c == "m" and kinds[i] == "minute":
                 out.append(str(minute) if len(code) == 1 else f"{minute:02d}")
