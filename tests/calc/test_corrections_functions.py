@@ -263,3 +263,30 @@ def test_text_reads_dates_in_the_workbooks_date_system(load, engine):
     assert book.calculate({}, outputs=["shown"]) == {"shown": "1905-01-01"}
     again = engine.load_serialized(book.serialize())  # the stored model keeps the date system
     assert again.calculate({"day": 0}, outputs=["shown"]) == {"shown": "1904-01-01"}
+
+
+# --- SUMX2MY2, SUMX2PY2, SUMXMY2 (each function page's example and rules) -----------------
+
+X_VALUES, Y_VALUES = [2, 3, 9, 1, 8, 7, 5], [6, 5, 11, 7, 5, 4, 4]
+
+
+def test_sums_of_pairs_follow_microsofts_examples():
+    from shared.calc.corrections.functions.sums import sum_of_pairs
+
+    xs, ys = [("n", float(v)) for v in X_VALUES], [("n", float(v)) for v in Y_VALUES]
+    assert sum_of_pairs("SUMX2MY2", xs, ys) == -55
+    assert sum_of_pairs("SUMX2PY2", xs, ys) == 521
+    assert sum_of_pairs("SUMXMY2", xs, ys) == 79
+
+
+def test_sums_of_pairs_drop_pairs_with_text_logicals_or_blanks_and_refuse_unequal_sizes(load):
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    for row, (x, y) in enumerate(zip([2, "x", None, True, 8], [6, 5, 11, 7, None]), start=1):
+        ws.cell(row, 1, x)
+        ws.cell(row, 2, y)
+    ws["D1"] = "=SUMX2MY2(A1:A5,B1:B5)"  # only (2, 6) counts: 4 - 36
+    ws["D2"] = "=SUMXMY2(A1:A5,B1:B5)"  # (2 - 6)^2
+    ws["D3"] = "=SUMXMY2(A1:A3,B1:B2)"  # different numbers of values: #N/A
+    add_name(wb, "sums", "Sheet!$D$1:$D$3")
+    assert load(wb).calculate({}) == {"sums": [-32, 16, "#N/A"]}

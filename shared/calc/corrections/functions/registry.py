@@ -12,10 +12,11 @@ import re
 import threading
 
 from shared.calc.corrections.functions import aggregate as aggregate_module
-from shared.calc.corrections.functions import bases
+from shared.calc.corrections.functions import bases, sums
 from shared.calc.corrections.functions.text_format import Unsupported, excel_text
 
-CORRECTED = ["TEXT", "AGGREGATE", *bases.NAMES]
+SUMS = ["SUMX2MY2", "SUMX2PY2", "SUMXMY2"]
+CORRECTED = ["TEXT", "AGGREGATE", *bases.NAMES, *SUMS]
 _PREFIX = "SHEETCALC."
 _NAME = re.compile(
     r"(?<![A-Za-z0-9_.])((?:_xlfn\.)?)(" + "|".join(sorted(CORRECTED, key=len, reverse=True))
@@ -206,6 +207,22 @@ def _aggregate(function_num, options=None, *refs):
         return _error("#VALUE!")
 
 
+def _sum_of_pairs(kind: str):
+    def compute(array_x, array_y):
+        import numpy as np
+
+        def values(arg):
+            flat = np.asarray(arg, object).ravel() if isinstance(arg, np.ndarray) else [arg]
+            return [(i.kind, i.value) for i in map(_item, flat)]
+
+        try:
+            return sums.sum_of_pairs(kind, values(array_x), values(array_y))
+        except sums.ExcelError as exc:
+            return _error(exc.code)
+
+    return compute
+
+
 def _item(value) -> aggregate_module.Item:
     import schedula as sh
     from formulas.tokens.operand import XlError
@@ -248,4 +265,6 @@ def install() -> None:
                 check_error=get_error,
             )
         table[_PREFIX + "AGGREGATE"] = wrap_func(_aggregate)
+        for name in SUMS:
+            table[_PREFIX + name] = wrap_func(_sum_of_pairs(name))
         _installed = True
