@@ -290,3 +290,38 @@ def test_sums_of_pairs_drop_pairs_with_text_logicals_or_blanks_and_refuse_unequa
     ws["D3"] = "=SUMXMY2(A1:A3,B1:B2)"  # different numbers of values: #N/A
     add_name(wb, "sums", "Sheet!$D$1:$D$3")
     assert load(wb).calculate({}) == {"sums": [-32, 16, "#N/A"]}
+
+
+def test_aggregate_options_ignore_hidden_rows_and_nested_subtotals_of_a_plain_range(load):
+    # The options table of Microsoft's AGGREGATE page, and its note that a calculated array
+    # ignores neither hidden rows nor nested SUBTOTAL/AGGREGATE.
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    for row, value in enumerate([10, 20, 30, 40], start=1):
+        ws.cell(row, 1, value)
+    ws["A5"] = "=SUBTOTAL(9,A1:A4)"  # 100
+    ws.row_dimensions[2].hidden = True  # hides the 20
+    ws["C1"] = "=_xlfn.AGGREGATE(9,0,A1:A5)"  # nested SUBTOTAL ignored: 100
+    ws["C2"] = "=_xlfn.AGGREGATE(9,4,A1:A5)"  # nothing ignored: 200
+    ws["C3"] = "=_xlfn.AGGREGATE(9,5,A1:A5)"  # hidden row ignored: 180
+    ws["C4"] = "=_xlfn.AGGREGATE(9,1,A1:A5)"  # both: 80
+    ws["C5"] = "=_xlfn.AGGREGATE(9,1,A1:A5*1)"  # a calculation: nothing ignored, 200
+    ws["C6"] = "=_xlfn.AGGREGATE(14,5,A1:A4,2)"  # second largest of 10, 30, 40: 30
+    add_name(wb, "sums", "Sheet!$C$1:$C$6")
+    assert load(wb).calculate({}) == {"sums": [100, 200, 180, 80, 200, 30]}
+
+
+def test_aggregate_reads_a_whole_column_up_to_the_last_used_row(load):
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    for row, value in enumerate([10, 20, 30, 40], start=1):
+        ws.cell(row, 1, value)
+    ws["A6"] = "=1/0"
+    ws["C1"] = "=_xlfn.AGGREGATE(14,6,A:A,2)"  # errors ignored: 30
+    ws["C2"] = "=_xlfn.AGGREGATE(9,4,$A:$A)"  # nothing ignored: the #DIV/0!
+    add_name(wb, "large", "Sheet!$C$1:$C$2")
+    add_name(wb, "more", "Sheet!$A$7")
+    book = load(wb)
+    assert book.calculate({}) == {"large": [30, "#DIV/0!"]}
+    ws_more = book.calculate({"more": 35}, outputs=["large"])  # an input below the used rows
+    assert ws_more == {"large": [35, "#DIV/0!"]}

@@ -44,6 +44,18 @@ _INPUT = re.compile(
     r"(?:(?:'((?:[^']|'')+)'|([^'!]+))!)?\$?([A-Z]{1,3})\$?(\d{1,7})(?::\$?([A-Z]{1,3})\$?(\d{1,7}))?",
     re.IGNORECASE,
 )
+_WHOLE = re.compile(
+    r"(?:(?:'((?:[^']|'')+)'|([^'!]+))!)?(?:\$?([A-Z]{1,3}):\$?([A-Z]{1,3})|\$?(\d{1,7}):\$?(\d{1,7}))",
+    re.IGNORECASE,
+)
+# AGGREGATE with only numbers and references as arguments: every function it offers ignores
+# blank cells, so a whole column or row can be read up to the sheet's last used row or column.
+_BARE_AGGREGATE = re.compile(r"=\s*(?:_xlfn\.)?AGGREGATE\((.*)\)\s*", re.IGNORECASE)
+_ARGUMENT = re.compile(
+    r"\s*(?:-?\d+(?:\.\d+)?|(?:(?:'[^',]+'|[^'!,()\s\"+*/&=<>^-]+)!)?\$?[A-Z]{0,3}\$?\d{0,7}"
+    r"(?::\$?[A-Z]{0,3}\$?\d{0,7})?)\s*",
+    re.IGNORECASE,
+)
 _MAX_CELLS = 100_000  # a precedent range larger than this is not read cell by cell
 _NESTED = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(SUBTOTAL|AGGREGATE)\s*\(", re.IGNORECASE)
 
@@ -68,7 +80,9 @@ class Target:
     col: int
     formula: str  # IronCalc's text, with "="
     compiled: Callable
-    inputs: list[tuple[int, int, int, int, int]]  # sheet, top, left, bottom, right
+    # sheet, top, left, bottom, right; bottom (right) None: a whole column (row), read up to the
+    # sheet's last used row (column) when the cell is evaluated
+    inputs: list[tuple[int, int, int, int | None, int | None]]
 
     @property
     def address(self) -> str:
@@ -169,6 +183,10 @@ def _target(
         raise Unsupported(f"formula not read ({type(exc).__name__})") from None
     inputs = []
     for key in compiled.inputs:
+        whole = _WHOLE.fullmatch(key)
+        if whole is not None:
+            inputs.append(_whole_input(whole, key, formula, sheet, index_of))
+            continue
         match = _INPUT.fullmatch(key)
         if match is None and re.fullmatch(r"[A-Za-z_\\][\w.]*", key):
             defined = names.resolve(key, sheet)
@@ -190,6 +208,22 @@ def _target(
             raise Unsupported(f"reference {key} larger than {_MAX_CELLS} cells")
         inputs.append((index, top, left, bottom, right))
     return Target(sheet, row, col, formula, compiled, inputs)
+
+
+def _whole_input(match, key: str, formula: str, sheet: int, index_of: dict[str, int]):
+    bare = _BARE_AGGREGATE.fullmatch(formula)
+    if bare is None or not all(_ARGUMENT.fullmatch(a) for a in bare.group(1).split(",")):
+        raise Unsupported(f"reference {key} (a whole row or column outside a bare AGGREGATE)")
+    quoted, plain, c1, c2, r1, r2 = match.groups()
+    name = quoted.replace("''", "'") if quoted else plain
+    index = sheet if name is None else index_of.get(name.upper())
+    if index is None:
+        raise Unsupported(f"reference {key} to another workbook or a missing sheet")
+    if c1:
+        left, right = sorted((column_number(c1.upper()), column_number(c2.upper())))
+        return (index, 1, left, None, right)
+    top, bottom = sorted((int(r1), int(r2)))
+    return (index, top, 1, bottom, None)
 
 
 @dataclass
@@ -259,6 +293,16 @@ def _evaluate(model, target: Target, read_cell, date1904: bool = False):
     evaluation = _Evaluation(model, date1904)
     args = []
     for index, top, left, bottom, right in target.inputs:
+        if bottom is None or right is None:
+            _, last_row, _, last_col = model.get_sheet_dimensions(index)
+            if bottom is None:
+                bottom = max(last_row, top)
+            else:
+                right = max(last_col, left)
+            if (bottom - top + 1) * (right - left + 1) > 10 * _MAX_CELLS:
+                return None, f"a whole row or column with more than {10 * _MAX_CELLS} used cells"
+        if index == target.sheet and top <= target.row <= bottom and left <= target.col <= right:
+            return None, "a circular reference (the cell is in its own range)"
         cells = [
             [read_cell(model, index, r, c) for c in range(left, right + 1)]
             for r in range(top, bottom + 1)
