@@ -171,16 +171,7 @@ def _target(
 ) -> Target:
     if formula.startswith("{"):
         raise Unsupported("an array formula")
-    text = registry.rename(formula)
-    try:
-        import formulas
-
-        registry.install()
-        compiled = formulas.Parser().ast(text)[1].compile()
-    except Unsupported:
-        raise
-    except Exception as exc:  # noqa: BLE001 - formulas' parser errors have no common base
-        raise Unsupported(f"formula not read ({type(exc).__name__})") from None
+    compiled = _simple_call(formula) or _compiled(formula)
     inputs = []
     for key in compiled.inputs:
         whole = _WHOLE.fullmatch(key)
@@ -208,6 +199,95 @@ def _target(
             raise Unsupported(f"reference {key} larger than {_MAX_CELLS} cells")
         inputs.append((index, top, left, bottom, right))
     return Target(sheet, row, col, formula, compiled, inputs)
+
+
+_COMPILED: dict[str, Callable] = {}
+
+
+def _compiled(formula: str) -> Callable:
+    """formulas' compiled function of a formula (kept per formula text: compiling is slow)."""
+    compiled = _COMPILED.get(formula)
+    if compiled is not None:
+        return compiled
+    text = registry.rename(formula)
+    try:
+        import formulas
+
+        registry.install()
+        compiled = formulas.Parser().ast(text)[1].compile()
+    except Unsupported:
+        raise
+    except Exception as exc:  # noqa: BLE001 - formulas' parser errors have no common base
+        raise Unsupported(f"formula not read ({type(exc).__name__})") from None
+    if len(_COMPILED) < 10_000:
+        _COMPILED[formula] = compiled
+    return compiled
+
+
+_CALL = re.compile(r"=\s*(?:_xlfn\.)?([A-Z0-9.]+)\((.*)\)\s*", re.IGNORECASE | re.DOTALL)
+_NUMBER = re.compile(r"\s*-?(?:\d+\.?\d*|\.\d+)(?:E[+-]?\d+)?\s*", re.IGNORECASE)
+
+
+class _SimpleCall:
+    """A formula that is one call of a corrected function with literals and references as
+    arguments (`=TEXT($A19,B$2)`, `=BIN2DEC("1111")`): evaluated without formulas' compiler,
+    which costs tens of milliseconds per formula to build and a millisecond per call."""
+
+    def __init__(self, name: str, arguments: list[tuple[str, Any]]):
+        self.name = name
+        self.arguments = arguments
+        self.inputs = [value for kind, value in arguments if kind == "ref"]
+
+    def __call__(self, *arrays):
+        values, refs = [], iter(arrays)
+        for kind, value in self.arguments:
+            values.append(next(refs) if kind == "ref" else value)
+        return registry.call(self.name, values)
+
+
+def _simple_call(formula: str) -> _SimpleCall | None:
+    match = _CALL.fullmatch(formula)
+    if match is None or match.group(1).upper() not in registry.CORRECTED:
+        return None
+    name = match.group(1).upper()
+    pieces = _split_arguments(match.group(2))
+    if pieces is None:
+        return None
+    arguments: list[tuple[str, Any]] = []
+    for piece in pieces:
+        text = piece.strip()
+        if text.startswith('"') and text.endswith('"') and len(text) >= 2:
+            arguments.append(("lit", text[1:-1].replace('""', '"')))
+        elif _NUMBER.fullmatch(text):
+            arguments.append(("lit", float(text)))
+        elif text.upper() in ("TRUE", "FALSE"):
+            arguments.append(("lit", text.upper() == "TRUE"))
+        elif _WHOLE.fullmatch(text) or (
+            _INPUT.fullmatch(text) and (name in registry.RANGE_ARGUMENTS or ":" not in text)
+        ):
+            arguments.append(("ref", text))
+        else:
+            return None
+    return _SimpleCall(name, arguments)
+
+
+def _split_arguments(text: str) -> list[str] | None:
+    """Top-level arguments; None when one holds a call, an operator on a call, or an array."""
+    pieces, current, quoted = [], [], False
+    for ch in text:
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted and ch in "(){}":
+            return None
+        elif not quoted and ch == ",":
+            pieces.append("".join(current))
+            current = []
+            continue
+        current.append(ch)
+    if quoted:
+        return None
+    pieces.append("".join(current))
+    return pieces
 
 
 def _whole_input(match, key: str, formula: str, sheet: int, index_of: dict[str, int]):

@@ -18,6 +18,7 @@ from shared.calc.corrections.functions.text_format import Unsupported, excel_tex
 SUMS = ["SUMX2MY2", "SUMX2PY2", "SUMXMY2"]
 CORRECTED = ["TEXT", "AGGREGATE", *bases.NAMES, *SUMS]
 _PREFIX = "SHEETCALC."
+RANGE_ARGUMENTS = {"AGGREGATE", *SUMS}  # functions whose arguments may be ranges
 _NAME = re.compile(
     r"(?<![A-Za-z0-9_.])((?:_xlfn\.)?)(" + "|".join(sorted(CORRECTED, key=len, reverse=True))
     + r")(\s*\()",
@@ -237,6 +238,29 @@ def _item(value) -> aggregate_module.Item:
     if isinstance(value, float):
         return aggregate_module.Item("n", value)
     return aggregate_module.Item("s", value)
+
+
+def call(name: str, values: list):
+    """A corrected function on argument values as formulas passes them (scalars, 2-D arrays
+    of references, XlError, schedula's EMPTY), with formulas' rule for the scalar functions:
+    the first error among the arguments is the answer."""
+    from formulas.tokens.operand import XlError
+
+    if name in RANGE_ARGUMENTS:
+        function = _aggregate if name == "AGGREGATE" else _sum_of_pairs(name)
+        return function(*values)
+    scalars = [_scalar(v) for v in values]
+    for value in scalars:
+        if isinstance(value, XlError):
+            return value
+    if name == "TEXT":
+        if len(values) != 2:
+            return _error("#VALUE!")
+        return _text(*values)
+    source, target = name.split("2")
+    if not 1 <= len(values) <= (1 if target == "DEC" else 2):
+        return _error("#VALUE!")
+    return _base(source, target)(*values)
 
 
 def install() -> None:
