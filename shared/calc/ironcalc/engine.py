@@ -49,6 +49,7 @@ class IronCalcWorkbook:
         ranges: list[Range],
         all_dirty: bool = False,
         date1904: bool = False,
+        corrections: bool = True,
     ):
         if all_dirty:  # a deserialized model may still hold the inputs of a calculation
             for rng in ranges:
@@ -62,7 +63,7 @@ class IronCalcWorkbook:
         self._model: "ironcalc.Model | None" = None  # the last successful calculation's model
         # Cells whose functions we evaluate after IronCalc (None for most workbooks: no cost).
         self._date1904 = date1904  # IronCalc ignores the file's date system; our TEXT does not
-        self._corrections = corrected_functions.plan(model, date1904)
+        self._corrections = corrected_functions.plan(model, date1904) if corrections else None
         self._corrected: corrected_functions.Outcome | None = None
 
     def named_ranges(self) -> list[NamedRange]:
@@ -126,6 +127,8 @@ class IronCalcWorkbook:
         header = {"ironcalc": ironcalc.__version__, "ranges": ranges}
         if self._date1904:
             header["date1904"] = True
+        if self._corrections is None:
+            header["corrections"] = False  # nothing to correct: loading skips the scan
         return pack_blob(ENGINE_NAME, header, self._pristine)
 
     @staticmethod
@@ -142,7 +145,11 @@ class IronCalcEngine:
 
     def load_xlsx(self, data: bytes) -> IronCalcWorkbook:
         model, ranges = self._load(data)
-        return IronCalcWorkbook(model, ranges, date1904=corrected_functions.uses_1904_dates(data))
+        return IronCalcWorkbook(
+            model, ranges,
+            date1904=corrected_functions.uses_1904_dates(data),
+            corrections=corrected_functions.may_need_plan(data),
+        )
 
     def load_serialized(self, data: bytes) -> IronCalcWorkbook:
         header, payload = unpack_blob(data)
@@ -157,7 +164,8 @@ class IronCalcEngine:
             log.warning("Stored IronCalc %s model unreadable: %r", header.get("ironcalc"), exc)
             raise WorkbookError("The stored calculation model is unreadable") from None
         return IronCalcWorkbook(
-            model, ranges, all_dirty=True, date1904=bool(header.get("date1904"))
+            model, ranges, all_dirty=True, date1904=bool(header.get("date1904")),
+            corrections=header.get("corrections", True),
         )
 
     def recalculate_cells(
@@ -166,8 +174,11 @@ class IronCalcEngine:
         model, _ = self._load(data)  # ranges too: a workbook they fail on fails the check
         try:
             model.evaluate()
-            date1904 = corrected_functions.uses_1904_dates(data)
-            corrected = corrected_functions.apply(model, corrected_functions.plan(model, date1904))
+            corrected = None
+            if corrected_functions.may_need_plan(data):
+                date1904 = corrected_functions.uses_1904_dates(data)
+                the_plan = corrected_functions.plan(model, date1904)
+                corrected = corrected_functions.apply(model, the_plan)
         except BaseException as exc:
             if not is_engine_failure(exc):
                 raise

@@ -116,6 +116,23 @@ class Plan:
 _DATE1904 = re.compile(rb"<(?:\w+:)?workbookPr\b[^>]*\bdate1904=\"(?:1|true)\"")
 
 
+def may_need_plan(xlsx: bytes) -> bool:
+    """False when no worksheet of the package can call a corrected function (no name holds the
+    text): `plan` is then skipped without reading every formula back from IronCalc."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(xlsx)) as package:
+            for name in package.namelist():
+                if name.startswith("xl/") and name.endswith(".xml") and (
+                    "worksheets/" in name or name == "xl/workbook.xml"
+                ):
+                    part = package.read(name).upper()
+                    if any(hint in part for hint in registry.HINTS):
+                        return True
+    except zipfile.BadZipFile:
+        return True
+    return False
+
+
 def uses_1904_dates(xlsx: bytes) -> bool:
     """Whether an .xlsx package is in Excel's 1904 date system (workbookPr date1904)."""
     try:
