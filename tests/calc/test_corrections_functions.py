@@ -325,3 +325,21 @@ def test_aggregate_reads_a_whole_column_up_to_the_last_used_row(load):
     assert book.calculate({}) == {"large": [30, "#DIV/0!"]}
     ws_more = book.calculate({"more": 35}, outputs=["large"])  # an input below the used rows
     assert ws_more == {"large": [35, "#DIV/0!"]}
+
+
+def test_a_stored_model_without_corrected_functions_skips_the_scan(load, engine):
+    wb = openpyxl.Workbook()
+    wb.active["A1"], wb.active["A2"] = 2, "=A1*3"
+    add_name(wb, "out", "Sheet!$A$2")
+    again = engine.load_serialized(load(wb).serialize())
+    assert again._corrections is None
+    assert again.calculate({}) == {"out": 6}
+
+
+def test_a_failure_inside_the_layer_keeps_the_calculation_and_flags_the_cells(load, monkeypatch):
+    from shared.calc.corrections.functions import layer
+
+    book = load(corrected_workbook())
+    monkeypatch.setattr(layer, "_evaluate", lambda *a: 1 / 0)
+    assert book.calculate({}, outputs=["doubled"]) == {"doubled": 2}
+    assert {f.cell for f in book.correction_flags()} == {"C1", "D2", "D3"}

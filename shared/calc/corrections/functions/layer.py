@@ -332,14 +332,42 @@ class Outcome:
 
 
 def apply(model, the_plan: Plan | None) -> Outcome | None:
-    """Correct the planned cells of an evaluated model (see the module's docstring)."""
+    """Correct the planned cells of an evaluated model (see the module's docstring). A failure
+    of our own never fails the calculation: the cells keep the values they have and are flagged."""
     if the_plan is None:
         return None
+    outcome = Outcome(flags=list(the_plan.flags))
+    try:
+        _apply(model, the_plan, outcome)
+    except Exception:  # noqa: BLE001 - logged, and every planned cell is reported
+        log.exception("correcting functions failed")
+        outcome.flags.extend(
+            Flag(the_plan.sheets[t.sheet], t.address, "/".join(registry.called(t.formula))
+                 + ": the correction failed")
+            for t in the_plan.targets
+        )
+    return outcome
+
+
+def _apply(model, the_plan: Plan, outcome: Outcome) -> None:
     from shared.calc.ironcalc.cells import read_cell, write_cell
 
-    outcome = Outcome(flags=list(the_plan.flags))
     written: dict[tuple[int, int, int], tuple] = {}
     unsupported: dict[tuple[int, int, int], str] = {}
+    by_key = {(t.sheet, t.row, t.col): t for t in the_plan.targets}
+    try:
+        _settle(model, the_plan, written, unsupported, read_cell, write_cell)
+    finally:  # even after a failure, the export must put back the formulas of written cells
+        outcome.written = [(by_key[k], v) for k, v in written.items()]
+    for key, reason in list(unsupported.items()):
+        if not reason.split(":")[0].isupper():  # name the function when the reason does not
+            unsupported[key] = "/".join(registry.called(by_key[key].formula)) + ": " + reason
+    for (sheet, row, col), reason in unsupported.items():
+        outcome.flags.append(Flag(the_plan.sheets[sheet], cell_name(row, col), reason))
+
+
+def _settle(model, the_plan: Plan, written: dict, unsupported: dict, read_cell, write_cell):
+    """Evaluate, write back and re-evaluate until no planned cell changes."""
     rounds = len(the_plan.targets) + 1
     for _ in range(rounds):
         changed = False
@@ -367,14 +395,6 @@ def apply(model, the_plan: Plan | None) -> Outcome | None:
     else:
         for key in written:
             unsupported[key] = "corrected values did not settle (a cycle)"
-    by_key = {(t.sheet, t.row, t.col): t for t in the_plan.targets}
-    for key, reason in list(unsupported.items()):
-        if not reason.split(":")[0].isupper():  # name the function when the reason does not
-            unsupported[key] = "/".join(registry.called(by_key[key].formula)) + ": " + reason
-    outcome.written = [(by_key[k], v) for k, v in written.items()]
-    for (sheet, row, col), reason in unsupported.items():
-        outcome.flags.append(Flag(the_plan.sheets[sheet], cell_name(row, col), reason))
-    return outcome
 
 
 def _same(a: tuple, b: tuple) -> bool:
