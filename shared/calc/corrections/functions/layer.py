@@ -219,6 +219,8 @@ def _target(
 
 
 _COMPILED: dict[str, Callable] = {}
+_FUNCTION = re.compile(r"(?<![A-Za-z0-9_.])([A-Za-z_][A-Za-z0-9_.]*)\s*\(")
+_STRINGS = re.compile(r'"(?:[^"]|"")*"')
 
 
 def _compiled(formula: str) -> Callable:
@@ -236,6 +238,12 @@ def _compiled(formula: str) -> Callable:
         raise
     except Exception as exc:  # noqa: BLE001 - formulas' parser errors have no common base
         raise Unsupported(f"formula not read ({type(exc).__name__})") from None
+    from formulas.functions import get_functions, not_implemented
+
+    table = get_functions()
+    for name in _FUNCTION.findall(_STRINGS.sub('""', text)):
+        if table.get(name.upper(), not_implemented) is not_implemented:
+            raise Unsupported(f"{name.upper()} in the same formula (missing in formulas)")
     if len(_COMPILED) < 10_000:
         _COMPILED[formula] = compiled
     return compiled
