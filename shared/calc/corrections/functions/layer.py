@@ -154,10 +154,10 @@ def plan(model, date1904: bool = False) -> Plan | None:
     if not found:
         return None
     targets, flags = [], []
-    names = _Names(model)
+    context = _Context(model)
     for sheet, row, col, formula in found:
         try:
-            targets.append(_target(sheet, row, col, formula, index_of, names))
+            targets.append(_target(sheet, row, col, formula, index_of, context))
         except Unsupported as exc:
             names = "/".join(registry.called(formula))
             flags.append(Flag(sheets[sheet], cell_name(row, col), f"{names}: {exc}"))
@@ -166,13 +166,15 @@ def plan(model, date1904: bool = False) -> Plan | None:
     return Plan(sheets, targets, flags, date1904)
 
 
-class _Names:
-    """Defined names that are plain ranges (`Rate` -> Calc!$B$2), read once when first needed
+class _Context:
+    """What planning a model shares between cells: the defined names that are plain ranges
+    (`Rate` -> Calc!$B$2), read once when first needed
     (IronCalc's name list is slow on workbooks with thousands of names)."""
 
     def __init__(self, model):
         self._model = model
         self._by_name: dict[tuple[str, int | None], str] | None = None
+        self.compiled: dict[str, Callable] = {}  # formulas' compiled functions by formula text
 
     def resolve(self, name: str, sheet: int) -> str | None:
         if self._by_name is None:
@@ -184,11 +186,11 @@ class _Names:
 
 
 def _target(
-    sheet: int, row: int, col: int, formula: str, index_of: dict[str, int], names: _Names
+    sheet: int, row: int, col: int, formula: str, index_of: dict[str, int], context: "_Context"
 ) -> Target:
     if formula.startswith("{"):
         raise Unsupported("an array formula")
-    compiled = _simple_call(formula) or _compiled(formula)
+    compiled = _simple_call(formula) or _compiled(formula, context.compiled)
     inputs = []
     for key in compiled.inputs:
         whole = _WHOLE.fullmatch(key)
@@ -197,7 +199,7 @@ def _target(
             continue
         match = _INPUT.fullmatch(key)
         if match is None and re.fullmatch(r"[A-Za-z_\\][\w.]*", key):
-            defined = names.resolve(key, sheet)
+            defined = context.resolve(key, sheet)
             match = _INPUT.fullmatch(defined.lstrip("=")) if defined else None
             if match is not None and match.group(1) is None and match.group(2) is None:
                 match = None  # a name must say its sheet
@@ -218,14 +220,15 @@ def _target(
     return Target(sheet, row, col, formula, compiled, inputs)
 
 
-_COMPILED: dict[str, Callable] = {}
 _FUNCTION = re.compile(r"(?<![A-Za-z0-9_.])([A-Za-z_][A-Za-z0-9_.]*)\s*\(")
 _STRINGS = re.compile(r'"(?:[^"]|"")*"')
 
 
-def _compiled(formula: str) -> Callable:
-    """formulas' compiled function of a formula (kept per formula text: compiling is slow)."""
-    compiled = _COMPILED.get(formula)
+def _compiled(formula: str, cache: dict[str, Callable]) -> Callable:
+    """formulas' compiled function of a formula, shared by the plan's cells with the same text
+    (compiling is slow). Per plan, not per process: a workbook calculates one job at a time
+    (ModelCache), and a compiled function is never called from two threads."""
+    compiled = cache.get(formula)
     if compiled is not None:
         return compiled
     text = registry.rename(formula)
@@ -244,8 +247,7 @@ def _compiled(formula: str) -> Callable:
     for name in _FUNCTION.findall(_STRINGS.sub('""', text)):
         if table.get(name.upper(), not_implemented) is not_implemented:
             raise Unsupported(f"{name.upper()} in the same formula (missing in formulas)")
-    if len(_COMPILED) < 10_000:
-        _COMPILED[formula] = compiled
+    cache[formula] = compiled
     return compiled
 
 
