@@ -19,4 +19,7 @@ from shared.calc.corrections.functions.layer import (
 
 NAMES = frozenset(CORRECTED) | {"_XLFN." + n for n in CORRECTED}
 
-__all__ = ["NAMES", "Flag", "Outcome", "Plan", "apply", "may_need_plan", "plan", "restore_formulas", "uses_1904_dates"]
+__all__ = [
+    "NAMES", "Flag", "Outcome", "Plan", "apply", "may_need_plan", "plan", "restore_formulas",
+    "uses_1904_dates",
+]

@@ -41,11 +41,13 @@ log = logging.getLogger(__name__)
 
 # A sheet-qualified or plain A1 reference as formulas names its inputs.
 _INPUT = re.compile(
-    r"(?:(?:'((?:[^']|'')+)'|([^'!]+))!)?\$?([A-Z]{1,3})\$?(\d{1,7})(?::\$?([A-Z]{1,3})\$?(\d{1,7}))?",
+    r"(?:(?:'((?:[^']|'')+)'|([^'!]+))!)?"
+    r"\$?([A-Z]{1,3})\$?(\d{1,7})(?::\$?([A-Z]{1,3})\$?(\d{1,7}))?",
     re.IGNORECASE,
 )
 _WHOLE = re.compile(
-    r"(?:(?:'((?:[^']|'')+)'|([^'!]+))!)?(?:\$?([A-Z]{1,3}):\$?([A-Z]{1,3})|\$?(\d{1,7}):\$?(\d{1,7}))",
+    r"(?:(?:'((?:[^']|'')+)'|([^'!]+))!)?"
+    r"(?:\$?([A-Z]{1,3}):\$?([A-Z]{1,3})|\$?(\d{1,7}):\$?(\d{1,7}))",
     re.IGNORECASE,
 )
 # AGGREGATE with only numbers and references as arguments: every function it offers ignores
@@ -102,7 +104,9 @@ class Flag:
 
 
 def _quoted(sheet: str) -> str:
-    return sheet if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", sheet) else "'" + sheet.replace("'", "''") + "'"
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", sheet):
+        return sheet
+    return "'" + sheet.replace("'", "''") + "'"
 
 
 @dataclass

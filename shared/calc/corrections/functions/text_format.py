@@ -583,7 +583,9 @@ def _format_fraction(value: float, section: Section) -> str:
     # Denominator: placeholders, or a fixed number written as digits 1-9 (literals) after /.
     den_tokens = []
     k = 0
-    while k < len(after) and (after[k].kind == "digit" or (after[k].kind == "lit" and after[k].text.isdigit())):
+    while k < len(after) and (
+        after[k].kind == "digit" or (after[k].kind == "lit" and after[k].text.isdigit())
+    ):
         den_tokens.append(after[k])
         k += 1
     tail = after[k:]
@@ -638,7 +640,8 @@ def _format_fraction(value: float, section: Section) -> str:
             out.append(fill[i] if t.kind == "digit" else t.text if t.kind == "lit" else "")
     if whole_part and num == 0:
         # An exact whole number: the fraction is blanked to spaces of its width.
-        width = len(num_tokens) + 1 + len(den_tokens) + sum(len(t.text) for t in tail if t.kind == "lit")
+        tail_width = sum(len(t.text) for t in tail if t.kind == "lit")
+        width = len(num_tokens) + 1 + len(den_tokens) + tail_width
         return "".join(out) + " " * width
     num_text = _pad(str(num), num_tokens, left=True)
     den_text = str(den) if fixed is not None else _pad(str(den), den_tokens, left=False)
