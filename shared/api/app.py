@@ -3,7 +3,7 @@
 from fastapi import FastAPI
 
 from shared import __version__
-from shared.api import dashboard, errors, limits
+from shared.api import dashboard, docs, errors, limits
 from shared.api.deps import Authenticated
 from shared.api.routers import auth, consumers, engines, health, jobs, stats, tenant, users
 
@@ -20,6 +20,7 @@ def create_app() -> FastAPI:
     app = FastAPI(
         title="sheetcalc",
         version=__version__,
+        docs_url=None,  # /docs: shared/api/docs.py serves Swagger UI from a package, not a CDN
         description=(
             "Excel workbooks as callable calculation engines. Management endpoints take a JWT "
             "(bearer or the auth_token cookie); job endpoints take an API key (X-API-Key or bearer)."
@@ -33,4 +34,5 @@ def create_app() -> FastAPI:
         else:
             app.include_router(module.router, dependencies=[Authenticated], responses=errors.responses(401, 403))
     dashboard.mount(app)
+    docs.mount(app)
     return app
