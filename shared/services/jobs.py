@@ -161,6 +161,11 @@ def get_job(session: Session, *, request: ConsumerRequest, job_id: uuid.UUID) ->
 def download(session: Session, *, request: ConsumerRequest, job_id: uuid.UUID) -> Download:
     """A temporary URL to a completed job's filled workbook."""
     job = _own_job(session, request=request, job_id=job_id, flag="can_download", denied=NO_DOWNLOAD)
+    return result_link(job)
+
+
+def result_link(job: Job) -> Download:
+    """A temporary URL to a job's filled workbook: 400 until it has completed, 404 without one."""
     if job.status != JobStatus.COMPLETED:
         raise BadRequest(f"Job not completed yet. Current status: {job.status}")
     if not job.result_key:
