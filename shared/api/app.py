@@ -5,10 +5,10 @@ from fastapi import FastAPI
 from shared import __version__
 from shared.api import dashboard, docs, errors, limits
 from shared.api.deps import Authenticated
-from shared.api.routers import admin_jobs, auth, consumers, engines, health, jobs, stats, tenant, users
+from shared.api.routers import admin_jobs, auth, consumers, engines, health, jobs, stats, tenant, users, version_reports
 
 # In the order the OpenAPI document lists them.
-ROUTERS = (health, auth, users, tenant, engines, consumers, jobs, stats, admin_jobs)
+ROUTERS = (health, auth, users, tenant, engines, consumers, jobs, stats, admin_jobs, version_reports)
 # The routers that authenticate on their own terms: health is open, login starts a session (and
 # change-password admits a user who must change it), the consumer API checks its API keys.
 # Every other router needs an administrator's session, attached here once: authenticated by default.
