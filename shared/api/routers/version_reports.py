@@ -1,4 +1,5 @@
-"""A version's reports for the console: its fidelity check against Excel, with the differing cells."""
+"""A version's reports for the console: its fidelity check against Excel, with the differing cells,
+and the schemas suggested from its workbook."""
 
 import uuid
 
@@ -6,8 +7,8 @@ from fastapi import APIRouter
 
 from shared.api.deps import CurrentUser, SessionDep
 from shared.api.errors import responses
-from shared.api.schemas.version_reports import FidelityReportResponse
-from shared.services import versions
+from shared.api.schemas.version_reports import FidelityReportResponse, SuggestedSchemasResponse
+from shared.services import schema_suggestions, versions
 
 router = APIRouter(prefix="/engines", tags=["engines"])
 
@@ -24,3 +25,9 @@ def fidelity(engine_id: uuid.UUID, version_id: uuid.UUID, session: SessionDep, u
         mismatches_total=report.get("mismatches_total", 0), mismatches=report.get("mismatches", []),
         unsupported_functions=report.get("unsupported_functions", []), engines=report.get("engines", {}),
     )
+
+
+@router.get("/{engine_id}/versions/{version_id}/suggested-schema", response_model=SuggestedSchemasResponse, responses=responses(404))
+def suggested_schema(engine_id: uuid.UUID, version_id: uuid.UUID, session: SessionDep, user: CurrentUser):
+    """Input and output schemas suggested from the workbook (types, Excel's data validation, shapes); nothing is saved."""
+    return schema_suggestions.for_version(session, tenant_id=user.tenant_id, engine_id=engine_id, version_id=version_id)

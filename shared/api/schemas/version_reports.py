@@ -29,3 +29,12 @@ class FidelityReportResponse(BaseModel):
     mismatches: list[FidelityMismatch] = Field(description="The first differing cells (at most 50)")
     unsupported_functions: list[str]
     engines: dict[str, Any] = Field(description="One summary line per engine checked")
+
+
+class SuggestedSchemasResponse(BaseModel):
+    """Draft 7 schemas derived from the workbook: types from values and number formats, Excel's
+    data validation (list → enum, bounds → minimum/maximum, dates → format: date), array shapes for
+    row, column and block ranges, every input required. A suggestion: nothing is saved."""
+
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
