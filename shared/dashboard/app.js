@@ -28,7 +28,8 @@ const ROUTES = [
   [/^#\/engines$/, () => engines.show()],
 ];
 
-const signedIn = () => { if (location.hash === "" || location.hash === "#/login") location.hash = "#/engines"; route(); };
+// Changing the hash routes through hashchange; routing here as well would render the page twice.
+const signedIn = () => { if (location.hash === "" || location.hash === "#/login") location.hash = "#/engines"; else route(); };
 session.onUnauthorized = () => showLogin(signedIn);
 session.onPasswordChange = () => showChangePassword(signedIn);
 

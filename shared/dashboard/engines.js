@@ -27,7 +27,9 @@ export async function show() {
             field("Slug (optional)", "slug", { required: false, pattern: "[a-z0-9-]+", hint: "Lower-case letters, digits and hyphens; made from the name when left empty." }),
             field("Description", "description", { required: false })],
         "Create engine", async (d) => {
-          const e = await api("POST", "/engines", { name: d.get("name"), slug: d.get("slug") || null, description: d.get("description") || null });
+          let e;
+          try { e = await api("POST", "/engines", { name: d.get("name"), slug: d.get("slug") || null, description: d.get("description") || null }); }
+          catch (x) { if (x.status === 409) x.fields = { slug: d.get("slug") ? x.message : `${x.message}: choose a slug` }; throw x; }
           location.hash = `#/engines/${e.id}`;
         }, { id: "new-engine" })));
 }

@@ -30,7 +30,13 @@ export async function show(engineId, versionId, warnings) {
     schemaField("Output schema (JSON Schema Draft 7)", "output_schema", pretty(v.output_schema)),
   ], "Save schemas", async (d) => {
     const body = { input_schema: parse(String(d.get("input_schema")), "input_schema"), output_schema: parse(String(d.get("output_schema")), "output_schema") };
-    const r = await api("PATCH", `/engines/${engineId}/versions/${versionId}`, body);
+    let r;
+    try { r = await api("PATCH", `/engines/${engineId}/versions/${versionId}`, body); }
+    catch (x) {
+      const which = ["input_schema", "output_schema"].find(n => x.message.startsWith(n));
+      if (which && !Object.keys(x.fields || {}).length) x.fields = { [which]: x.message };
+      throw x;
+    }
     toast("Schemas saved");
     await show(engineId, versionId, r.warnings);
   }, { id: "schemas" });

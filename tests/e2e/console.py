@@ -28,8 +28,9 @@ needs_chromium = pytest.mark.skipif(
 @contextmanager
 def browser_page(base_url: str, *, viewport: dict | None = None):
     """A page in a fresh headless Chromium whose relative URLs go to ``base_url``."""
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    expect.set_options(timeout=60000)  # only a hung page reaches it, not a busy machine
     with sync_playwright() as p:
         browser = p.chromium.launch(
             executable_path=CHROMIUM,
@@ -56,7 +57,8 @@ def new_tenant(dev_stack, prefix: str = "con") -> dict:
 
 
 def api_session(dev_stack, tenant: dict):
-    """An httpx client signed in as the tenant's administrator (the temporary password changed)."""
+    """An httpx client signed in as the tenant's administrator (the temporary password changed);
+    close it (``with``) when done. Signing in in the browser later ends its session."""
     import httpx
 
     client = httpx.Client(base_url=dev_stack.base_url, timeout=60)
