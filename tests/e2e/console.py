@@ -56,20 +56,21 @@ def new_tenant(dev_stack, prefix: str = "con") -> dict:
     return {"slug": slug, "email": f"admin@{slug}.example", "temporary_password": json.loads(made.stdout)["temporary_password"]}
 
 
+@contextmanager
 def api_session(dev_stack, tenant: dict):
-    """An httpx client signed in as the tenant's administrator (the temporary password changed);
-    close it (``with``) when done. Signing in in the browser later ends its session."""
+    """An httpx client signed in as the tenant's administrator (the temporary password changed),
+    closed after the block. Signing in in the browser later ends its session."""
     import httpx
 
-    client = httpx.Client(base_url=dev_stack.base_url, timeout=60)
-    r = client.post("/auth/login", json={"email": tenant["email"], "password": tenant["temporary_password"]})
-    assert r.status_code == 200, r.text
-    r = client.post("/auth/change-password", json={"current_password": tenant["temporary_password"], "new_password": PASSWORD})
-    assert r.status_code == 200, r.text
-    r = client.post("/auth/login", json={"email": tenant["email"], "password": PASSWORD})
-    assert r.status_code == 200, r.text
-    tenant["password"] = PASSWORD
-    return client
+    with httpx.Client(base_url=dev_stack.base_url, timeout=60) as client:
+        r = client.post("/auth/login", json={"email": tenant["email"], "password": tenant["temporary_password"]})
+        assert r.status_code == 200, r.text
+        r = client.post("/auth/change-password", json={"current_password": tenant["temporary_password"], "new_password": PASSWORD})
+        assert r.status_code == 200, r.text
+        r = client.post("/auth/login", json={"email": tenant["email"], "password": PASSWORD})
+        assert r.status_code == 200, r.text
+        tenant["password"] = PASSWORD
+        yield client
 
 
 def sign_in(page, tenant: dict) -> None:

@@ -58,7 +58,8 @@ def test_storage_is_set_up_from_the_console_and_each_versions_copy_is_shown(grap
     app = graph.add_directory(directory, client_id=str(uuid.uuid4()), client_secret=f"secret~{uuid.uuid4().hex}",
                               sites=SITES, drives={SITES[1]["id"]: DRIVES})
     tenant = new_tenant(graph_dev_stack, "set")
-    api_session(graph_dev_stack, tenant).close()
+    with api_session(graph_dev_stack, tenant):
+        pass  # the temporary password changed
     with browser_page(graph_dev_stack.base_url) as page:
         sign_in(page, tenant)
         page.get_by_role("link", name="Settings").click()
@@ -103,7 +104,8 @@ def test_storage_is_set_up_from_the_console_and_each_versions_copy_is_shown(grap
 
 def test_users_are_created_and_reset_and_the_own_row_is_left_alone(dev_stack):
     tenant = new_tenant(dev_stack, "usr")
-    api_session(dev_stack, tenant).close()
+    with api_session(dev_stack, tenant):
+        pass  # the temporary password changed
     email = f"analyst@{tenant['slug']}.example"
     with browser_page(dev_stack.base_url) as page:
         sign_in(page, tenant)
