@@ -1,5 +1,5 @@
 // An engine's jobs: filter by status, page through, open one, download its workbook.
-import { action, api, breadcrumbs, fmt, h, render, section, table, when } from "./lib.js";
+import { action, api, breadcrumbs, fmt, h, render, section, table, toast, when } from "./lib.js";
 
 const PAGE = 20;
 const STATUSES = ["", "pending", "processing", "completed", "failed"];
@@ -10,8 +10,14 @@ export async function show(engineId) {
   let offset = 0;
   const list = h("div", { id: "job-list" });
   const counter = h("p", { class: "muted", id: "job-count", role: "status" });
-  const prev = action("Previous", async () => { offset = Math.max(0, offset - PAGE); await load(); });
-  const next = action("Next", async () => { offset += PAGE; await load(); });
+  // Plain buttons: load() decides whether each is enabled (an action() would re-enable itself).
+  const turn = (step) => async () => {
+    const before = offset;
+    offset = Math.max(0, offset + step);
+    try { await load(); } catch (x) { offset = before; toast(x.message); }
+  };
+  const prev = h("button", { type: "button", class: "secondary", onclick: turn(-PAGE) }, "Previous");
+  const next = h("button", { type: "button", class: "secondary", onclick: turn(PAGE) }, "Next");
   const select = h("select", { id: "status-filter", onchange: async () => { status = select.value; sessionStorage.setItem(`jobs.status.${engineId}`, status); offset = 0; await load(); } },
     STATUSES.map(s => h("option", { value: s, selected: s === status }, s || "all")));
   async function load() {
