@@ -18,15 +18,13 @@ from shared.db.models import Job
 from shared.errors import NotFound
 from shared.repositories import jobs as job_repo
 from shared.services import engines, jobs, versions
-from shared.services.callers import Caller
 
 
 def run_test(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, version_id: uuid.UUID, inputs: dict[str, Any]) -> Job:
     """Queue a test job on a version of this tenant's engine, as its test key would."""
     engine = engines.get(session, tenant_id=tenant_id, engine_id=engine_id)
     version = versions.get(session, tenant_id=tenant_id, engine_id=engine_id, version_id=version_id)
-    caller = Caller(tenant_id=tenant_id, test_version=version)
-    return jobs._queue(session, engine=engine, version=version, caller=caller, inputs=inputs, webhook_url=None)
+    return jobs.queue_test_job(session, engine=engine, version=version, inputs=inputs)
 
 
 def get(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, job_id: uuid.UUID) -> Job:
