@@ -3,12 +3,12 @@
 from fastapi import FastAPI
 
 from shared import __version__
-from shared.api import dashboard, errors, limits
+from shared.api import dashboard, docs, errors, limits
 from shared.api.deps import Authenticated
-from shared.api.routers import auth, consumers, engines, health, jobs, stats, tenant, users
+from shared.api.routers import admin_jobs, auth, consumers, engines, health, jobs, stats, tenant, users, version_reports
 
 # In the order the OpenAPI document lists them.
-ROUTERS = (health, auth, users, tenant, engines, consumers, jobs, stats)
+ROUTERS = (health, auth, users, tenant, engines, consumers, jobs, stats, admin_jobs, version_reports)
 # The routers that authenticate on their own terms: health is open, login starts a session (and
 # change-password admits a user who must change it), the consumer API checks its API keys.
 # Every other router needs an administrator's session, attached here once: authenticated by default.
@@ -20,6 +20,7 @@ def create_app() -> FastAPI:
     app = FastAPI(
         title="sheetcalc",
         version=__version__,
+        docs_url=None,  # /docs: shared/api/docs.py serves Swagger UI from a package, not a CDN
         description=(
             "Excel workbooks as callable calculation engines. Management endpoints take a JWT "
             "(bearer or the auth_token cookie); job endpoints take an API key (X-API-Key or bearer)."
@@ -33,4 +34,5 @@ def create_app() -> FastAPI:
         else:
             app.include_router(module.router, dependencies=[Authenticated], responses=errors.responses(401, 403))
     dashboard.mount(app)
+    docs.mount(app)
     return app

@@ -128,6 +128,13 @@ def test_execute(
     return _queue(session, engine=engine, version=version, caller=caller, inputs=inputs, webhook_url=webhook_url)
 
 
+def queue_test_job(session: Session, *, engine: Engine, version: EngineVersion, inputs: dict[str, Any]) -> Job:
+    """Queue the job the version's test key would make (no consumer, ``is_test``), for a caller
+    already allowed to run it (a signed-in administrator of the engine's tenant)."""
+    caller = Caller(tenant_id=engine.tenant_id, test_version=version)
+    return _queue(session, engine=engine, version=version, caller=caller, inputs=inputs, webhook_url=None)
+
+
 def about(session: Session, *, request: ConsumerRequest, tenant_slug: str, engine_slug: str) -> tuple[Engine, EngineVersion]:
     """The engine and its active version, for a consumer allowed to view them."""
     engine, caller = _engine_for_caller(session, request=request, tenant_slug=tenant_slug, engine_slug=engine_slug)
@@ -161,6 +168,11 @@ def get_job(session: Session, *, request: ConsumerRequest, job_id: uuid.UUID) ->
 def download(session: Session, *, request: ConsumerRequest, job_id: uuid.UUID) -> Download:
     """A temporary URL to a completed job's filled workbook."""
     job = _own_job(session, request=request, job_id=job_id, flag="can_download", denied=NO_DOWNLOAD)
+    return result_link(job)
+
+
+def result_link(job: Job) -> Download:
+    """A temporary URL to a job's filled workbook: 400 until it has completed, 404 without one."""
     if job.status != JobStatus.COMPLETED:
         raise BadRequest(f"Job not completed yet. Current status: {job.status}")
     if not job.result_key:

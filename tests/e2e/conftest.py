@@ -25,7 +25,7 @@ REPO = Path(__file__).resolve().parents[2]
 READY_LINE = "sheetcalc dev: ready"
 # Deadlines only a hung process reaches, not a busy machine: no verdict depends on speed.
 START_TIMEOUT_SECONDS = 180
-STOP_TIMEOUT_SECONDS = 10
+STOP_TIMEOUT_SECONDS = 60
 
 # Read at collection, before session fixtures (tests/conftest.py) rewrite os.environ.
 _ENV_AT_START = dict(os.environ)

@@ -1,0 +1,40 @@
+"""Bodies of a version's reports: the fidelity check in full (the version detail has its summary)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+
+class FidelityMismatch(BaseModel):
+    sheet: str
+    cell: str
+    formula: str
+    expected: Any = Field(description="The value Excel saved in the file")
+    actual: Any = Field(description="The value the engine calculated")
+
+
+class FidelityReportResponse(BaseModel):
+    """How the version's formula cells, recalculated, compare with the values Excel saved."""
+
+    calc_engine: str = Field(description="The engine that calculates this version")
+    calc_engine_pinned: bool = Field(description="True when an administrator chose the engine")
+    checked: bool = Field(description="False for a version without a stored check; the figures are then 0")
+    engine: str | None = Field(description="The engine the check's figures and cell list are for")
+    cells_compared: int
+    cells_matching: int
+    match_rate: float | None
+    mismatches_total: int
+    mismatches: list[FidelityMismatch] = Field(description="The first differing cells (at most 50)")
+    unsupported_functions: list[str]
+    engines: dict[str, Any] = Field(description="One summary line per engine checked")
+
+
+class SuggestedSchemasResponse(BaseModel):
+    """Draft 7 schemas derived from the workbook: types from values and number formats, Excel's
+    data validation (list → enum, bounds → minimum/maximum, dates → format: date), array shapes for
+    row, column and block ranges, every input required. A suggestion: nothing is saved."""
+
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]

@@ -1,0 +1,34 @@
+// Sign-in and the forced password change. The session lives in the HttpOnly auth_token cookie
+// that /auth/login sets; the console keeps only the signed-in email (to mark "you" in Users).
+import { api, field, form, h, render, toast } from "./lib.js";
+
+export const me = {
+  get email() { return sessionStorage.getItem("sheetcalc.email") || ""; },
+  set email(v) { if (v) sessionStorage.setItem("sheetcalc.email", v); else sessionStorage.removeItem("sheetcalc.email"); },
+};
+
+export function showLogin(onSignedIn) {
+  document.getElementById("nav").hidden = true;
+  render(h("section", { class: "narrow" }, h("h2", {}, "Log in"),
+    form([field("Email", "email", { type: "email", autocomplete: "username" }),
+          field("Password", "password", { type: "password", autocomplete: "current-password" })], "Log in", async (d) => {
+      const email = d.get("email");
+      const r = await api("POST", "/auth/login", { email, password: d.get("password") });
+      me.email = email;
+      if (r.must_change_password) showChangePassword(onSignedIn, d.get("password"));
+      else onSignedIn();
+    }, { id: "login" })));
+}
+
+export function showChangePassword(onSignedIn, current = "") {
+  document.getElementById("nav").hidden = true;
+  render(h("section", { class: "narrow" }, h("h2", {}, "Choose a new password"),
+    h("p", {}, "Your password is temporary. Choose a new one (at least 8 characters) to continue."),
+    form([field("Current password", "current_password", { type: "password", value: current, autocomplete: "current-password" }),
+          field("New password", "new_password", { type: "password", minlength: 8, autocomplete: "new-password" })],
+      "Change password", async (d) => {
+        await api("POST", "/auth/change-password", { current_password: d.get("current_password"), new_password: d.get("new_password") });
+        toast("Password changed. Log in with your new password.");
+        showLogin(onSignedIn);
+      })));
+}

@@ -1,0 +1,35 @@
+// Engines: the list (active version, last call, calls in the last 7 days) and "new engine".
+import { api, field, fmt, form, h, isoDay, render, section, table, when } from "./lib.js";
+
+async function activity(e) {
+  const since = isoDay(new Date(Date.now() - 6 * 86400000));
+  const [stats, recent] = await Promise.all([
+    api("GET", `/engines/${e.id}/stats?start_date=${since}`).catch(() => null),
+    api("GET", `/engines/${e.id}/jobs/recent?limit=1`).catch(() => []),
+  ]);
+  return { calls7: stats ? stats.summary.total_calls : null, last: recent.length ? recent[0].created_at : null };
+}
+
+export async function show() {
+  const engines = await api("GET", "/engines");
+  const facts = await Promise.all(engines.map(activity));
+  const rows = engines.map((e, i) => h("tr", {},
+    h("td", {}, h("a", { href: `#/engines/${e.id}` }, e.name)),
+    h("td", {}, h("code", {}, e.slug)),
+    h("td", {}, e.active_version ? e.active_version.version : h("span", { class: "muted" }, "none")),
+    h("td", {}, when(facts[i].last)),
+    h("td", { class: "num" }, fmt(facts[i].calls7))));
+  render(
+    section("Engines",
+      table("engines", ["Name", "Slug", "Active version", "Last call", "Calls (7 days)"], rows, { empty: "No engines yet." })),
+    section("New engine",
+      form([field("Name", "name", { maxlength: 255 }),
+            field("Slug (optional)", "slug", { required: false, pattern: "[a-z0-9-]+", hint: "Lower-case letters, digits and hyphens; made from the name when left empty." }),
+            field("Description", "description", { required: false })],
+        "Create engine", async (d) => {
+          let e;
+          try { e = await api("POST", "/engines", { name: d.get("name"), slug: d.get("slug") || null, description: d.get("description") || null }); }
+          catch (x) { if (x.status === 409) x.fields = { slug: d.get("slug") ? x.message : `${x.message}: choose a slug` }; throw x; }
+          location.hash = `#/engines/${e.id}`;
+        }, { id: "new-engine" })));
+}

@@ -1,0 +1,63 @@
+// Copy-ready curl and Python for an engine: execute, poll, download, with its real URL.
+import { copyButton, h } from "./lib.js";
+
+export function snippets(tenantSlug, engine, exampleInputs) {
+  const base = location.origin;
+  const execUrl = `${base}/jobs/execute/${tenantSlug}/${engine.slug}`;
+  const inputs = JSON.stringify({ inputs: exampleInputs });
+  const curl = [
+    `# Execute (202 and a job id)`,
+    `curl -s -X POST '${execUrl}' \\`,
+    `  -H 'X-API-Key: YOUR_API_KEY' -H 'Content-Type: application/json' \\`,
+    `  -d '${inputs.replace(/'/g, "'\\''")}'`,
+    ``,
+    `# Poll the job until it is completed or failed`,
+    `curl -s '${base}/jobs/JOB_ID' -H 'X-API-Key: YOUR_API_KEY'`,
+    ``,
+    `# A one-hour link to the filled workbook`,
+    `curl -s '${base}/jobs/JOB_ID/download' -H 'X-API-Key: YOUR_API_KEY'`,
+  ].join("\n");
+  const python = [
+    `import time`,
+    `import httpx`,
+    ``,
+    `BASE = "${base}"`,
+    `HEADERS = {"X-API-Key": "YOUR_API_KEY"}`,
+    ``,
+    `job = httpx.post(f"{BASE}/jobs/execute/${tenantSlug}/${engine.slug}", headers=HEADERS,`,
+    `                 json=${JSON.stringify({ inputs: exampleInputs })}).json()`,
+    `delay = 1`,
+    `while True:`,
+    `    status = httpx.get(f"{BASE}/jobs/{job['job_id']}", headers=HEADERS).json()`,
+    `    if status["status"] in ("completed", "failed"):`,
+    `        break`,
+    `    time.sleep(delay)`,
+    `    delay = min(delay * 2, 15)`,
+    `print(status.get("outputs") or status.get("error_message"))`,
+    `link = httpx.get(f"{BASE}/jobs/{job['job_id']}/download", headers=HEADERS).json()`,
+    `print(link["download_url"])`,
+  ].join("\n");
+  const block = (id, title, text) => h("div", { class: "snippet" },
+    h("div", { class: "snippet-head" }, h("h3", {}, title), copyButton(text, `Copy ${title}`)),
+    h("pre", { id }, h("code", {}, text)));
+  return h("div", { id: "snippets" }, h("p", {}, "Call this engine's active version from your code. Use a consumer's API key with execute access."),
+    block("snippet-curl", "curl", curl), block("snippet-python", "Python", python));
+}
+
+// Example inputs from the input schema's examples/defaults, or from the named ranges' shapes.
+export function exampleInputs(version) {
+  const out = {};
+  if (!version) return out;
+  const props = (version.input_schema && version.input_schema.properties) || null;
+  if (props) {
+    for (const [k, s] of Object.entries(props)) {
+      out[k] = s.default ?? (s.examples && s.examples[0]) ?? (s.enum ? s.enum[0] : s.type === "string" ? (s.format === "date" ? "2026-01-31" : "text") : s.type === "array" ? [] : s.type === "boolean" ? true : 1);
+    }
+    return out;
+  }
+  for (const r of version.named_ranges.filter(n => n.kind === "input")) {
+    const one = r.is_date ? "2026-01-31" : 1;
+    out[r.name] = r.rows === 1 && r.cols === 1 ? one : (r.rows === 1 || r.cols === 1) ? Array(r.rows * r.cols).fill(one) : Array(r.rows).fill(Array(r.cols).fill(one));
+  }
+  return out;
+}

@@ -1,0 +1,113 @@
+"""An engine's page in the console: copy-ready snippets that run as copied, version deletion
+after confirming, the fidelity report with its differing cells and the engine override, and
+deleting the engine."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import subprocess
+import sys
+import zipfile
+
+import pytest
+from openpyxl import Workbook
+from openpyxl.workbook.defined_name import DefinedName
+from playwright.sync_api import expect
+
+from tests.e2e.console import LOAN, api_session, browser_page, needs_chromium, new_tenant, sign_in
+
+pytestmark = [pytest.mark.e2e, needs_chromium]
+
+ALL = {"can_execute": True, "can_view_jobs": True, "can_download": True, "can_view_about": True}
+
+
+def workbook_saved_with(cached: str) -> bytes:
+    """A workbook whose formula B2 (=B1*2, B1 = 21) was saved with ``cached`` as its value, as a
+    file last saved by another program might be: the fidelity check must show the difference."""
+    wb = Workbook()
+    ws = wb.active
+    ws.title = "Calc"
+    ws["B1"] = 21
+    ws["B2"] = "=B1*2"
+    wb.defined_names["x"] = DefinedName("x", attr_text="Calc!$B$1")
+    wb.defined_names["y"] = DefinedName("y", attr_text="Calc!$B$2")
+    buf = io.BytesIO()
+    wb.save(buf)
+    src = zipfile.ZipFile(io.BytesIO(buf.getvalue()))
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for item in src.infolist():
+            data = src.read(item)
+            if item.filename == "xl/worksheets/sheet1.xml":
+                data = data.replace(b"<f>B1*2</f><v />", b"<f>B1*2</f><v>" + cached.encode() + b"</v>")
+                assert cached.encode() in data
+            dst.writestr(item, data)
+    return out.getvalue()
+
+
+def run_snippet(args: list[str]) -> str:
+    done = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def test_an_engines_page_from_snippets_to_deletion(dev_stack):
+    tenant = new_tenant(dev_stack, "eng")
+    with api_session(dev_stack, tenant) as api:
+        engine = api.post("/engines", json={"name": "Loan quote"}).json()
+        v1 = api.post(f"/engines/{engine['id']}/versions", data={"version": "1.0"}, files={"file": ("loan.xlsx", LOAN.read_bytes())}).json()
+        api.post(f"/engines/{engine['id']}/versions", data={"version": "2.0"}, files={"file": ("loan.xlsx", LOAN.read_bytes())})
+        api.post(f"/engines/{engine['id']}/versions/{v1['id']}/activate")
+        consumer = api.post("/consumers", json={"name": "Quote site"}).json()
+        api.put(f"/engines/{engine['id']}/access/{consumer['id']}", json=ALL)
+        odd = api.post("/engines", json={"name": "Odd"}).json()
+        odd_v = api.post(f"/engines/{odd['id']}/versions", data={"version": "1"}, files={"file": ("odd.xlsx", workbook_saved_with("43"))}).json()
+
+    with browser_page(dev_stack.base_url) as page:
+        sign_in(page, tenant)
+        page.get_by_role("link", name="Loan quote").click()
+
+        # The snippets carry the engine's real URL and run as copied, once the key is filled in
+        curl = page.locator("#snippet-curl").inner_text()
+        assert f"{dev_stack.base_url}/jobs/execute/{tenant['slug']}/loan-quote" in curl
+        page.get_by_role("button", name="Copy curl").click()
+        assert page.evaluate("navigator.clipboard.readText()") == curl
+        execute = curl.split("\n\n")[0].replace("YOUR_API_KEY", consumer["api_key"])
+        job = json.loads(run_snippet(["bash", "-c", execute]))
+        assert job["status"] == "pending"
+        python = page.locator("#snippet-python").inner_text().replace("YOUR_API_KEY", consumer["api_key"])
+        printed = run_snippet([sys.executable, "-c", python]).splitlines()
+        assert "monthly_payment" in printed[0] and printed[1].startswith("http")
+
+        # A version is deleted only after confirming
+        row = page.locator('#versions tr[data-version="2.0"]')
+        row.get_by_role("button", name="Delete version 2.0").click()
+        page.get_by_role("dialog").get_by_role("button", name="Cancel").click()
+        expect(row).to_have_count(1)
+        row.get_by_role("button", name="Delete version 2.0").click()
+        page.get_by_role("dialog").get_by_role("button", name="Delete").click()
+        expect(row).to_have_count(0)
+        page.locator("#toast", has_text="Version 2.0 deleted").wait_for()
+        # and the active one offers no delete
+        expect(page.locator('#versions tr[data-version="1.0"]').get_by_role("button", name=re.compile("Delete"))).to_have_count(0)
+
+        # The fidelity report lists the differing cell with the file's value and ours
+        page.goto(f"/dashboard/#/engines/{odd['id']}/versions/{odd_v['id']}/fidelity")
+        differing = page.locator("#mismatches tbody tr")
+        expect(differing).to_have_count(1)
+        cells = [c.inner_text() for c in differing.locator("td").all()]
+        assert cells[0] == "Calc" and cells[1] == "B2" and "B1*2" in cells[2] and cells[3] == "43" and cells[4] == "42"
+        # and the engine can be pinned
+        page.get_by_label("Calculation engine").select_option("formulas")
+        page.get_by_role("button", name="Pin engine").click()
+        expect(page.locator("#fidelity-summary")).to_contain_text("formulas (pinned)")
+
+        # Deleting the engine, after confirming, takes it off the list
+        page.goto(f"/dashboard/#/engines/{odd['id']}")
+        page.get_by_role("button", name="Delete engine").click()
+        page.get_by_role("dialog").get_by_role("button", name="Delete").click()
+        page.get_by_role("heading", name="Engines", exact=True).wait_for()
+        expect(page.locator("#engines")).not_to_contain_text("Odd")
+        expect(page.locator("#engines")).to_contain_text("Loan quote")
