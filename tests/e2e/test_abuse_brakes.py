@@ -7,20 +7,19 @@ options are what is tested, not the app under a test client.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import json
+import signal
 import statistics
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import httpx
 import pytest
 
-from tests.e2e.conftest import REPO, DevStack, _stop, _wait_until_ready, dev_stack_env, free_port
+from tests.e2e.conftest import REPO, DevStack, _wait_until_ready, dev_stack_env, free_port
 
 pytestmark = pytest.mark.e2e
 
@@ -29,6 +28,8 @@ INPUTS = {"principal": 250000, "annual_rate": 0.045, "years": 30, "start_date": 
 GRANT = {"can_execute": True, "can_view_jobs": True, "can_download": True, "can_view_about": True}
 LISTED = "203.0.113.7"
 DENIED = {"detail": "Access denied: IP address not in whitelist"}
+# After a burst the worker is still busy with its jobs when SIGTERM comes: only a hang waits this long.
+STOP_TIMEOUT_SECONDS = 120
 
 
 @contextlib.contextmanager
@@ -46,7 +47,13 @@ def started_stack(root: Path, **env: str):
         _wait_until_ready(stack)
         yield stack
     finally:
-        returncode = _stop(stack)
+        process.send_signal(signal.SIGTERM)
+        try:
+            returncode = process.wait(STOP_TIMEOUT_SECONDS)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+            pytest.fail(f"sheetcalc dev ignored SIGTERM for {STOP_TIMEOUT_SECONDS} s:\n{stack.output()}")
     assert returncode == 0, f"sheetcalc dev exited with {returncode}:\n{stack.output()}"
 
 
@@ -112,3 +119,52 @@ def test_with_a_trusted_proxy_configured_the_service_rule_believes_it(tmp_path):
     # THEN the service's own rule (SHEETCALC_TRUSTED_PROXIES) admits the first and refuses the second
     assert admitted.status_code == 202, admitted.text
     assert (refused.status_code, refused.json()) == (403, DENIED)
+
+
+BURST = 600
+# Only a /health queued behind the burst reaches this (main: up to 36 s here, 6.6 s in the issue);
+# the figures measured are printed, since on a shared machine they depend on its load.
+HEALTH_BOUND_SECONDS = 30.0
+
+
+def burst_of_executes(base_url: str, slug: str, key: str, count: int) -> subprocess.Popen:
+    """``count`` executes from one key, all sent at once by another process (so that its work does
+    not slow this one's probes); it prints their statuses as JSON."""
+    script = f"""
+import asyncio, json, httpx
+async def run():
+    limits = httpx.Limits(max_connections={count}, max_keepalive_connections={count})
+    async with httpx.AsyncClient(base_url={base_url!r}, timeout=300, limits=limits) as client:
+        async def one():
+            r = await client.post({f"/jobs/execute/{slug}/loan"!r}, headers={{"X-API-Key": {key!r}}}, json={{"inputs": {INPUTS!r}}})
+            return r.status_code
+        return await asyncio.gather(*(one() for _ in range({count})))
+print(json.dumps(asyncio.run(run())))
+"""
+    return subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+
+
+def test_health_answers_quickly_while_one_key_sends_600_executes_at_once(tmp_path):
+    with started_stack(tmp_path) as stack:
+        # GIVEN a consumer of a deployed engine
+        _, _, _, key = deploy(stack, "burst")
+
+        # WHEN it sends 600 executes at once, and /health is asked meanwhile
+        sender = burst_of_executes(stack.base_url, "burst", key, BURST)
+        time.sleep(0.5)
+        latencies: list[float] = []
+        with httpx.Client(base_url=stack.base_url, timeout=120) as probe:
+            while sender.poll() is None:
+                started = time.monotonic()
+                r = probe.get("/health")
+                latencies.append(time.monotonic() - started)
+                assert r.status_code == 200, r.text
+                time.sleep(0.1)
+        statuses = json.loads(sender.communicate(timeout=STOP_TIMEOUT_SECONDS)[0])
+
+    print(f"/health during a burst of {BURST} executes: {len(latencies)} probes, "
+          f"median {statistics.median(latencies) * 1000:.0f} ms, max {max(latencies) * 1000:.0f} ms")
+    # THEN every execute is accepted (no limits in dev by default) AND /health never waited behind them
+    assert statuses == [202] * BURST
+    assert latencies, "the burst ended before /health could be asked"
+    assert max(latencies) < HEALTH_BOUND_SECONDS, sorted(latencies)[-5:]
