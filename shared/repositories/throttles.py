@@ -68,6 +68,12 @@ def remove(session: Session, *, key: str) -> None:
     session.execute(delete(COUNTERS).where(COUNTERS.c.key == key))
 
 
-def remove_expired(session: Session, *, now: datetime) -> None:
-    """Forget every counter expired at ``now`` (keys of unknown e-mails and addresses pile up otherwise)."""
-    session.execute(delete(COUNTERS).where(COUNTERS.c.expires_at <= now))
+def remove_expired(session: Session, *, now: datetime, batch: int = 100) -> None:
+    """Forget up to ``batch`` counters expired at ``now`` (keys of unknown e-mails and addresses
+    would pile up otherwise). On PostgreSQL rows another transaction holds are skipped, so
+    concurrent callers never wait for, or deadlock on, each other's deletions."""
+    expired = (
+        select(COUNTERS.c.key).where(COUNTERS.c.expires_at <= now).order_by(COUNTERS.c.key).limit(batch)
+        .with_for_update(skip_locked=True)
+    )
+    session.execute(delete(COUNTERS).where(COUNTERS.c.key.in_(expired.scalar_subquery())))

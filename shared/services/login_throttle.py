@@ -31,7 +31,7 @@ def _keys(email: str, address: str | None) -> list[tuple[str, int]]:
     settings = get_settings()
     keys = [(_account_key(email), settings.login_max_failures)]
     if address:
-        keys.append((f"login-address:{address}", settings.login_max_failures_per_address))
+        keys.append((f"login-address:{digest(address)}", settings.login_max_failures_per_address))
     return [(key, limit) for key, limit in keys if limit > 0]
 
 

@@ -196,3 +196,19 @@ def test_zero_turns_the_throttle_off(client, account, clock, configure):
 def test_the_openapi_document_describes_the_429_and_its_retry_after(client):
     answers = client.get("/openapi.json").json()["paths"]["/auth/login"]["post"]["responses"]
     assert "Retry-After" in answers["429"]["headers"]
+
+
+def test_expired_counts_are_cleared_as_new_failures_come(client, clock):
+    from sqlalchemy import select
+
+    from shared.db.models import ThrottleCounter
+    from shared.db.session import session_scope
+
+    # GIVEN failures for five made-up accounts, and the lockout period passed
+    for n in range(5):
+        login(client, f"ghost{n}@nowhere.example", WRONG)
+    clock.advance(901)
+    # WHEN another failure comes THEN only its own account's and its address's counts are left
+    login(client, "late-ghost@nowhere.example", WRONG)
+    with session_scope() as session:
+        assert len(session.scalars(select(ThrottleCounter.key)).all()) == 2

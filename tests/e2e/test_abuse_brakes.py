@@ -122,9 +122,11 @@ def test_with_a_trusted_proxy_configured_the_service_rule_believes_it(tmp_path):
 
 
 BURST = 600
-# Only a /health queued behind the burst reaches this (main: up to 36 s here, 6.6 s in the issue);
-# the figures measured are printed, since on a shared machine they depend on its load.
-HEALTH_BOUND_SECONDS = 30.0
+# /health may take this long on any machine; on a loaded one, up to a quarter of the time the burst
+# takes to be answered (it scales with the load as the burst does). On main /health queued behind
+# the burst: 36 s of a burst of about 45 s here, 6.6 s of 7 s in the issue.
+HEALTH_BOUND_SECONDS = 2.0
+HEALTH_SHARE_OF_BURST = 0.25
 
 
 def burst_of_executes(base_url: str, slug: str, key: str, count: int) -> subprocess.Popen:
@@ -151,6 +153,7 @@ def test_health_answers_quickly_while_one_key_sends_600_executes_at_once(tmp_pat
 
         # WHEN it sends 600 executes at once, and /health is asked meanwhile
         sender = burst_of_executes(stack.base_url, "burst", key, BURST)
+        burst_started = time.monotonic()
         time.sleep(0.5)
         latencies: list[float] = []
         with httpx.Client(base_url=stack.base_url, timeout=120) as probe:
@@ -160,11 +163,13 @@ def test_health_answers_quickly_while_one_key_sends_600_executes_at_once(tmp_pat
                 latencies.append(time.monotonic() - started)
                 assert r.status_code == 200, r.text
                 time.sleep(0.1)
+        burst_seconds = time.monotonic() - burst_started
         statuses = json.loads(sender.communicate(timeout=STOP_TIMEOUT_SECONDS)[0])
+        server_output = stack.output()
 
-    print(f"/health during a burst of {BURST} executes: {len(latencies)} probes, "
+    print(f"/health during a burst of {BURST} executes answered in {burst_seconds:.1f} s: {len(latencies)} probes, "
           f"median {statistics.median(latencies) * 1000:.0f} ms, max {max(latencies) * 1000:.0f} ms")
     # THEN every execute is accepted (no limits in dev by default) AND /health never waited behind them
-    assert statuses == [202] * BURST
+    assert statuses == [202] * BURST, server_output[-20000:]
     assert latencies, "the burst ended before /health could be asked"
-    assert max(latencies) < HEALTH_BOUND_SECONDS, sorted(latencies)[-5:]
+    assert max(latencies) < max(HEALTH_BOUND_SECONDS, HEALTH_SHARE_OF_BURST * burst_seconds), sorted(latencies)[-5:]
