@@ -14,6 +14,7 @@ import statistics
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import httpx
@@ -57,6 +58,11 @@ def started_stack(root: Path, **env: str):
     assert returncode == 0, f"sheetcalc dev exited with {returncode}:\n{stack.output()}"
 
 
+def unique(slug: str) -> str:
+    # The stacks share the run's PostgreSQL database, when there is one: a slug per run.
+    return f"{slug}-{uuid.uuid4().hex[:8]}"
+
+
 def deploy(stack: DevStack, slug: str) -> tuple[httpx.Client, dict, str, str]:
     """A tenant with the loan workbook active and a consumer granted everything, over HTTP.
 
@@ -96,11 +102,12 @@ def execute_as(http: httpx.Client, slug: str, key: str, forwarded_for: str) -> h
 
 def test_a_caller_on_the_same_machine_cannot_claim_a_whitelisted_address(dev_stack):
     # GIVEN an engine that admits only 203.0.113.7, served by `sheetcalc dev` with no trusted proxies
-    http, admin, engine_id, key = deploy(dev_stack, "spoof-plain")
+    slug = unique("spoof-plain")
+    http, admin, engine_id, key = deploy(dev_stack, slug)
     whitelist_only(http, admin, engine_id, LISTED)
 
     # WHEN a caller on 127.0.0.1 says it forwards for 203.0.113.7
-    r = execute_as(http, "spoof-plain", key, LISTED)
+    r = execute_as(http, slug, key, LISTED)
 
     # THEN it is refused: its own address decides, not a header it wrote
     assert (r.status_code, r.json()) == (403, DENIED)
@@ -109,12 +116,13 @@ def test_a_caller_on_the_same_machine_cannot_claim_a_whitelisted_address(dev_sta
 def test_with_a_trusted_proxy_configured_the_service_rule_believes_it(tmp_path):
     # GIVEN `sheetcalc dev` told that 127.0.0.1 is a proxy it trusts
     with started_stack(tmp_path, SHEETCALC_TRUSTED_PROXIES='["127.0.0.1"]') as stack:
-        http, admin, engine_id, key = deploy(stack, "spoof-trusted")
+        slug = unique("spoof-trusted")
+        http, admin, engine_id, key = deploy(stack, slug)
         whitelist_only(http, admin, engine_id, LISTED)
 
         # WHEN that proxy forwards a request from 203.0.113.7, and another from an unlisted address
-        admitted = execute_as(http, "spoof-trusted", key, LISTED)
-        refused = execute_as(http, "spoof-trusted", key, "198.51.100.1")
+        admitted = execute_as(http, slug, key, LISTED)
+        refused = execute_as(http, slug, key, "198.51.100.1")
 
     # THEN the service's own rule (SHEETCALC_TRUSTED_PROXIES) admits the first and refuses the second
     assert admitted.status_code == 202, admitted.text
@@ -149,10 +157,11 @@ print(json.dumps(asyncio.run(run())))
 def test_health_answers_quickly_while_one_key_sends_600_executes_at_once(tmp_path):
     with started_stack(tmp_path) as stack:
         # GIVEN a consumer of a deployed engine
-        _, _, _, key = deploy(stack, "burst")
+        slug = unique("burst")
+        _, _, _, key = deploy(stack, slug)
 
         # WHEN it sends 600 executes at once, and /health is asked meanwhile
-        sender = burst_of_executes(stack.base_url, "burst", key, BURST)
+        sender = burst_of_executes(stack.base_url, slug, key, BURST)
         burst_started = time.monotonic()
         time.sleep(0.5)
         latencies: list[float] = []
