@@ -100,10 +100,15 @@ def _client_ip(request: Request) -> str | None:
 ClientAddress = Annotated[str | None, Depends(_client_ip)]
 
 
-def _consumer_request(request: Request, api_key: Annotated[str | None, Depends(_api_key)], client_ip: ClientAddress) -> ConsumerRequest:
+def _consumer_request(
+    request: Request, api_key: Annotated[str | None, Depends(_api_key)], client_ip: ClientAddress
+) -> ConsumerRequest:
     # Resolved by the services, not here: the engine's whitelist is checked before the key. The
     # key's rate-limit allowance, once counted, goes on the response (shared/api/rate_headers.py).
-    return ConsumerRequest(api_key=api_key, client_ip=client_ip, report_allowance=lambda allowance: rate_headers.remember(request, allowance))
+    def report(allowance) -> None:
+        rate_headers.remember(request, allowance)
+
+    return ConsumerRequest(api_key=api_key, client_ip=client_ip, report_allowance=report)
 
 
 CurrentConsumer = Annotated[ConsumerRequest, Depends(_consumer_request)]
