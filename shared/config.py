@@ -63,6 +63,19 @@ class Settings(BaseSettings):
     # Microsoft identity platform and Graph, for tenants' document storage (tests point them at a stand-in).
     graph_authority_host: str = "https://login.microsoftonline.com"
     graph_base_url: str = "https://graph.microsoft.com/v1.0"
+    # Brakes on abuse (0 turns one off). Logins: after login_max_failures wrong passwords for one
+    # account, or login_max_failures_per_address from one address, each within
+    # login_lockout_seconds of the one before, logins are refused (429) until that long after the
+    # last. Consumers: consumer_rate_limit requests per key in each consumer_rate_window_seconds.
+    # Tenants: at most tenant_max_unfinished_jobs jobs pending or processing at once.
+    login_max_failures: int = Field(default=10, ge=0)
+    login_max_failures_per_address: int = Field(default=100, ge=0)
+    login_lockout_seconds: int = Field(default=900, ge=1)
+    consumer_rate_limit: int = Field(default=0, ge=0)
+    consumer_rate_window_seconds: int = Field(default=60, ge=1)
+    tenant_max_unfinished_jobs: int = Field(default=0, ge=0)
+    # /health reports the database unavailable when it has not answered this fast.
+    health_timeout_seconds: float = 5.0
 
     @classmethod
     def settings_customise_sources(

@@ -79,3 +79,13 @@ class BadGateway(SheetcalcError):
     """An upstream service (Microsoft Graph, the identity platform) failed or refused (HTTP 502)."""
 
     status_code = 502
+
+
+class TooManyRequests(SheetcalcError):
+    """Over a limit on attempts, requests or jobs; worth retrying after ``retry_after`` seconds (HTTP 429)."""
+
+    status_code = 429
+
+    def __init__(self, message: str, *, retry_after: int):
+        super().__init__(message)
+        self.retry_after = retry_after

@@ -3,7 +3,7 @@
 from fastapi import FastAPI
 
 from shared import __version__
-from shared.api import dashboard, docs, errors, limits
+from shared.api import dashboard, docs, errors, limits, rate_headers
 from shared.api.deps import Authenticated
 from shared.api.routers import admin_jobs, auth, consumers, engines, health, jobs, stats, tenant, users, version_reports
 
@@ -28,6 +28,7 @@ def create_app() -> FastAPI:
     )
     errors.install(app)
     limits.install(app)
+    rate_headers.install(app)
     for module in ROUTERS:
         if module in PUBLIC:
             app.include_router(module.router)

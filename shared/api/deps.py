@@ -14,6 +14,7 @@ from fastapi import Cookie, Depends, Request
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 
+from shared.api import rate_headers
 from shared.config import get_settings
 from shared.db.models import Tenant, User
 from shared.db.session import session_scope
@@ -95,11 +96,19 @@ def _client_ip(request: Request) -> str | None:
     return hops[0] if hops else peer
 
 
+# The caller's address under the service's own rule (login throttling, IP whitelists).
+ClientAddress = Annotated[str | None, Depends(_client_ip)]
+
+
 def _consumer_request(
-    api_key: Annotated[str | None, Depends(_api_key)], client_ip: Annotated[str | None, Depends(_client_ip)]
+    request: Request, api_key: Annotated[str | None, Depends(_api_key)], client_ip: ClientAddress
 ) -> ConsumerRequest:
-    # Resolved by the services, not here: the engine's whitelist is checked before the key.
-    return ConsumerRequest(api_key=api_key, client_ip=client_ip)
+    # Resolved by the services, not here: the engine's whitelist is checked before the key. The
+    # key's rate-limit allowance, once counted, goes on the response (shared/api/rate_headers.py).
+    def report(allowance) -> None:
+        rate_headers.remember(request, allowance)
+
+    return ConsumerRequest(api_key=api_key, client_ip=client_ip, report_allowance=report)
 
 
 CurrentConsumer = Annotated[ConsumerRequest, Depends(_consumer_request)]

@@ -12,13 +12,14 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from shared.api.schemas.common import UNPROCESSABLE, ErrorResponse
-from shared.errors import SheetcalcError
+from shared.errors import SheetcalcError, TooManyRequests
 
 log = logging.getLogger(__name__)
 
 
 async def _sheetcalc_error(_request: Request, exc: SheetcalcError) -> JSONResponse:
-    return JSONResponse({"detail": exc.message}, status_code=exc.status_code)
+    headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, TooManyRequests) else None
+    return JSONResponse({"detail": exc.message}, status_code=exc.status_code, headers=headers)
 
 
 def _echoable(value, depth: int = 0):
@@ -58,9 +59,11 @@ def responses(*statuses: int) -> dict[int, dict]:
     """OpenAPI entries for the error statuses a route can answer."""
     descriptions = {
         400: "Bad request", 401: "Not authenticated", 403: "Forbidden", 404: "Not found",
-        409: "Conflict", 413: "Payload too large", 502: "Bad gateway", 503: "Service unavailable",
+        409: "Conflict", 413: "Payload too large", 429: "Too many requests", 502: "Bad gateway", 503: "Service unavailable",
     }
     out = {s: {"model": ErrorResponse, "description": descriptions.get(s, "Error")} for s in statuses if s != 422}
+    if 429 in out:
+        out[429]["headers"] = {"Retry-After": {"description": "Seconds to wait before trying again", "schema": {"type": "integer"}}}
     if 422 in statuses:
         out.update(UNPROCESSABLE)
     return out

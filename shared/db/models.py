@@ -13,6 +13,7 @@ from typing import Any
 
 from sqlalchemy import false as sa_false
 from sqlalchemy import JSON, BigInteger, Boolean, Date, ForeignKey, Index, Integer, PrimaryKeyConstraint, String, Text, UniqueConstraint, Uuid
+from sqlalchemy import text
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 from shared.db.types import StrEnumText, UTCDateTime, utcnow
@@ -31,6 +32,11 @@ class JobStatus(enum.StrEnum):
     PROCESSING = "processing"
     COMPLETED = "completed"
     FAILED = "failed"
+
+
+# A job that has not finished, as SQL: the predicate of the partial index ix_jobs_tenant_unfinished,
+# written the same way by the queries that should use it.
+UNFINISHED_JOBS_SQL = "status IN ('pending', 'processing')"
 
 
 def _uuid() -> uuid.UUID:
@@ -156,6 +162,11 @@ class Job(Base):
             "ix_jobs_consumer_created", "consumer_id", "created_at",
             postgresql_include=["tenant_id", "engine_id", "status", "execution_time_ms", "is_test"],
         ),
+        # The tenant's unfinished jobs, counted by the per-tenant quota at execute (0006).
+        Index(
+            "ix_jobs_tenant_unfinished", "tenant_id",
+            postgresql_where=text(UNFINISHED_JOBS_SQL), sqlite_where=text(UNFINISHED_JOBS_SQL),
+        ),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=_uuid)
@@ -268,3 +279,18 @@ class JobEngineTimeHistogramDaily(Base):
     day: Mapped[date] = mapped_column(Date)
     execution_time_ms: Mapped[int] = mapped_column(Integer)
     count: Mapped[int] = mapped_column(Integer)
+
+
+class ThrottleCounter(Base):
+    """Events counted under one key (a login account or address, an API key) until ``expires_at``.
+
+    Kept by ``shared.repositories.throttles`` for the login throttle and the consumer rate limit,
+    in the database so every API process and Lambda sees the same counts.
+    """
+
+    __tablename__ = "throttle_counters"
+
+    key: Mapped[str] = mapped_column(String(100), primary_key=True)
+    count: Mapped[int] = mapped_column(Integer)
+    window_started_at: Mapped[datetime]
+    expires_at: Mapped[datetime] = mapped_column(index=True)

@@ -21,6 +21,7 @@ def _normalise(url: str) -> str:
 
 
 _engines: dict[str, Engine] = {}
+_probe_engines: dict[str, Engine] = {}
 _factories: dict[str, sessionmaker[Session]] = {}
 _lock = threading.Lock()
 # Tests only (see bind_sessions): the connection every new session joins, inside a savepoint.
@@ -50,6 +51,20 @@ def _create(url: str) -> Engine:
 
         return engine
     return create_engine(url, pool_pre_ping=True, pool_size=5, max_overflow=10)
+
+
+def probe_engine() -> Engine:
+    """An engine of one connection for the health probe alone, so it never waits for the requests' pool."""
+    url = _normalise(get_settings().effective_database_url)
+    with _lock:
+        if url not in _probe_engines:
+            options = {}
+            if url.startswith("sqlite"):
+                options = {"connect_args": {"check_same_thread": False}}
+            elif "+pg8000" in url:
+                options = {"connect_args": {"timeout": 10}}  # a socket timeout, so a lost server cannot hold it
+            _probe_engines[url] = create_engine(url, pool_size=1, max_overflow=0, pool_pre_ping=True, **options)
+        return _probe_engines[url]
 
 
 def new_session(url: str | None = None) -> Session:
@@ -94,7 +109,8 @@ def bind_sessions(connection: Connection) -> Iterator[None]:
 def reset_engines() -> None:
     """Dispose of every engine (tests and the dev command switch databases)."""
     with _lock:
-        for engine in _engines.values():
+        for engine in (*_engines.values(), *_probe_engines.values()):
             engine.dispose()
         _engines.clear()
+        _probe_engines.clear()
         _factories.clear()

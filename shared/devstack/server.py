@@ -149,7 +149,11 @@ def run_dev(host: str = "127.0.0.1", port: int = 8000, data_dir: Path = Path(".s
 
         from shared.api.app import create_app
 
-        config = uvicorn.Config(create_app(), host=host, port=port, log_level="warning", access_log=False)
+        # proxy_headers off: uvicorn would otherwise believe X-Forwarded-For from 127.0.0.1 and hand
+        # the app a forged client address; only SHEETCALC_TRUSTED_PROXIES (shared/api/deps.py) decides.
+        config = uvicorn.Config(
+            create_app(), host=host, port=port, log_level="warning", access_log=False, proxy_headers=False
+        )
         server = uvicorn.Server(config)
         if stop_requested.is_set():
             return

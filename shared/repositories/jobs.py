@@ -5,10 +5,10 @@ from __future__ import annotations
 import uuid
 from datetime import datetime, timedelta
 
-from sqlalchemy import and_, or_, update
+from sqlalchemy import and_, func, or_, select, text, update
 from sqlalchemy.orm import Session
 
-from shared.db.models import Job, JobStatus
+from shared.db.models import UNFINISHED_JOBS_SQL, Job, JobStatus, Tenant
 from shared.db.types import utcnow
 from shared.repositories import rollups
 
@@ -105,4 +105,13 @@ def record_webhook_status(session: Session, *, job_id: uuid.UUID, status: int) -
     """Store the receiver's answer to the webhook attempt."""
     session.execute(
         update(Job).where(Job.id == job_id).values(webhook_response_status=status).execution_options(synchronize_session=False)
+    )
+
+
+def count_unfinished(session: Session, *, tenant_id: uuid.UUID) -> int:
+    """The tenant's jobs pending or processing. On PostgreSQL the tenant's row is locked first, so
+    concurrent executes of one tenant count one after another (until their transactions end)."""
+    session.execute(select(Tenant.id).where(Tenant.id == tenant_id).with_for_update())
+    return session.scalar(
+        select(func.count()).select_from(Job).where(Job.tenant_id == tenant_id, text(UNFINISHED_JOBS_SQL))
     )

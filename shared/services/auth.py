@@ -13,6 +13,7 @@ from shared.db.models import User
 from shared.db.types import utcnow
 from shared.errors import Forbidden, Invalid, Unauthorized
 from shared.repositories import tenants as repo
+from shared.services import login_throttle
 from shared.security import create_session_token, decode_session_token, digest, hash_password, verify_password
 
 INVALID_LOGIN = "Invalid email or password"
@@ -35,13 +36,17 @@ class IssuedSession:
     user: User
 
 
-def login(session: Session, *, email: str, password: str) -> IssuedSession:
-    """Check credentials, replace the user's previous session with a new one."""
+def login(session: Session, *, email: str, password: str, address: str | None = None) -> IssuedSession:
+    """Check credentials (unless the account or address is locked out), replace the user's previous session."""
+    login_throttle.check(session, email=email, address=address)
     user = repo.get_user_by_email(session, email=email)
     # An unknown e-mail costs the same scrypt as a known one, so timing does not reveal accounts.
     stored = user.password_hash if user is not None else _unknown_user_hash()
     if not verify_password(password, stored) or user is None or not user.is_active:
+        login_throttle.failed(session, email=email, address=address)
+        session.commit()  # the failure counts, although the request fails
         raise Unauthorized(INVALID_LOGIN)
+    login_throttle.succeeded(session, email=email)
     token, expires_at = create_session_token(user.id, user.tenant_id)
     user.session_token_hash = digest(token)
     user.last_login_at = utcnow()

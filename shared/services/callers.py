@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
@@ -12,7 +13,8 @@ from shared.errors import Unauthorized
 from shared.repositories import consumers as consumer_repo
 from shared.repositories import engines as engine_repo
 from shared.security import digest
-from shared.services import ip_policy
+from shared.services import ip_policy, rate_limits
+from shared.services.rate_limits import Allowance
 
 INVALID_API_KEY = "Invalid API key"
 
@@ -24,6 +26,11 @@ class Caller:
     tenant_id: uuid.UUID
     consumer: Consumer | None = None
     test_version: EngineVersion | None = None
+
+    @property
+    def rate_key(self) -> str:
+        """What the rate limit counts under: the consumer, or the version whose test key it is."""
+        return f"consumer:{self.consumer.id}" if self.consumer is not None else f"test-key:{self.test_version.id}"
 
 
 def resolve(session: Session, *, api_key: str | None) -> Caller:
@@ -53,11 +60,19 @@ class ConsumerRequest:
 
     api_key: str | None
     client_ip: str | None
+    # Told where the key stands against its rate limit once it is counted (the HTTP edge shows it).
+    report_allowance: Callable[[Allowance], None] | None = None
 
     def admit(self, engine: Engine | None) -> None:
         """Refuse the address when the engine's whitelist is on and does not list it."""
         ip_policy.enforce(engine, self.client_ip)
 
     def resolve(self, session: Session) -> Caller:
-        """The caller behind the key; Unauthorized when it is missing, unknown or inactive."""
-        return resolve(session, api_key=self.api_key)
+        """The caller behind the key, counted against its rate limit; Unauthorized when the key is
+        missing, unknown or inactive, TooManyRequests when it has used up its window."""
+        caller = resolve(session, api_key=self.api_key)
+        allowance = rate_limits.count_request(session, key=caller.rate_key)
+        if allowance is not None and self.report_allowance is not None:
+            self.report_allowance(allowance)
+        rate_limits.enforce(allowance)
+        return caller

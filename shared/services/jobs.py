@@ -22,6 +22,7 @@ from shared.errors import BadRequest, Forbidden, NotFound, SheetcalcError, Unaut
 from shared.repositories import engines as engine_repo
 from shared.repositories import jobs as job_repo
 from shared.services import inputs as input_rules
+from shared.services import rate_limits
 from shared.services.callers import INVALID_API_KEY, Caller, ConsumerRequest
 
 log = logging.getLogger(__name__)
@@ -72,6 +73,7 @@ def _active_version(session: Session, engine: Engine) -> EngineVersion:
 def _queue(
     session: Session, *, engine: Engine, version: EngineVersion, caller: Caller, inputs: dict[str, Any], webhook_url: str | None
 ) -> Job:
+    rate_limits.ensure_room_for_a_job(session, tenant_id=engine.tenant_id)
     input_rules.validate(inputs, input_schema=version.input_schema, named_ranges=version.named_ranges)
     job = job_repo.add(session, Job(
         tenant_id=engine.tenant_id,

@@ -2,7 +2,7 @@
 
 from fastapi import APIRouter, Response
 
-from shared.api.deps import SessionDep, SessionToken, UserChangingPassword
+from shared.api.deps import ClientAddress, SessionDep, SessionToken, UserChangingPassword
 from shared.api.errors import responses
 from shared.api.presenters import auth as present
 from shared.api.schemas.auth import ChangePasswordRequest, LoginRequest, LoginResponse
@@ -26,10 +26,16 @@ def _clear_cookie(response: Response) -> None:
     response.delete_cookie("auth_token", **_cookie_flags())
 
 
-@router.post("/login", response_model=LoginResponse, responses=responses(401))
-def login(body: LoginRequest, session: SessionDep, response: Response):
-    """Start a session; any earlier session of the user ends. The token is also set as a cookie."""
-    issued = auth.login(session, email=body.email, password=body.password)
+@router.post("/login", response_model=LoginResponse, responses=responses(401, 429))
+def login(body: LoginRequest, session: SessionDep, response: Response, address: ClientAddress):
+    """Start a session; any earlier session of the user ends. The token is also set as a cookie.
+
+    Too many failed logins for an account or from an address (SHEETCALC_LOGIN_MAX_FAILURES,
+    SHEETCALC_LOGIN_MAX_FAILURES_PER_ADDRESS, each failure within SHEETCALC_LOGIN_LOCKOUT_SECONDS
+    of the one before) lock it out: 429 with Retry-After, even for the right password, until
+    that long after the latest failure.
+    """
+    issued = auth.login(session, email=body.email, password=body.password, address=address)
     ttl = get_settings().jwt_ttl_seconds
     _set_cookie(response, issued.token, ttl)
     return present.login(issued, expires_in=ttl)

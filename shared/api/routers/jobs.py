@@ -5,17 +5,35 @@ import uuid
 from fastapi import APIRouter
 
 from shared.api.deps import CurrentConsumer, SessionDep
+from shared.api import rate_headers
 from shared.api.errors import responses
 from shared.api.presenters import jobs as present
 from shared.api.schemas.jobs import AboutResponse, DownloadResponse, ExecuteRequest, ExecuteResponse, JobResponse
 from shared.services import jobs
 
-router = APIRouter(prefix="/jobs", tags=["jobs"], responses=responses(401, 403))
+
+def _consumer_responses() -> dict[int, dict]:
+    # Every consumer route: 401/403, and when a rate limit is configured 429 and X-RateLimit-* headers.
+    out = responses(401, 403, 429)
+    out[429]["headers"] = {**out[429]["headers"], **rate_headers.openapi_headers()}
+    out[429]["description"] = (
+        "Too many requests: the API key's rate limit (SHEETCALC_CONSUMER_RATE_LIMIT) is used up, or, at execute, "
+        "the tenant has its quota of unfinished jobs (SHEETCALC_TENANT_MAX_UNFINISHED_JOBS)"
+    )
+    return out
+
+
+def _counted(status: int) -> dict[int, dict]:
+    # The success answer carries X-RateLimit-* too, when a rate limit is configured.
+    return {status: {"headers": rate_headers.openapi_headers()}}
+
+
+router = APIRouter(prefix="/jobs", tags=["jobs"], responses=_consumer_responses())
 
 
 @router.post(
     "/execute/{tenant_slug}/{engine_slug}", status_code=202, response_model=ExecuteResponse,
-    responses=responses(400, 404, 413, 503),
+    responses={**responses(400, 404, 413, 503), **_counted(202)},
 )
 def execute(tenant_slug: str, engine_slug: str, body: ExecuteRequest, session: SessionDep, consumer: CurrentConsumer):
     """Queue a calculation on the engine's active version. Poll the job, or give a webhook_url.
@@ -31,7 +49,7 @@ def execute(tenant_slug: str, engine_slug: str, body: ExecuteRequest, session: S
 
 @router.post(
     "/test/{tenant_slug}/{engine_slug}/{version_id}", status_code=202, response_model=ExecuteResponse,
-    responses=responses(400, 404, 413, 503),
+    responses={**responses(400, 404, 413, 503), **_counted(202)},
 )
 def test_execute(
     tenant_slug: str, engine_slug: str, version_id: uuid.UUID, body: ExecuteRequest, session: SessionDep, consumer: CurrentConsumer
@@ -44,20 +62,20 @@ def test_execute(
     return present.accepted(job)
 
 
-@router.get("/about/{tenant_slug}/{engine_slug}", response_model=AboutResponse, responses=responses(400, 404))
+@router.get("/about/{tenant_slug}/{engine_slug}", response_model=AboutResponse, responses={**responses(400, 404), **_counted(200)})
 def about(tenant_slug: str, engine_slug: str, session: SessionDep, consumer: CurrentConsumer):
     """The engine's name, active version and schemas."""
     return present.about(*jobs.about(session, request=consumer, tenant_slug=tenant_slug, engine_slug=engine_slug))
 
 
 # Only the fields the job's status carries are set (spec rule 3), so unset fields are left out.
-@router.get("/{job_id}", response_model=JobResponse, response_model_exclude_unset=True, responses=responses(404))
+@router.get("/{job_id}", response_model=JobResponse, response_model_exclude_unset=True, responses={**responses(404), **_counted(200)})
 def get_job(job_id: uuid.UUID, session: SessionDep, consumer: CurrentConsumer):
     """The job's status; inputs and outputs once it has finished."""
     return present.job_status(jobs.get_job(session, request=consumer, job_id=job_id))
 
 
-@router.get("/{job_id}/download", response_model=DownloadResponse, responses=responses(400, 404))
+@router.get("/{job_id}/download", response_model=DownloadResponse, responses={**responses(400, 404), **_counted(200)})
 def download(job_id: uuid.UUID, session: SessionDep, consumer: CurrentConsumer):
     """A temporary (about one hour) URL to the filled workbook of a completed job."""
     return present.download(jobs.download(session, request=consumer, job_id=job_id))

@@ -1,0 +1,173 @@
+"""Brakes on consumers: a request rate per API key (X-RateLimit-*, 429 + Retry-After) and a
+quota of unfinished jobs per tenant (429 at execute). Both off unless configured.
+
+The rate limit's clock is injected (``clock``); no test waits for a window to pass.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+
+import pytest
+from fastapi.testclient import TestClient
+
+from shared.api.app import create_app
+from shared.config import reset_settings
+from shared.services import rate_limits
+from tests.factories import deploy_loan, make_admin
+
+INPUTS = {"principal": 100000, "annual_rate": 0.05, "years": 10}
+
+
+class Clock:
+    """The rate limit's idea of now, moved by the test: 10 s into a minute."""
+
+    def __init__(self) -> None:
+        self.now = datetime(2026, 3, 2, 9, 0, 10, tzinfo=timezone.utc)
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += timedelta(seconds=seconds)
+
+
+@pytest.fixture()
+def clock(monkeypatch) -> Clock:
+    moved = Clock()
+    monkeypatch.setattr(rate_limits, "utcnow", moved)
+    return moved
+
+
+@pytest.fixture()
+def configure(monkeypatch):
+    """Set SHEETCALC_<NAME> settings for one test."""
+
+    def set_(**values) -> None:
+        for name, value in values.items():
+            monkeypatch.setenv(f"SHEETCALC_{name.upper()}", str(value))
+        reset_settings()
+
+    yield set_
+    monkeypatch.undo()
+    reset_settings()
+
+
+def about(client, d, key: str | None = None):
+    return client.get(f"/jobs/about/{d.admin.slug}/{d.engine_slug}", headers={"X-API-Key": key or d.api_key})
+
+
+def execute(client, d, key: str | None = None):
+    return client.post(d.execute_path, headers={"X-API-Key": key or d.api_key}, json={"inputs": INPUTS})
+
+
+def execute_with_test_key(client, d):
+    return client.post(f"/jobs/test/{d.admin.slug}/{d.engine_slug}/{d.version_id}", headers={"X-API-Key": d.test_key},
+                       json={"inputs": INPUTS})
+
+
+def rate_headers(r) -> tuple[str | None, str | None, str | None]:
+    return r.headers.get("X-RateLimit-Limit"), r.headers.get("X-RateLimit-Remaining"), r.headers.get("X-RateLimit-Reset")
+
+
+# --- the rate limit per API key ---------------------------------------------------------------
+
+
+def test_a_key_over_its_rate_is_refused_with_429_until_its_window_ends(client, deployed, clock, configure):
+    configure(consumer_rate_limit=3, consumer_rate_window_seconds=60)
+    # GIVEN a key allowed 3 requests a minute, 10 s into a minute: each answer says where it stands
+    answers = [execute(client, deployed) for _ in range(3)]
+    assert [r.status_code for r in answers] == [202, 202, 202]
+    assert [rate_headers(r) for r in answers] == [("3", "2", "50"), ("3", "1", "50"), ("3", "0", "50")]
+
+    # WHEN a fourth request comes in the same minute, through another API process
+    with TestClient(create_app()) as other:
+        r = execute(other, deployed)
+
+    # THEN it is refused: the count is in the database, and the answer says when to retry
+    assert r.status_code == 429
+    assert r.json() == {"detail": "Rate limit exceeded: 3 requests per 60 seconds for this API key. Retry after 50 seconds."}
+    assert r.headers["Retry-After"] == "50"
+    assert rate_headers(r) == ("3", "0", "50")
+
+    # AND in the next minute the key has its 3 requests again
+    clock.advance(50)
+    r = about(client, deployed)
+    assert (r.status_code, rate_headers(r)) == (200, ("3", "2", "60"))
+
+
+def test_every_answer_to_a_valid_key_counts_and_carries_the_headers(client, deployed, clock, configure):
+    configure(consumer_rate_limit=2, consumer_rate_window_seconds=1)
+    clock.now = clock.now.replace(microsecond=250_000)
+    # A job that does not exist is still a request of this key
+    r = client.get("/jobs/00000000-0000-4000-8000-000000000000", headers={"X-API-Key": deployed.api_key})
+    assert (r.status_code, rate_headers(r)) == (404, ("2", "1", "1"))
+    assert about(client, deployed).status_code == 200
+    assert about(client, deployed).status_code == 429
+
+
+def test_a_request_with_a_bad_key_is_not_counted_and_has_no_headers(client, deployed, clock, configure):
+    configure(consumer_rate_limit=1)
+    for _ in range(3):
+        r = about(client, deployed, key=f"{deployed.admin.slug}_00000000-0000-4000-8000-000000000000")
+        assert (r.status_code, rate_headers(r)) == (401, (None, None, None))
+    assert about(client, deployed).status_code == 200
+
+
+def test_each_key_has_its_own_count(client, deployed, clock, configure, loan_xlsx):
+    configure(consumer_rate_limit=1)
+    other = deploy_loan(deployed.admin, loan_xlsx)
+    assert about(client, deployed).status_code == 200
+    assert about(client, deployed).status_code == 429
+    # Another consumer of the same tenant, and a version's test key, are counted apart
+    assert about(client, other).status_code == 200
+    assert execute_with_test_key(client, deployed).status_code == 202
+
+
+def test_without_a_configured_rate_there_is_neither_limit_nor_header(client, deployed, clock):
+    answers = [about(client, deployed) for _ in range(30)]
+    assert {r.status_code for r in answers} == {200}
+    assert {rate_headers(r) for r in answers} == {(None, None, None)}
+
+
+# --- the quota of unfinished jobs per tenant --------------------------------------------------
+
+TOO_MANY_JOBS = {
+    "detail": "Too many jobs in progress: this tenant may have 2 jobs pending or processing at once. "
+              "Retry when some have finished."
+}
+
+
+def test_a_tenant_with_its_quota_of_unfinished_jobs_gets_429_at_execute(client, deployed, configure, run_worker):
+    configure(tenant_max_unfinished_jobs=2)
+    # GIVEN two jobs of the tenant still pending (one of them a test-key job)
+    assert execute(client, deployed).status_code == 202
+    assert execute_with_test_key(client, deployed).status_code == 202
+
+    # WHEN a third is asked for
+    r = execute(client, deployed)
+
+    # THEN it is refused with 429, a clear message and a Retry-After
+    assert (r.status_code, r.json(), r.headers["Retry-After"]) == (429, TOO_MANY_JOBS, "2")
+    # AND reading the tenant's jobs is not refused
+    assert about(client, deployed).status_code == 200
+
+    # AND once the jobs have finished, executes are accepted again
+    run_worker()
+    assert execute(client, deployed).status_code == 202
+
+
+def test_the_quota_is_per_tenant(client, deployed, configure, loan_xlsx):
+    configure(tenant_max_unfinished_jobs=1)
+    assert execute(client, deployed).status_code == 202
+    assert execute(client, deployed).status_code == 429
+    elsewhere = deploy_loan(make_admin(client), loan_xlsx)
+    assert execute(client, elsewhere).status_code == 202
+
+
+def test_the_openapi_document_describes_the_headers_and_the_429(client):
+    paths = client.get("/openapi.json").json()["paths"]
+    execute_answers = paths["/jobs/execute/{tenant_slug}/{engine_slug}"]["post"]["responses"]
+    assert set(execute_answers["202"]["headers"]) == {"X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"}
+    assert set(execute_answers["429"]["headers"]) == {"Retry-After", "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset"}
+    assert "X-RateLimit-Reset" in paths["/jobs/{job_id}"]["get"]["responses"]["200"]["headers"]
