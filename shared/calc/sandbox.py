@@ -1,0 +1,244 @@
+"""Untrusted workbooks read in a child process, with a deadline and an address-space limit.
+
+An upload is checked by the package guard's directory step in the caller (cheap and bounded:
+most bad files end there, without a child); then a child process streams the guard's content
+checks and, only if they pass, lets IronCalc load, check and serialize the workbook
+(`prepare_upload`). A workbook that makes IronCalc segfault or abort, that takes longer than the
+deadline or that needs more memory than the limit costs the child, never the API process: the
+caller gets WorkbookRefused (400) and the detail goes to the log.
+
+Latency: starting Python and importing the engines takes over a second, so each process keeps
+one *spare* child started ahead of need, waiting on its stdin with everything imported. An
+upload hands its file to the spare and starts the next spare at once; the upload waits only for
+its own work. (multiprocessing's forkserver would fork from a clean server, but it re-imports
+the caller's ``__main__`` in every child: the Lambda bootstrap, pytest, the dev command.)
+
+The child speaks JSON plus raw bytes, never pickle: a child that IronCalc's parsing had
+corrupted cannot make the parent run anything.
+
+Which readers are fenced: the upload and a pinned engine's first model (this module) and the
+`formulas` engine's fidelity check (shared/calc/fidelity/fence.py). Workers load only versions
+whose IronCalc model was already loaded, calculated and serialized in such a child at upload.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from shared.calc.xlsx import guard
+from shared.errors import WorkbookError, WorkbookRefused
+
+log = logging.getLogger(__name__)
+
+CRASHED = (
+    "The workbook could not be read: the reader failed on it. "
+    "Check that it opens in Excel, save it again and upload that"
+)
+_PASSED_BACK = {"WorkbookError": WorkbookError, "WorkbookRefused": WorkbookRefused}
+_PROJECT_ROOT = str(Path(__file__).resolve().parents[2])
+_spare_lock = threading.Lock()
+_spare: subprocess.Popen | None = None
+
+
+@dataclass(frozen=True)
+class Fence:
+    """The child's deadline (wall clock, seconds) and address-space ceiling (MB)."""
+
+    timeout_s: float = 25.0
+    memory_mb: int = 2048
+
+    @classmethod
+    def from_settings(cls, settings: Any) -> "Fence":
+        return cls(settings.upload_parse_timeout_seconds, settings.upload_parse_memory_mb)
+
+
+@dataclass
+class PreparedUpload:
+    """What the upload keeps of a workbook read in the child."""
+
+    engine: str
+    report: dict[str, Any]
+    warnings: list[str]
+    named_ranges: list[dict[str, Any]]
+    prepared: bytes  # the engine's serialized model
+    child_peak_rss_mb: float = 0.0
+
+
+def prepare_upload(data: bytes, limits: guard.Limits, fence: Fence) -> PreparedUpload:
+    """Guard an upload, then load and check it with IronCalc in a child process.
+
+    Raises WorkbookError (422) for a file that is not a readable .xlsx, WorkbookRefused (400)
+    for one over a limit, with macros, or that the reader crashed on or could not finish.
+    """
+    guard.check_directory(data, limits)
+    header, prepared = run("prepare", data, {"limits": asdict(limits)}, fence=fence)
+    return PreparedUpload(prepared=prepared, **header)
+
+
+def prepare_engine_model(data: bytes, engine: str, fence: Fence) -> bytes:
+    """An accepted workbook's serialized model for another engine, read in a child too."""
+    return run("serialize", data, {"engine": engine}, fence=fence)[1]
+
+
+# --- The parent side ----------------------------------------------------------------------------
+
+
+def _start_child() -> subprocess.Popen:
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
+           "TQDM_DISABLE": "1", "PYTHONPATH": os.pathsep.join(filter(None, [_PROJECT_ROOT, os.environ.get("PYTHONPATH")]))}
+    return subprocess.Popen(
+        [sys.executable, "-m", "shared.calc.sandbox"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        env=env, close_fds=True,
+    )
+
+
+def _take_child() -> subprocess.Popen:
+    """The spare child (started now if there is none, or it died), and a new spare behind it."""
+    global _spare
+    with _spare_lock:
+        child = _spare if _spare is not None and _spare.poll() is None else _start_child()
+        _spare = _start_child()
+    return child
+
+
+def warm_up() -> None:
+    """Start the spare child now rather than at the first upload."""
+    global _spare
+    with _spare_lock:
+        if _spare is None or _spare.poll() is not None:
+            _spare = _start_child()
+
+
+def run(task: str, data: bytes, args: dict[str, Any], *, fence: Fence) -> tuple[dict[str, Any], bytes]:
+    """Run a task of this module's child on ``data``: its JSON header and bytes, or its error.
+
+    The child is killed at the deadline; a child that dies (a signal, an abort in native code,
+    the memory limit) or answers nonsense gives WorkbookRefused.
+    """
+    started = time.perf_counter()
+    child = _take_child()
+    request = json.dumps({"task": task, "args": args, "memory_mb": fence.memory_mb}).encode() + b"\n" + data
+    try:
+        out, _ = child.communicate(request, timeout=fence.timeout_s)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        child.communicate()
+        log.warning("workbook reader killed at its %.1f s deadline", fence.timeout_s)
+        raise WorkbookRefused(
+            f"The workbook could not be read within {fence.timeout_s:g} s; make it smaller or simpler"
+        ) from None
+    except (BrokenPipeError, ConnectionResetError):
+        out = b""
+        child.wait()
+    line, _, payload = out.partition(b"\n")
+    try:
+        answer = json.loads(line)
+        outcome = answer["outcome"]
+    except (ValueError, KeyError, TypeError):
+        code = child.returncode
+        how = f"signal {signal.Signals(-code).name}" if code is not None and code < 0 else f"exit {code}"
+        log.warning("workbook reader died (%s) after %.2f s", how, time.perf_counter() - started)
+        raise WorkbookRefused(CRASHED) from None
+    if outcome == "ok":
+        log.info("workbook read in a child in %.3f s (%.3f s of work; child peak %.0f MB)",
+                 time.perf_counter() - started, answer.get("seconds", 0), answer.get("peak_rss_mb", 0))
+        return answer["value"], payload
+    if outcome == "memory":
+        raise WorkbookRefused(
+            f"The workbook could not be read within the {fence.memory_mb:,} MB memory limit; make it smaller"
+        )
+    raise _PASSED_BACK.get(answer.get("kind"), WorkbookRefused)(str(answer.get("message") or CRASHED))
+
+
+# --- The child side -----------------------------------------------------------------------------
+
+
+def _prepare(data: bytes, limits: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+    from shared.calc.base import DEFAULT_ENGINE
+    from shared.calc.fidelity.choice import choose_engine
+
+    guard.check_contents(data, guard.Limits(**limits))
+    # IronCalc is checked now (a second or two); slower engines by a worker, after the answer.
+    choice = choose_engine(data, engines=(DEFAULT_ENGINE,))
+    workbook = choice.workbook
+    header = {
+        "engine": choice.engine,
+        "report": choice.report,
+        "warnings": list(choice.warnings),
+        "named_ranges": [r.to_dict() for r in workbook.named_ranges()],
+    }
+    return header, workbook.serialize()
+
+
+def _serialize(data: bytes, engine: str) -> tuple[dict[str, Any], bytes]:
+    from shared.calc.base import get_engine
+
+    return {}, get_engine(engine).load_xlsx(data).serialize()
+
+
+_TASKS = {"prepare": _prepare, "serialize": _serialize}
+
+
+def _warm_up_child() -> None:
+    """Imports, compiled patterns and IronCalc's first-use set-up, paid before a request comes:
+    a formula workbook made by IronCalc itself goes through the whole task once."""
+    import ironcalc
+
+    try:
+        model = ironcalc.create("warm-up", "en", "UTC")
+        model.set_user_input(0, 1, 1, "2")
+        model.set_user_input(0, 1, 2, '=IF(SUM(A1,3)>1,"yes","no")')
+        model.evaluate()
+        _prepare(bytes(model.to_xlsx()), asdict(guard.Limits()))
+    except Exception as exc:  # noqa: BLE001 - a warm-up never stops the child from serving
+        log.warning("workbook reader warm-up failed: %r", exc)
+
+
+def _child_main() -> int:
+    """Import everything, wait for one request on stdin, answer on stdout, exit."""
+    import resource
+
+    _warm_up_child()
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    line = stdin.readline()
+    if not line:  # the parent went away without using this spare
+        return 0
+    request = json.loads(line)
+    limit = int(request["memory_mb"]) * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    data = stdin.read()
+    began = time.perf_counter()
+    payload = b""
+    try:
+        value, payload = _TASKS[request["task"]](data, **request["args"])
+        answer: dict[str, Any] = {"outcome": "ok", "value": value}
+    except (WorkbookError, WorkbookRefused) as exc:
+        answer = {"outcome": "refused", "kind": type(exc).__name__, "message": exc.message}
+    except MemoryError:
+        payload, answer = b"", {"outcome": "memory"}
+    except Exception as exc:  # noqa: BLE001 - untrusted input: any failure is the file's
+        log.warning("workbook reader failed: %r", exc)
+        sys.stderr.write(f"sheetcalc workbook reader failed: {type(exc).__name__}: {str(exc)[:300]}\n")
+        answer = {"outcome": "refused", "kind": "WorkbookRefused", "message": CRASHED}
+    answer["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    answer["seconds"] = round(time.perf_counter() - began, 4)
+    if request["task"] == "prepare" and answer["outcome"] == "ok":
+        answer["value"]["child_peak_rss_mb"] = answer["peak_rss_mb"]
+    stdout.write(json.dumps(answer, default=str).encode() + b"\n" + payload)
+    stdout.flush()
+    os._exit(0)  # the answer is out: skip the interpreter's teardown (hundreds of ms of module GC)
+
+
+if __name__ == "__main__":
+    sys.exit(_child_main())
