@@ -6,6 +6,7 @@ attacks the service must refuse before any engine reads them (issue 14, findings
 
 from __future__ import annotations
 
+import functools
 import io
 import zipfile
 
@@ -109,3 +110,81 @@ def workbook(
             if name not in leave_out:
                 package.writestr(name, content)
     return buffer.getvalue()
+
+
+# --- The attacks ---------------------------------------------------------------------------------
+
+RENAMED_CSV = b"principal,annual_rate,years\n250000,0.045,30\n"
+
+
+@functools.cache
+def zip_bomb(inflated_mb: int = 600) -> bytes:
+    """A valid workbook carrying one part of zeros that inflates to ``inflated_mb`` MB (about
+    1,000 times its compressed size), written a megabyte at a time."""
+    buffer = io.BytesIO(workbook())
+    with zipfile.ZipFile(buffer, "a", zipfile.ZIP_DEFLATED) as package:
+        with package.open("xl/media/image1.png", "w") as part:
+            chunk = b"\0" * (1024 * 1024)
+            for _ in range(inflated_mb):
+                part.write(chunk)
+    return buffer.getvalue()
+
+
+@functools.cache
+def sheet_bomb(cells: int = 3_000_000) -> bytes:
+    """A worksheet of ``cells`` empty cells in one row: a few KB that inflate 1,000-fold."""
+    return workbook([sheet_xml(body=b'<row r="1">' + b"<c/>" * cells + b"</row>")])
+
+
+@functools.cache
+def many_cells(cells: int) -> bytes:
+    """A worksheet of ``cells`` numbers, ten to a row: it compresses as real sheets do (under 20-fold)."""
+    rows = []
+    for row in range(1, cells // 10 + 1):
+        rows.append(f'<row r="{row}">' + "".join(f'<c r="{column(c)}{row}"><v>{row * 10 + c}</v></c>' for c in range(10)) + "</row>")
+    return workbook([sheet_xml(body="".join(rows).encode())])
+
+
+@functools.cache
+def many_names(count: int = 50_000) -> bytes:
+    """``count`` workbook-scoped defined names, each naming a cell (issue 14: 257 KB for 50,000)."""
+    return workbook(names=[(f"name{i}", f"Sheet1!$A${i + 1}") for i in range(count)])
+
+
+def deep_formula(depth: int = 3_000) -> bytes:
+    """B1 holds a formula nested ``depth`` parentheses deep (issue 14: 3,000 segfaults IronCalc)."""
+    return workbook([sheet_xml([[cell("A1", value=1), cell("B1", formula="(" * depth + "A1" + ")" * depth)]])])
+
+
+def long_formula(length: int = 9_000) -> bytes:
+    """B1 holds a formula of about ``length`` characters: 1+1+1+..."""
+    return workbook([sheet_xml([[cell("A1", value=1), cell("B1", formula="+".join(["1"] * (length // 2 + 1)))]])])
+
+
+def truncated(cut: int = 200) -> bytes:
+    """A valid workbook with its last ``cut`` bytes (the central directory) cut off."""
+    return workbook()[:-cut]
+
+
+def macro_enabled() -> bytes:
+    """An .xlsm: the macro-enabled workbook content type and a VBA project part."""
+    return workbook(main_content_type=XLSM_MAIN, extra_parts={"xl/vbaProject.bin": b"\xd0\xcf\x11\xe0" + b"\0" * 508})
+
+
+def many_parts(count: int) -> bytes:
+    """A valid workbook plus ``count`` tiny extra parts."""
+    return workbook(extra_parts={f"customXml/item{i}.xml": b"<a/>" for i in range(count)})
+
+
+def entity_bomb() -> bytes:
+    """workbook.xml with a DTD whose entities expand a billion-fold ("billion laughs")."""
+    entities = '<!ENTITY a0 "lol">' + "".join(f'<!ENTITY a{i} "{("&a" + str(i - 1) + ";") * 10}">' for i in range(1, 10))
+    package = io.BytesIO(workbook())
+    out = io.BytesIO()
+    with zipfile.ZipFile(package) as source, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for info in source.infolist():
+            content = source.read(info.filename)
+            if info.filename == "xl/workbook.xml":
+                content = f"<!DOCTYPE workbook [{entities}]>".encode() + content.replace(b"<sheets>", b"<sheets>&a9;", 1)
+            target.writestr(info.filename, content)
+    return out.getvalue()

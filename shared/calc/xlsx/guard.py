@@ -27,6 +27,7 @@ macros, raises WorkbookRefused (400) saying which limit and how to change the wo
 from __future__ import annotations
 
 import io
+import re
 import struct
 import zipfile
 from dataclasses import dataclass
@@ -48,7 +49,6 @@ MACROS_REFUSED = (
     "Macro-enabled workbooks are not accepted (macros never run here, and a filled workbook could "
     "not keep them): save it as an Excel Workbook (.xlsx) and upload that"
 )
-_FORMULA_ELEMENTS = frozenset({"f", "formula", "formula1", "formula2"})
 _OLE_SIGNATURE = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
 _EOCD = struct.Struct("<4s4H2LH")
 _ZIP64_LOCATOR = struct.Struct("<4sLQL")
@@ -213,6 +213,8 @@ def _local(tag: str) -> str:
 def formula_depth(text: str) -> int:
     """The deepest parenthesis nesting of a formula, outside "strings" and 'sheet names'."""
     depth = deepest = 0
+    if "(" not in text:
+        return 0
     quote = ""
     for char in text:
         if quote:
@@ -235,16 +237,17 @@ class _Counts:
         self.limits = limits
         self.sheets = self.names = self.cells = 0
 
-    def formula(self, part: str, where: str, text: str) -> None:
+    def formula(self, where: Callable[[], str], text: str) -> None:
+        """Refuse a formula over the length or depth limit; ``where`` names it, when needed."""
         limits = self.limits
         if len(text) > limits.max_formula_length:
             raise WorkbookRefused(
-                f"A formula in {where} is longer than {limits.max_formula_length:,} characters "
+                f"A formula in {where()} is longer than {limits.max_formula_length:,} characters "
                 f"(Excel's own limit is 8,192)"
             )
-        if formula_depth(text) > limits.max_formula_depth:
+        if text.count("(") > limits.max_formula_depth and formula_depth(text) > limits.max_formula_depth:
             raise WorkbookRefused(
-                f"A formula in {where} nests parentheses more than {limits.max_formula_depth} levels deep "
+                f"A formula in {where()} nests parentheses more than {limits.max_formula_depth} levels deep "
                 f"(Excel allows 64 levels of nested functions)"
             )
 
@@ -265,12 +268,12 @@ def _formula_collector(part: _Part, counts: _Counts, where: Callable[[], str], e
         if state["text"] is not None:
             state["size"] += len(data)
             if state["size"] > bound:
-                counts.formula(part.name, where(), "x" * bound)
+                counts.formula(where, "x" * bound)
             state["text"].append(data)
 
     def end(name: str) -> None:
         if state["text"] is not None and _local(name) in elements:
-            counts.formula(part.name, where(), "".join(state["text"]))
+            counts.formula(where, "".join(state["text"]))
             state["text"] = None
 
     return start, text, end
@@ -346,25 +349,69 @@ def _resolve(base: str, target: str) -> str:
     return "/".join(out)
 
 
+_NAME_PREFIX = rb"<(?:[A-Za-z_][\w.-]*:)?"
+_CELL = re.compile(_NAME_PREFIX + rb"c[\s/>]")
+_FORMULA = re.compile(_NAME_PREFIX + rb"(?:f|formula[12]?)(?:\s[^>]*)?>([^<]*)")
+_FORMULA_START = re.compile(_NAME_PREFIX + rb"(?:f|formula[12]?)[\s>]")
+_CELL_REF = re.compile(rb'<(?:[A-Za-z_][\w.-]*:)?c\s[^>]*?\br="([A-Z]{1,3}[0-9]{1,7})"')
+_NOT_IN_SHEETS = re.compile(rb"<!(?:DOCTYPE|ENTITY|\[CDATA\[)")
+_ENTITY = re.compile(r"&(#x[0-9A-Fa-f]+|#[0-9]+|amp|lt|gt|quot|apos);")
+_ENTITIES = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'"}
+
+
+def _unescape(text: bytes) -> str:
+    def one(match: re.Match) -> str:
+        ref = match.group(1)
+        if ref.startswith("#"):
+            code = int(ref[2:], 16) if ref[1:2] in "xX" else int(ref[1:])
+            return chr(code) if 0 < code < 0x110000 else "?"
+        return _ENTITIES[ref]
+
+    return _ENTITY.sub(one, text.decode("utf-8", "replace"))
+
+
+def _where(name: str, region: bytes, position: int) -> str:
+    refs = _CELL_REF.findall(region, 0, position)
+    return f"{name} cell {refs[-1].decode()}" if refs else name
+
+
 def _check_sheet(package: zipfile.ZipFile, name: str, counts: _Counts) -> None:
-    part = _Part(name)
+    """A worksheet scanned as bytes, a chunk at a time (expat would call Python for each of a
+    million cells): <c> elements counted, each formula's text checked, DTDs and CDATA refused.
+    Each region scanned ends before a '<', so no tag or formula text is ever cut in two; what
+    follows the last '<' waits for the next chunk, up to a bound past which it can only be a
+    formula too long or text no check needs."""
     limits = counts.limits
-    current = {"cell": ""}
-    f_start, f_text, f_end = _formula_collector(
-        part, counts, lambda: f"{name} cell {current['cell']}".rstrip(), _FORMULA_ELEMENTS
-    )
+    bound = 6 * limits.max_formula_length + _CHUNK  # "&amp;" is five characters for one
+    carry = b""
 
-    def start(tag: str, attrs: dict) -> None:
-        if f_start(tag, attrs) == "c":
-            counts.cells += 1
-            current["cell"] = attrs.get("r", "")[:20]
-            if counts.cells > limits.max_cells:
-                raise WorkbookRefused(f"The workbook has more than {limits.max_cells:,} cells (limit {limits.max_cells:,})")
+    def scan(region: bytes) -> None:
+        counts.cells += len(_CELL.findall(region))
+        if counts.cells > limits.max_cells:
+            raise WorkbookRefused(f"The workbook has more than {limits.max_cells:,} cells (limit {limits.max_cells:,})")
+        if _NOT_IN_SHEETS.search(region):
+            raise WorkbookRefused(f"The part {name!r} holds a DTD or CDATA, which Excel never writes")
+        for match in _FORMULA.finditer(region):
+            if match.group(1):
+                counts.formula(lambda: _where(name, region, match.start()), _unescape(match.group(1)))
 
-    part.parser.StartElementHandler = start
-    part.parser.CharacterDataHandler = f_text
-    part.parser.EndElementHandler = f_end
-    part.stream(package)
+    try:
+        with package.open(name) as part:
+            while chunk := part.read(_CHUNK):
+                buffer = carry + chunk
+                cut = buffer.rfind(b"<")
+                if cut < 0:
+                    cut = len(buffer)
+                scan(buffer[:cut])
+                carry = buffer[cut:]
+                if len(carry) > bound:
+                    if _FORMULA_START.match(carry):
+                        counts.formula(lambda: name, "x" * (limits.max_formula_length + 1))
+                    scan(carry[:_CHUNK].split(b">", 1)[0] + b">")
+                    carry = b""
+    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError) as exc:
+        raise _unreadable(f"the part {name!r} is damaged") from exc
+    scan(carry)
 
 
 def check_contents(data: bytes, limits: Limits) -> None:
