@@ -52,10 +52,11 @@ _spare: subprocess.Popen | None = None
 
 @dataclass(frozen=True)
 class Fence:
-    """The child's deadline (wall clock, seconds) and address-space ceiling (MB)."""
+    """The child's deadline (wall clock, seconds) and address-space ceiling (MB): the
+    ``upload_parse_*`` settings."""
 
-    timeout_s: float = 25.0
-    memory_mb: int = 2048
+    timeout_s: float
+    memory_mb: int
 
     @classmethod
     def from_settings(cls, settings: Any) -> "Fence":
@@ -199,7 +200,8 @@ def _warm_up_child() -> None:
         model.set_user_input(0, 1, 1, "2")
         model.set_user_input(0, 1, 2, '=IF(SUM(A1,3)>1,"yes","no")')
         model.evaluate()
-        _prepare(bytes(model.to_xlsx()), asdict(guard.Limits()))
+        no_limits = {name: 10**9 for name in guard.Limits.__dataclass_fields__}
+        _prepare(bytes(model.to_xlsx()), no_limits)
     except Exception as exc:  # noqa: BLE001 - a warm-up never stops the child from serving
         log.warning("workbook reader warm-up failed: %r", exc)
 

@@ -4,10 +4,10 @@ costs a child process, never the API process."""
 
 from __future__ import annotations
 
-import io
 import struct
 import time
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,15 +15,16 @@ import pytest
 from shared.calc import sandbox
 from shared.calc.xlsx import guard
 from shared.calc.xlsx.guard import Limits
-from shared.config import reset_settings
+from shared.config import Settings, reset_settings
 from shared.errors import SheetcalcError
 from tests import hostile
 
-DEFAULTS = Limits()  # the defaults of shared/config.py, read by the upload as Limits.from_settings
+DEFAULTS = Limits.from_settings(Settings())  # the defaults of shared/config.py, as the upload reads them
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 MIB = 1024 * 1024
 # Hang-sized: no verdict here depends on the machine's speed.
 HANG_S = 120.0
+FENCE = replace(sandbox.Fence.from_settings(Settings()), timeout_s=HANG_S)
 
 
 def refusal(data: bytes, limits: Limits = DEFAULTS) -> SheetcalcError:
@@ -32,11 +33,8 @@ def refusal(data: bytes, limits: Limits = DEFAULTS) -> SheetcalcError:
     return caught.value
 
 
-def test_the_defaults_are_the_settings_defaults():
-    from shared.config import Settings
-
-    assert Limits.from_settings(Settings()) == DEFAULTS
-    assert (DEFAULTS.max_formula_length, DEFAULTS.max_formula_depth) == (8_192, 64)  # Excel's own limits
+def test_the_formula_limits_default_to_excels_own():
+    assert (DEFAULTS.max_formula_length, DEFAULTS.max_formula_depth) == (8_192, 64)
 
 
 @pytest.mark.parametrize(
@@ -88,7 +86,7 @@ def test_a_bomb_is_refused_from_the_directory_without_inflating_anything(monkeyp
 
 def test_parts_adding_up_over_the_total_are_refused():
     parts = {f"xl/media/image{i}.png": bytes(range(256)) * (6 * MIB // 256) for i in range(2)}
-    limits = Limits(max_uncompressed_bytes=10 * MIB, max_part_bytes=8 * MIB, max_compression_ratio=1000)
+    limits = replace(DEFAULTS, max_uncompressed_bytes=10 * MIB, max_part_bytes=8 * MIB, max_compression_ratio=1000)
     refused = refusal(hostile.workbook(extra_parts=parts), limits)
     assert refused.status_code == 400 and "The workbook inflates to 12 MB, over the 10 MB limit" in refused.message
 
@@ -101,7 +99,7 @@ def test_too_many_parts_are_refused_before_zipfile_lists_them(monkeypatch):
 
     monkeypatch.setattr(zipfile, "ZipFile", no_listing)
     with pytest.raises(SheetcalcError, match=r"more than 50 parts \(limit 50\)") as caught:
-        guard.check_directory(data, Limits(max_parts=50))
+        guard.check_directory(data, replace(DEFAULTS, max_parts=50))
     assert caught.value.status_code == 400
 
 
@@ -117,12 +115,12 @@ def test_a_part_that_inflates_past_its_declared_size_is_refused_as_damaged():
 
 def test_cells_sheets_and_names_are_counted_against_their_limits():
     cells = hostile.many_cells(2_000)
-    assert "more than 1,000 cells (limit 1,000)" in refusal(cells, Limits(max_cells=1_000)).message
-    guard.check(cells, Limits(max_cells=2_000))
+    assert "more than 1,000 cells (limit 1,000)" in refusal(cells, replace(DEFAULTS, max_cells=1_000)).message
+    guard.check(cells, replace(DEFAULTS, max_cells=2_000))
     sheets = hostile.workbook([hostile.sheet_xml([])] * 4)
-    assert "more than 3 sheets (limit 3)" in refusal(sheets, Limits(max_sheets=3)).message
+    assert "more than 3 sheets (limit 3)" in refusal(sheets, replace(DEFAULTS, max_sheets=3)).message
     names = hostile.many_names(10)
-    assert "more than 9 defined names" in refusal(names, Limits(max_defined_names=9)).message
+    assert "more than 9 defined names" in refusal(names, replace(DEFAULTS, max_defined_names=9)).message
 
 
 def test_a_formula_is_checked_wherever_the_stream_cuts_it():
@@ -161,35 +159,35 @@ def test_excel_saved_workbooks_pass_the_guard(loan_xlsx):
 def test_a_workbook_that_segfaults_ironcalc_is_a_400_and_this_process_carries_on(loan_xlsx):
     # The depth limit raised so that the 3,000-deep formula reaches IronCalc, which segfaults
     # on it: in this process (as on main) that would end the test run.
-    unguarded = Limits(max_formula_depth=10_000)
+    unguarded = replace(DEFAULTS, max_formula_depth=10_000)
     with pytest.raises(SheetcalcError) as caught:
-        sandbox.prepare_upload(hostile.deep_formula(3_000), unguarded, sandbox.Fence(timeout_s=HANG_S))
+        sandbox.prepare_upload(hostile.deep_formula(3_000), unguarded, FENCE)
     assert caught.value.status_code == 400
     assert caught.value.message.startswith("The workbook could not be read: the reader failed on it")
-    prepared = sandbox.prepare_upload(loan_xlsx, DEFAULTS, sandbox.Fence(timeout_s=HANG_S))
+    prepared = sandbox.prepare_upload(loan_xlsx, DEFAULTS, FENCE)
     assert [r["name"] for r in prepared.named_ranges][:3] == ["principal", "annual_rate", "years"]
 
 
 def test_a_runaway_parse_is_stopped_at_the_deadline():
     # IronCalc's name lookup is quadratic: 50,000 names took 14 minutes (issue 14). With the
     # names limit raised, the injected 2 s deadline is what stops it.
-    unguarded = Limits(max_defined_names=100_000)
+    unguarded = replace(DEFAULTS, max_defined_names=100_000)
     started = time.monotonic()
     with pytest.raises(SheetcalcError) as caught:
-        sandbox.prepare_upload(hostile.many_names(50_000), unguarded, sandbox.Fence(timeout_s=2.0))
+        sandbox.prepare_upload(hostile.many_names(50_000), unguarded, replace(FENCE, timeout_s=2.0))
     assert caught.value.status_code == 400
     assert caught.value.message == "The workbook could not be read within 2 s; make it smaller or simpler"
     assert time.monotonic() - started < HANG_S
 
 
 def test_the_child_answers_what_the_upload_keeps(loan_xlsx):
-    prepared = sandbox.prepare_upload(loan_xlsx, DEFAULTS, sandbox.Fence(timeout_s=HANG_S))
+    prepared = sandbox.prepare_upload(loan_xlsx, DEFAULTS, FENCE)
     assert prepared.engine == "ironcalc" and prepared.report["engine"] == "ironcalc"
     from shared.calc import get_engine
 
     restored = get_engine("ironcalc").load_serialized(prepared.prepared)
     assert [r.to_dict() for r in restored.named_ranges()] == prepared.named_ranges
-    assert 0 < prepared.child_peak_rss_mb < sandbox.Fence().memory_mb
+    assert 0 < prepared.child_peak_rss_mb < FENCE.memory_mb
 
 
 def test_the_api_answers_400_for_a_crashing_workbook_and_then_takes_a_normal_upload(admin, loan_xlsx, monkeypatch):

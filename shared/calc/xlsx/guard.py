@@ -58,17 +58,18 @@ _CD_ENTRY = struct.Struct("<4s4B4HL2L5H2L")
 
 @dataclass(frozen=True)
 class Limits:
-    """How big an upload may be; defaults and their reasons are in shared/config.py."""
+    """How big an upload may be: the ``upload_max_*`` settings, whose defaults and reasons are
+    in shared/config.py."""
 
-    max_parts: int = 10_000
-    max_uncompressed_bytes: int = 256 * MIB
-    max_part_bytes: int = 128 * MIB
-    max_compression_ratio: float = 100.0
-    max_sheets: int = 1_000
-    max_defined_names: int = 2_000
-    max_cells: int = 1_000_000
-    max_formula_length: int = 8_192
-    max_formula_depth: int = 64
+    max_parts: int
+    max_uncompressed_bytes: int
+    max_part_bytes: int
+    max_compression_ratio: float
+    max_sheets: int
+    max_defined_names: int
+    max_cells: int
+    max_formula_length: int
+    max_formula_depth: int
 
     @classmethod
     def from_settings(cls, settings: Any) -> "Limits":
@@ -252,33 +253,6 @@ class _Counts:
             )
 
 
-def _formula_collector(part: _Part, counts: _Counts, where: Callable[[], str], elements: frozenset[str]):
-    """Handlers gathering the text of formula-holding elements, bounded by the length limit."""
-    state = {"text": None}
-    bound = counts.limits.max_formula_length + 1
-
-    def start(name: str, _attrs: dict) -> str:
-        local = _local(name)
-        if local in elements:
-            state["text"] = []
-            state["size"] = 0
-        return local
-
-    def text(data: str) -> None:
-        if state["text"] is not None:
-            state["size"] += len(data)
-            if state["size"] > bound:
-                counts.formula(where, "x" * bound)
-            state["text"].append(data)
-
-    def end(name: str) -> None:
-        if state["text"] is not None and _local(name) in elements:
-            counts.formula(where, "".join(state["text"]))
-            state["text"] = None
-
-    return start, text, end
-
-
 def _check_content_types(package: zipfile.ZipFile) -> None:
     part = _Part(CONTENT_TYPES)
 
@@ -292,31 +266,44 @@ def _check_content_types(package: zipfile.ZipFile) -> None:
 
 
 def _check_workbook(package: zipfile.ZipFile, counts: _Counts) -> None:
+    """Sheets and defined names counted; each name's formula checked like a cell's."""
     part = _Part(WORKBOOK)
     limits = counts.limits
-    current = {"name": ""}
-    f_start, f_text, f_end = _formula_collector(
-        part, counts, lambda: f"the defined name {current['name']!r}", frozenset({"definedName"})
-    )
+    name: dict[str, Any] = {"name": "", "text": None, "size": 0}
 
-    def start(name: str, attrs: dict) -> None:
-        local = f_start(name, attrs)
+    def where() -> str:
+        return f"the defined name {name['name']!r}"
+
+    def start(tag: str, attrs: dict) -> None:
+        local = _local(tag)
         if local == "sheet":
             counts.sheets += 1
             if counts.sheets > limits.max_sheets:
                 raise WorkbookRefused(f"The workbook has more than {limits.max_sheets:,} sheets (limit {limits.max_sheets:,})")
         elif local == "definedName":
             counts.names += 1
-            current["name"] = attrs.get("name", "")[:100]
             if counts.names > limits.max_defined_names:
                 raise WorkbookRefused(
                     f"The workbook has more than {limits.max_defined_names:,} defined names "
                     f"(limit {limits.max_defined_names:,})"
                 )
+            name.update(name=attrs.get("name", "")[:100], text=[], size=0)
+
+    def text(data: str) -> None:
+        if name["text"] is not None:
+            name["size"] += len(data)
+            if name["size"] > limits.max_formula_length:
+                counts.formula(where, "x" * name["size"])
+            name["text"].append(data)
+
+    def end(tag: str) -> None:
+        if name["text"] is not None and _local(tag) == "definedName":
+            counts.formula(where, "".join(name["text"]))
+            name["text"] = None
 
     part.parser.StartElementHandler = start
-    part.parser.CharacterDataHandler = f_text
-    part.parser.EndElementHandler = f_end
+    part.parser.CharacterDataHandler = text
+    part.parser.EndElementHandler = end
     part.stream(package)
 
 
