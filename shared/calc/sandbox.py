@@ -95,8 +95,12 @@ def prepare_engine_model(data: bytes, engine: str, fence: Fence) -> bytes:
 
 
 def _start_child() -> subprocess.Popen:
-    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-           "TQDM_DISABLE": "1", "PYTHONPATH": os.pathsep.join(filter(None, [_PROJECT_ROOT, os.environ.get("PYTHONPATH")]))}
+    # The child needs no credentials: the service's secrets, database and AWS keys stay out of
+    # the environment of a process that parses untrusted files.
+    env = {name: value for name, value in os.environ.items()
+           if not name.startswith(("SHEETCALC_", "AWS_")) and name != "DATABASE_URL"}
+    env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TQDM_DISABLE="1",
+               PYTHONPATH=os.pathsep.join(filter(None, [_PROJECT_ROOT, os.environ.get("PYTHONPATH")])))
     return subprocess.Popen(
         [sys.executable, "-m", "shared.calc.sandbox"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
         env=env, close_fds=True,
@@ -158,7 +162,7 @@ def run(task: str, data: bytes, args: dict[str, Any], *, fence: Fence) -> tuple[
         raise WorkbookRefused(
             f"The workbook could not be read within the {fence.memory_mb:,} MB memory limit; make it smaller"
         )
-    raise _PASSED_BACK.get(answer.get("kind"), WorkbookRefused)(str(answer.get("message") or CRASHED))
+    raise _PASSED_BACK.get(answer.get("kind"), WorkbookRefused)(str(answer.get("message") or CRASHED)[:1000])
 
 
 # --- The child side -----------------------------------------------------------------------------
@@ -219,10 +223,10 @@ def _child_main() -> int:
     limit = int(request["memory_mb"]) * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    data = stdin.read()
     began = time.perf_counter()
     payload = b""
     try:
+        data = stdin.read()
         value, payload = _TASKS[request["task"]](data, **request["args"])
         answer: dict[str, Any] = {"outcome": "ok", "value": value}
     except (WorkbookError, WorkbookRefused) as exc:
