@@ -63,6 +63,8 @@ class Settings(BaseSettings):
     # parse or an exhausted memory answers 400 and the API process carries on.
     upload_parse_timeout_seconds: float = 25.0
     upload_parse_memory_mb: int = 2048
+    # Children reading uploads at once in one process (more uploads wait, up to a minute, then 503).
+    upload_parse_concurrency: int = 2
     model_cache_size: int = 32
     # The fidelity check of the slower `formulas` engine, run by the checks function after upload:
     # its deadline (inside that function's 300 s timeout) and its memory ceiling.

@@ -23,6 +23,7 @@ whose IronCalc model was already loaded, calculated and serialized in such a chi
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -33,10 +34,10 @@ import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 from shared.calc.xlsx import guard
-from shared.errors import WorkbookError, WorkbookRefused
+from shared.errors import ServiceUnavailable, WorkbookError, WorkbookRefused
 
 log = logging.getLogger(__name__)
 
@@ -48,19 +49,23 @@ _PASSED_BACK = {"WorkbookError": WorkbookError, "WorkbookRefused": WorkbookRefus
 _PROJECT_ROOT = str(Path(__file__).resolve().parents[2])
 _spare_lock = threading.Lock()
 _spare: subprocess.Popen | None = None
+_slots: tuple[int, threading.BoundedSemaphore] | None = None
+_QUEUE_WAIT_S = 60.0
 
 
 @dataclass(frozen=True)
 class Fence:
-    """The child's deadline (wall clock, seconds) and address-space ceiling (MB): the
-    ``upload_parse_*`` settings."""
+    """The child's deadline (wall clock, seconds), address-space ceiling (MB), and how many
+    children one process runs at once: the ``upload_parse_*`` settings."""
 
     timeout_s: float
     memory_mb: int
+    concurrency: int
 
     @classmethod
     def from_settings(cls, settings: Any) -> "Fence":
-        return cls(settings.upload_parse_timeout_seconds, settings.upload_parse_memory_mb)
+        return cls(settings.upload_parse_timeout_seconds, settings.upload_parse_memory_mb,
+                   settings.upload_parse_concurrency)
 
 
 @dataclass
@@ -131,6 +136,29 @@ def run(task: str, data: bytes, args: dict[str, Any], *, fence: Fence) -> tuple[
     the memory limit) or answers nonsense gives WorkbookRefused.
     """
     started = time.perf_counter()
+    with _readers(fence.concurrency):
+        return _run(task, data, args, fence, started)
+
+
+@contextlib.contextmanager
+def _readers(concurrency: int) -> Iterator[None]:
+    """At most `concurrency` children at once in this process, so that a burst of uploads cannot
+    hold many memory ceilings at the same time; a caller waits up to a minute for its turn, then
+    gets 503 (on AWS each API instance serves one request at a time, so none waits there)."""
+    global _slots
+    with _spare_lock:
+        if _slots is None or _slots[0] != concurrency:
+            _slots = (concurrency, threading.BoundedSemaphore(concurrency))
+        slots = _slots[1]
+    if not slots.acquire(timeout=_QUEUE_WAIT_S):
+        raise ServiceUnavailable("Too many workbooks are being read right now; try the upload again shortly")
+    try:
+        yield
+    finally:
+        slots.release()
+
+
+def _run(task: str, data: bytes, args: dict[str, Any], fence: Fence, started: float) -> tuple[dict[str, Any], bytes]:
     child = _take_child()
     request = json.dumps({"task": task, "args": args, "memory_mb": fence.memory_mb}).encode() + b"\n" + data
     try:

@@ -213,3 +213,14 @@ def test_the_api_refuses_a_bomb_with_400_and_its_reason(admin):
                    files={"file": ("bomb.xlsx", hostile.zip_bomb(600))})
     assert r.status_code == 400
     assert r.json()["detail"] == "The part 'xl/media/image1.png' inflates to 600 MB, over the 128 MB limit for one part"
+
+
+def test_uploads_beyond_the_concurrent_readers_wait_then_get_503(loan_xlsx, monkeypatch):
+    monkeypatch.setattr(sandbox, "_QUEUE_WAIT_S", 0.5)
+    one_at_a_time = replace(FENCE, concurrency=1)
+    with sandbox._readers(1):  # another upload is being read
+        with pytest.raises(SheetcalcError) as caught:
+            sandbox.prepare_upload(loan_xlsx, DEFAULTS, one_at_a_time)
+    assert caught.value.status_code == 503
+    assert caught.value.message == "Too many workbooks are being read right now; try the upload again shortly"
+    assert sandbox.prepare_upload(loan_xlsx, DEFAULTS, one_at_a_time).engine == "ironcalc"

@@ -73,7 +73,7 @@ def _read_limited(upload: UploadFile) -> bytes:
 
 @router.post(
     "/{engine_id}/versions", status_code=201, response_model=EngineVersionCreateResponse,
-    responses=responses(400, 404, 409, 413, 422),
+    responses=responses(400, 404, 409, 413, 422, 503),
 )
 def upload_version(
     engine_id: uuid.UUID,
@@ -87,7 +87,8 @@ def upload_version(
     A file that is not a readable .xlsx is 422. A workbook over the service's limits (parts,
     inflated size, compression ratio, sheets, defined names, cells; formulas longer than 8,192
     characters or nested more than 64 levels), a macro-enabled one, or one the reader fails on
-    or cannot finish in time and memory is 400, and the message says which.
+    or cannot finish in time and memory is 400, and the message says which. 503 when too many
+    uploads are being read at once: try again shortly.
     """
     uploaded = versions.upload(
         session, tenant=tenant, engine_id=engine_id, version=version, filename=file.filename, data=_read_limited(file)
