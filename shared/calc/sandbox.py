@@ -9,8 +9,8 @@ caller gets WorkbookRefused (400) and the detail goes to the log.
 
 Latency: starting Python and importing the engines takes over a second, so each process keeps
 one *spare* child started ahead of need, waiting on its stdin with everything imported. An
-upload hands its file to the spare and starts the next spare at once; the upload waits only for
-its own work. (multiprocessing's forkserver would fork from a clean server, but it re-imports
+upload hands its file to the spare, and the next spare starts once that child is done (so the
+two never compete for CPU); the upload waits only for its own work. (multiprocessing's forkserver would fork from a clean server, but it re-imports
 the caller's ``__main__`` in every child: the Lambda bootstrap, pytest, the dev command.)
 
 The child speaks JSON plus raw bytes, never pickle: a child that IronCalc's parsing had
@@ -113,12 +113,11 @@ def _start_child() -> subprocess.Popen:
 
 
 def _take_child() -> subprocess.Popen:
-    """The spare child (started now if there is none, or it died), and a new spare behind it."""
+    """The spare child, or a new one if there is none (or it died)."""
     global _spare
     with _spare_lock:
-        child = _spare if _spare is not None and _spare.poll() is None else _start_child()
-        _spare = _start_child()
-    return child
+        child, _spare = _spare, None
+    return child if child is not None and child.poll() is None else _start_child()
 
 
 def warm_up() -> None:
@@ -160,6 +159,15 @@ def _readers(concurrency: int) -> Iterator[None]:
 
 def _run(task: str, data: bytes, args: dict[str, Any], fence: Fence, started: float) -> tuple[dict[str, Any], bytes]:
     child = _take_child()
+    try:
+        return _read(child, task, data, args, fence, started)
+    finally:
+        warm_up()  # the next spare starts once this child is done, not competing with it for CPU
+
+
+def _read(
+    child: subprocess.Popen, task: str, data: bytes, args: dict[str, Any], fence: Fence, started: float
+) -> tuple[dict[str, Any], bytes]:
     request = json.dumps({"task": task, "args": args, "memory_mb": fence.memory_mb}).encode() + b"\n" + data
     try:
         out, _ = child.communicate(request, timeout=fence.timeout_s)
