@@ -7,11 +7,12 @@ checks and, only if they pass, lets IronCalc load, check and serialize the workb
 deadline or that needs more memory than the limit costs the child, never the API process: the
 caller gets WorkbookRefused (400) and the detail goes to the log.
 
-Latency: starting Python and importing the engines takes over a second, so each process keeps
-one *spare* child started ahead of need, waiting on its stdin with everything imported. An
-upload hands its file to the spare, and the next spare starts once that child is done (so the
-two never compete for CPU); the upload waits only for its own work. (multiprocessing's forkserver would fork from a clean server, but it re-imports
-the caller's ``__main__`` in every child: the Lambda bootstrap, pytest, the dev command.)
+Latency and CPU: starting Python and importing the engines takes over a second, so each process
+starts one *zygote* on first use: a clean, single-threaded Python with everything imported and
+warmed, which forks a child for each upload (a fork costs milliseconds, and the API process,
+with its threads, is never forked). The upload waits only for its own child's work.
+(multiprocessing's forkserver does the same, but re-imports the caller's ``__main__`` in every
+child: the Lambda bootstrap, pytest, the dev command.)
 
 The child speaks JSON plus raw bytes, never pickle: a child that IronCalc's parsing had
 corrupted cannot make the parent run anything.
@@ -28,6 +29,7 @@ import json
 import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -47,8 +49,8 @@ CRASHED = (
 )
 _PASSED_BACK = {"WorkbookError": WorkbookError, "WorkbookRefused": WorkbookRefused}
 _PROJECT_ROOT = str(Path(__file__).resolve().parents[2])
-_spare_lock = threading.Lock()
-_spare: subprocess.Popen | None = None
+_lock = threading.Lock()
+_zygote_process: "_Zygote | None" = None
 _slots: tuple[int, threading.BoundedSemaphore] | None = None
 _QUEUE_WAIT_S = 60.0
 
@@ -99,33 +101,55 @@ def prepare_engine_model(data: bytes, engine: str, fence: Fence) -> bytes:
 # --- The parent side ----------------------------------------------------------------------------
 
 
-def _start_child() -> subprocess.Popen:
-    # The child needs no credentials: the service's secrets, database and AWS keys stay out of
-    # the environment of a process that parses untrusted files.
-    env = {name: value for name, value in os.environ.items()
-           if not name.startswith(("SHEETCALC_", "AWS_")) and name != "DATABASE_URL"}
-    env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TQDM_DISABLE="1",
-               PYTHONPATH=os.pathsep.join(filter(None, [_PROJECT_ROOT, os.environ.get("PYTHONPATH")])))
-    return subprocess.Popen(
-        [sys.executable, "-m", "shared.calc.sandbox"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        env=env, close_fds=True,
-    )
+class _Zygote:
+    """A clean Python process with everything imported that forks one child per request.
+
+    Each request gets a socket pair: one end is handed to the zygote over its control socket
+    (SCM_RIGHTS), the child forked for it answers its pid, reads the request, works, answers
+    and exits. The zygote is single-threaded, so forking it is safe, and the API process is
+    never forked.
+    """
+
+    def __init__(self) -> None:
+        # The children need no credentials: the service's secrets, database and AWS keys stay
+        # out of the environment of processes that parse untrusted files.
+        env = {name: value for name, value in os.environ.items()
+               if not name.startswith(("SHEETCALC_", "AWS_")) and name != "DATABASE_URL"}
+        env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TQDM_DISABLE="1",
+                   PYTHONPATH=os.pathsep.join(filter(None, [_PROJECT_ROOT, os.environ.get("PYTHONPATH")])))
+        self.control, theirs = socket.socketpair()
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "shared.calc.sandbox", str(theirs.fileno())], pass_fds=[theirs.fileno()],
+            stdin=subprocess.DEVNULL, env=env,
+        )
+        theirs.close()
+        self.lock = threading.Lock()
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def connect(self) -> socket.socket:
+        """A socket to a newly forked child."""
+        ours, theirs = socket.socketpair()
+        try:
+            with self.lock:
+                socket.send_fds(self.control, [b"r"], [theirs.fileno()])
+        finally:
+            theirs.close()
+        return ours
 
 
-def _take_child() -> subprocess.Popen:
-    """The spare child, or a new one if there is none (or it died)."""
-    global _spare
-    with _spare_lock:
-        child, _spare = _spare, None
-    return child if child is not None and child.poll() is None else _start_child()
+def _zygote() -> _Zygote:
+    global _zygote_process
+    with _lock:
+        if _zygote_process is None or not _zygote_process.alive():
+            _zygote_process = _Zygote()
+        return _zygote_process
 
 
 def warm_up() -> None:
-    """Start the spare child now rather than at the first upload."""
-    global _spare
-    with _spare_lock:
-        if _spare is None or _spare.poll() is not None:
-            _spare = _start_child()
+    """Start the zygote now rather than at the first upload."""
+    _zygote()
 
 
 def run(task: str, data: bytes, args: dict[str, Any], *, fence: Fence) -> tuple[dict[str, Any], bytes]:
@@ -145,7 +169,7 @@ def _readers(concurrency: int) -> Iterator[None]:
     hold many memory ceilings at the same time; a caller waits up to a minute for its turn, then
     gets 503 (on AWS each API instance serves one request at a time, so none waits there)."""
     global _slots
-    with _spare_lock:
+    with _lock:
         if _slots is None or _slots[0] != concurrency:
             _slots = (concurrency, threading.BoundedSemaphore(concurrency))
         slots = _slots[1]
@@ -158,41 +182,53 @@ def _readers(concurrency: int) -> Iterator[None]:
 
 
 def _run(task: str, data: bytes, args: dict[str, Any], fence: Fence, started: float) -> tuple[dict[str, Any], bytes]:
-    child = _take_child()
     try:
-        return _read(child, task, data, args, fence, started)
-    finally:
-        warm_up()  # the next spare starts once this child is done, not competing with it for CPU
+        conn = _zygote().connect()
+    except OSError:  # the zygote died since: once more with a new one
+        conn = _zygote().connect()
+    with conn:
+        return _read(conn, task, data, args, fence, started)
 
 
 def _read(
-    child: subprocess.Popen, task: str, data: bytes, args: dict[str, Any], fence: Fence, started: float
+    conn: socket.socket, task: str, data: bytes, args: dict[str, Any], fence: Fence, started: float
 ) -> tuple[dict[str, Any], bytes]:
+    deadline = time.monotonic() + fence.timeout_s
     request = json.dumps({"task": task, "args": args, "memory_mb": fence.memory_mb}).encode() + b"\n" + data
+    received = bytearray()
     try:
-        out, _ = child.communicate(request, timeout=fence.timeout_s)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        child.communicate()
+        conn.settimeout(fence.timeout_s)
+        conn.sendall(request)
+        conn.shutdown(socket.SHUT_WR)
+        while True:
+            conn.settimeout(max(deadline - time.monotonic(), 0.001))
+            chunk = conn.recv(1 << 20)
+            if not chunk:
+                break
+            received += chunk
+    except TimeoutError:
+        pid = bytes(received).partition(b"\n")[0]
+        if pid.isdigit():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(int(pid), signal.SIGKILL)
         log.warning("workbook reader killed at its %.1f s deadline", fence.timeout_s)
         raise WorkbookRefused(
             f"The workbook could not be read within {fence.timeout_s:g} s; make it smaller or simpler"
         ) from None
     except (BrokenPipeError, ConnectionResetError):
-        out = b""
-        child.wait()
+        pass  # died before reading everything: no answer below
+    _pid, _, out = bytes(received).partition(b"\n")
     line, _, payload = out.partition(b"\n")
     try:
         answer = json.loads(line)
         outcome = answer["outcome"]
     except (ValueError, KeyError, TypeError):
-        code = child.returncode
-        how = f"signal {signal.Signals(-code).name}" if code is not None and code < 0 else f"exit {code}"
-        log.warning("workbook reader died (%s) after %.2f s", how, time.perf_counter() - started)
+        log.warning("workbook reader died without answering after %.2f s", time.perf_counter() - started)
         raise WorkbookRefused(CRASHED) from None
+    log.info("workbook %s by a child in %.3f s (%.3f s of work; child peak %.0f MB)",
+             "read" if outcome == "ok" else "refused", time.perf_counter() - started,
+             answer.get("seconds", 0), answer.get("peak_rss_mb", 0))
     if outcome == "ok":
-        log.info("workbook read in a child in %.3f s (%.3f s of work; child peak %.0f MB)",
-                 time.perf_counter() - started, answer.get("seconds", 0), answer.get("peak_rss_mb", 0))
         return answer["value"], payload
     if outcome == "memory":
         raise WorkbookRefused(
@@ -246,41 +282,61 @@ def _warm_up_child() -> None:
         log.warning("workbook reader warm-up failed: %r", exc)
 
 
-def _child_main() -> int:
-    """Import everything, wait for one request on stdin, answer on stdout, exit."""
+def _zygote_main(control_fd: int) -> int:
+    """Import and warm everything, then fork one child per request until the parent goes."""
+    _warm_up_child()
+    control = socket.socket(fileno=control_fd)
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps the children
+    while True:
+        try:
+            message, fds, _flags, _address = socket.recv_fds(control, 1, 1)
+        except OSError:
+            return 0
+        if not message or not fds:  # the parent went away
+            return 0
+        if os.fork() == 0:
+            control.close()
+            signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+            _serve(socket.socket(fileno=fds[0]))  # never returns
+        for fd in fds:
+            os.close(fd)
+
+
+def _serve(conn: socket.socket) -> None:
+    """One forked child: its pid, then limits, the request, one answer, and exit."""
     import resource
 
-    _warm_up_child()
-    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
-    line = stdin.readline()
-    if not line:  # the parent went away without using this spare
-        return 0
-    request = json.loads(line)
-    limit = int(request["memory_mb"]) * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    began = time.perf_counter()
-    payload = b""
+    status = 0
     try:
-        data = stdin.read()
-        value, payload = _TASKS[request["task"]](data, **request["args"])
-        answer: dict[str, Any] = {"outcome": "ok", "value": value}
-    except (WorkbookError, WorkbookRefused) as exc:
-        answer = {"outcome": "refused", "kind": type(exc).__name__, "message": exc.message}
-    except MemoryError:
-        payload, answer = b"", {"outcome": "memory"}
-    except Exception as exc:  # noqa: BLE001 - untrusted input: any failure is the file's
-        log.warning("workbook reader failed: %r", exc)
-        sys.stderr.write(f"sheetcalc workbook reader failed: {type(exc).__name__}: {str(exc)[:300]}\n")
-        answer = {"outcome": "refused", "kind": "WorkbookRefused", "message": CRASHED}
-    answer["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    answer["seconds"] = round(time.perf_counter() - began, 4)
-    if request["task"] == "prepare" and answer["outcome"] == "ok":
-        answer["value"]["child_peak_rss_mb"] = answer["peak_rss_mb"]
-    stdout.write(json.dumps(answer, default=str).encode() + b"\n" + payload)
-    stdout.flush()
-    os._exit(0)  # the answer is out: skip the interpreter's teardown (hundreds of ms of module GC)
+        conn.sendall(f"{os.getpid()}\n".encode())
+        stream = conn.makefile("rb")
+        request = json.loads(stream.readline())
+        limit = int(request["memory_mb"]) * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        began = time.perf_counter()
+        payload = b""
+        try:
+            data = stream.read()
+            value, payload = _TASKS[request["task"]](data, **request["args"])
+            answer: dict[str, Any] = {"outcome": "ok", "value": value}
+        except (WorkbookError, WorkbookRefused) as exc:
+            answer = {"outcome": "refused", "kind": type(exc).__name__, "message": exc.message}
+        except MemoryError:
+            payload, answer = b"", {"outcome": "memory"}
+        except Exception as exc:  # noqa: BLE001 - untrusted input: any failure is the file's
+            sys.stderr.write(f"sheetcalc workbook reader failed: {type(exc).__name__}: {str(exc)[:300]}\n")
+            answer = {"outcome": "refused", "kind": "WorkbookRefused", "message": CRASHED}
+        answer["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        answer["seconds"] = round(time.perf_counter() - began, 4)
+        if request["task"] == "prepare" and answer["outcome"] == "ok":
+            answer["value"]["child_peak_rss_mb"] = answer["peak_rss_mb"]
+        conn.sendall(json.dumps(answer, default=str).encode() + b"\n" + payload)
+    except BaseException:  # noqa: BLE001 - nothing may escape a forked child
+        status = 1
+    finally:
+        os._exit(status)  # no interpreter teardown in a forked child
 
 
 if __name__ == "__main__":
-    sys.exit(_child_main())
+    sys.exit(_zygote_main(int(sys.argv[1])))

@@ -9,6 +9,7 @@ import json
 import statistics
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import httpx
@@ -76,23 +77,25 @@ class HealthProbe(threading.Thread):
         return [seconds for began, seconds, _ in self.samples if start <= began <= end]
 
 
-def _admin(dev_stack, http: httpx.Client) -> dict[str, str]:
-    made = dev_stack.cli("create-tenant", "--slug", "fuzz", "--name", "Fuzz", "--admin-email", "admin@fuzz.example",
+def _admin(dev_stack, http: httpx.Client, slug: str) -> dict[str, str]:
+    email = f"admin@{slug}.example"
+    made = dev_stack.cli("create-tenant", "--slug", slug, "--name", "Fuzz", "--admin-email", email,
                          "--data-dir", str(dev_stack.data_dir), timeout=DEADLINE_S)
     assert made.returncode == 0, made.stderr
     password = json.loads(made.stdout)["temporary_password"]
-    token = http.post("/auth/login", json={"email": "admin@fuzz.example", "password": password}).json()["access_token"]
+    token = http.post("/auth/login", json={"email": email, "password": password}).json()["access_token"]
     assert http.post("/auth/change-password", headers={"Authorization": f"Bearer {token}"},
                      json={"current_password": password, "new_password": "a-long-new-password"}).status_code == 200
     http.cookies.clear()
-    token = http.post("/auth/login", json={"email": "admin@fuzz.example", "password": "a-long-new-password"}).json()["access_token"]
+    token = http.post("/auth/login", json={"email": email, "password": "a-long-new-password"}).json()["access_token"]
     http.cookies.clear()
     return {"Authorization": f"Bearer {token}"}
 
 
 def test_hostile_uploads_are_refused_clearly_while_the_server_stays_fast_and_small(dev_stack):
     http = httpx.Client(base_url=dev_stack.base_url, timeout=REQUEST_TIMEOUT_S)
-    admin = _admin(dev_stack, http)
+    slug = f"fuzz-{uuid.uuid4().hex[:8]}"  # the PostgreSQL database outlives a run
+    admin = _admin(dev_stack, http, slug)
     engine = http.post("/engines", headers=admin, json={"name": "Fuzzed", "slug": "fuzzed"}).json()
     versions = f"/engines/{engine['id']}/versions"
     files = {name: build() for name, build, _, _ in ATTACKS}  # built before the clock starts
@@ -146,7 +149,7 @@ def test_hostile_uploads_are_refused_clearly_while_the_server_stays_fast_and_sma
     consumer = http.post("/consumers", headers=admin, json={"name": "after the fuzzing"}).json()
     assert http.put(f"/engines/{engine['id']}/access/{consumer['id']}", headers=admin, json=GRANT).status_code == 200
     key = {"X-API-Key": consumer["api_key"]}
-    job_id = http.post("/jobs/execute/fuzz/fuzzed", headers=key,
+    job_id = http.post(f"/jobs/execute/{slug}/fuzzed", headers=key,
                        json={"inputs": {"principal": 1000, "annual_rate": 0.12, "years": 1}}).json()["job_id"]
     deadline = time.monotonic() + DEADLINE_S
     while (job := http.get(f"/jobs/{job_id}", headers=key).json())["status"] not in ("completed", "failed"):
