@@ -47,6 +47,28 @@ class Settings(BaseSettings):
     # objects included (400 above it). Each job stores its inputs, and returns them.
     max_input_bytes: int = 256 * 1024
     max_input_keys: int = 1000
+    # The upload guard (shared/calc/xlsx/guard.py), checked before any engine reads a file. The
+    # zip limits come from its directory alone: real workbooks inflate 5 to 30 times (deflate
+    # reaches 1,000), so 100 times is refused as a bomb (Apache POI's ZipSecureFile default too).
+    # The formula limits are Excel's own ("Excel specifications and limits": 8,192 characters,
+    # 64 nesting levels). IronCalc reads 2,000 defined names in about 2 s and 1,000,000 cells
+    # in about 13 s (its name lookup is quadratic: 5,000 names took 24 s).
+    upload_max_parts: int = 10_000
+    upload_max_uncompressed_bytes: int = 256 * 1024 * 1024
+    upload_max_part_bytes: int = 128 * 1024 * 1024
+    upload_max_compression_ratio: float = 100.0
+    upload_max_sheets: int = 1_000
+    upload_max_defined_names: int = 2_000
+    upload_max_cells: int = 1_000_000
+    upload_max_formula_length: int = 8_192
+    upload_max_formula_depth: int = 64
+    # An accepted upload is parsed and checked in a child process (shared/calc/sandbox.py) with
+    # this deadline (inside API Gateway's 29 s) and address-space ceiling: a crash, a runaway
+    # parse or an exhausted memory answers 400 and the API process carries on.
+    upload_parse_timeout_seconds: float = 25.0
+    upload_parse_memory_mb: int = 2048
+    # Children reading uploads at once in one process (more uploads wait, up to a minute, then 503).
+    upload_parse_concurrency: int = 2
     model_cache_size: int = 32
     # The fidelity check of the slower `formulas` engine, run by the checks function after upload:
     # its deadline (inside that function's 300 s timeout) and its memory ceiling.

@@ -69,6 +69,11 @@ class WorkbookError(Invalid):
     """A workbook cannot be read, parsed or calculated."""
 
 
+class WorkbookRefused(BadRequest):
+    """An upload the service will not read: over a limit of the package guard, macro-enabled,
+    or one the reader crashed on or could not finish within its time and memory (HTTP 400)."""
+
+
 class ServiceUnavailable(SheetcalcError):
     """A dependency (database, storage, queue) is not answering (HTTP 503)."""
 

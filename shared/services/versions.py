@@ -10,10 +10,11 @@ from sqlalchemy.orm import Session
 
 from shared import calc
 from shared.adapters import queues
-from shared.calc.base import DEFAULT_ENGINE as DEFAULT_CALC_ENGINE
-from shared.calc.fidelity.choice import choose_engine
+from shared.calc import sandbox
 from shared.calc.fidelity.stored_report import defer_slower_engines, report_for_engine
 from shared.adapters.storage import XLSX_CONTENT_TYPE, get_store, version_prefix
+from shared.calc.xlsx.guard import Limits
+from shared.config import get_settings
 from shared.db.models import EngineVersion, Tenant
 from shared.db.types import utcnow
 from shared.errors import Conflict, Invalid, NotFound
@@ -59,17 +60,19 @@ def upload(session: Session, *, tenant: Tenant, engine_id: uuid.UUID, version: s
         raise Conflict(f"Version '{version}' already exists for this engine")
     if not data:
         raise Invalid("The uploaded file is empty")
-    # IronCalc is checked now (a second or two); slower engines by a worker, after the answer.
-    choice = choose_engine(data, engines=(DEFAULT_CALC_ENGINE,))
+    # The guard's limits, then IronCalc's check (a second or two) in a child process that a
+    # crash, a runaway parse or a memory blow-up cannot take the API with; slower engines are
+    # checked by a worker, after the answer.
+    settings = get_settings()
+    choice = sandbox.prepare_upload(data, Limits.from_settings(settings), sandbox.Fence.from_settings(settings))
     deferred = defer_slower_engines(choice.report)
-    workbook = choice.workbook
-    named_ranges = [r.to_dict() for r in workbook.named_ranges()]
+    named_ranges = choice.named_ranges
 
     version_id = uuid.uuid4()
     prefix = version_prefix(tenant.id, engine.id, version_id)
     store = get_store()
     store.put(prefix + "workbook.xlsx", data, XLSX_CONTENT_TYPE)
-    store.put(prefix + f"prepared.{choice.engine}", workbook.serialize())
+    store.put(prefix + f"prepared.{choice.engine}", choice.prepared)
 
     test_key = new_api_key(tenant.slug)
     row = EngineVersion(
@@ -167,9 +170,11 @@ def pin_engine(version: EngineVersion, engine_name: str) -> None:
         raise Invalid(f"Unknown calculation engine '{engine_name}'; choose one of: {', '.join(calc.available_engines())}")
     if engine_name != version.calc_engine:
         store = get_store()
-        workbook = calc.get_engine(engine_name).load_xlsx(store.get(version.workbook_key))
+        prepared = sandbox.prepare_engine_model(
+            store.get(version.workbook_key), engine_name, sandbox.Fence.from_settings(get_settings())
+        )
         prepared_key = version_prefix(version.tenant_id, version.engine_id, version.id) + f"prepared.{engine_name}"
-        store.put(prepared_key, workbook.serialize())
+        store.put(prepared_key, prepared)
         version.prepared_key = prepared_key
         if version.fidelity_report:
             version.fidelity_report = report_for_engine(version.fidelity_report, engine_name)

@@ -73,7 +73,7 @@ def _read_limited(upload: UploadFile) -> bytes:
 
 @router.post(
     "/{engine_id}/versions", status_code=201, response_model=EngineVersionCreateResponse,
-    responses=responses(404, 409, 413, 422),
+    responses=responses(400, 404, 409, 413, 422, 503),
 )
 def upload_version(
     engine_id: uuid.UUID,
@@ -82,7 +82,14 @@ def upload_version(
     version: Annotated[str, Form(min_length=1, max_length=100)],
     file: Annotated[UploadFile, File(description="The .xlsx workbook")],
 ):
-    """Upload a workbook as a new version: named ranges are detected and a test key is returned once."""
+    """Upload a workbook as a new version: named ranges are detected and a test key is returned once.
+
+    A file that is not a readable .xlsx is 422. A workbook over the service's limits (parts,
+    inflated size, compression ratio, sheets, defined names, cells; formulas longer than 8,192
+    characters or nested more than 64 levels), a macro-enabled one, or one the reader fails on
+    or cannot finish in time and memory is 400, and the message says which. 503 when too many
+    uploads are being read at once: try again shortly.
+    """
     uploaded = versions.upload(
         session, tenant=tenant, engine_id=engine_id, version=version, filename=file.filename, data=_read_limited(file)
     )
