@@ -55,7 +55,7 @@ def test_the_text_report_names_each_differing_cell(write, capsys):
     text = capsys.readouterr().out
     assert status == 1
     assert "cells compared: 3, matching: 1" in text
-    assert "Rates!E1  =VLOOKUP(D1,A1:B20,2,TRUE)  Excel: 0.07  ironcalc: 0" in text
+    assert 'Rates!E1  =VLOOKUP(D1,INDIRECT("A1:B20"),2,TRUE)  Excel: 0.07  ironcalc: 0' in text
 
 
 def test_an_unreadable_file_exits_2(write, capsys):

@@ -9,6 +9,7 @@ from typing import Any
 
 import ironcalc
 
+from shared.calc import corrections
 from shared.calc.base import NamedRange, pack_blob, unpack_blob
 from shared.calc.input_plan import plan_inputs
 from shared.calc.ironcalc.cells import as_content, read_cell, write_cell
@@ -41,13 +42,17 @@ class IronCalcWorkbook:
 
     engine_name = ENGINE_NAME
 
-    def __init__(self, model: "ironcalc.Model", ranges: list[Range], all_dirty: bool = False):
+    def __init__(
+        self, model: "ironcalc.Model", ranges: list[Range], all_dirty: bool = False,
+        fixes: corrections.ModelCorrections | None = None,
+    ):
         if all_dirty:  # a deserialized model may still hold the inputs of a calculation
             for rng in ranges:
                 if rng.originals is not None:
                     for (row, col), original in zip(rng.box.cells(), rng.originals):
                         write_cell(model, rng.sheet_index, row, col, original)
         self._pristine = pristine_bytes(model)
+        self._fixes = fixes or corrections.ModelCorrections()  # formulas the model holds corrected
         self._ranges = ranges
         self._public = [r.public() for r in ranges]
         self._by_name = {r.name.lower(): r for r in ranges}
@@ -71,6 +76,8 @@ class IronCalcWorkbook:
                 rng = self._by_name[write.range.name.lower()]
                 cell = (rng.sheet_index, rng.top + write.row, rng.left + write.col)
                 write_cell(model, *cell, as_content(write.value))
+            if self._fixes.dynamic:
+                corrections.adjust_to_inputs(model, self._fixes)
             model.evaluate()
         except BaseException as exc:
             if not is_engine_failure(exc):
@@ -90,12 +97,13 @@ class IronCalcWorkbook:
             # Files written without cached values would export zeros: calculate the uploaded inputs.
             self.calculate({}, outputs=[])
         try:
-            return bytes(self._model.to_xlsx())
+            exported = bytes(self._model.to_xlsx())
         except BaseException as exc:
             if not is_engine_failure(exc):
                 raise
             log.warning("IronCalc failed to export xlsx: %r", exc)
             raise WorkbookError("The workbook could not be exported") from None
+        return corrections.restore_formulas(exported, self._fixes)
 
     def serialize(self) -> bytes:
         ranges = [asdict(r) for r in self._ranges]
@@ -103,6 +111,8 @@ class IronCalcWorkbook:
             if fields["originals"] is not None:
                 fields["originals"] = [None if o == EMPTY else o for o in fields["originals"]]
         header = {"ironcalc": ironcalc.__version__, "ranges": ranges}
+        if self._fixes:
+            header["corrections"] = self._fixes.to_header()
         return pack_blob(ENGINE_NAME, header, self._pristine)
 
     @staticmethod
@@ -118,7 +128,8 @@ class IronCalcEngine:
     name = ENGINE_NAME
 
     def load_xlsx(self, data: bytes) -> IronCalcWorkbook:
-        return IronCalcWorkbook(*self._load(data))
+        model, ranges, fixes = self._load(data)
+        return IronCalcWorkbook(model, ranges, fixes=fixes)
 
     def load_serialized(self, data: bytes) -> IronCalcWorkbook:
         header, payload = unpack_blob(data)
@@ -127,17 +138,18 @@ class IronCalcEngine:
         try:
             model = ironcalc.load_from_bytes(payload)
             ranges = [Range.from_header(r) for r in header["ranges"]]
+            fixes = corrections.ModelCorrections.from_header(header.get("corrections"))
         except BaseException as exc:
             if not is_engine_failure(exc):
                 raise
             log.warning("Stored IronCalc %s model unreadable: %r", header.get("ironcalc"), exc)
             raise WorkbookError("The stored calculation model is unreadable") from None
-        return IronCalcWorkbook(model, ranges, all_dirty=True)
+        return IronCalcWorkbook(model, ranges, all_dirty=True, fixes=fixes)
 
     def recalculate_cells(
         self, data: bytes, cells: list[tuple[str, int, int]], functions: set[str]
     ) -> tuple[list[CellValue], set[str]]:
-        model, _ = self._load(data)  # ranges too: a workbook they fail on fails the check
+        model, _, _ = self._load(data)  # ranges too: a workbook they fail on fails the check
         try:
             model.evaluate()
         except BaseException as exc:
@@ -151,12 +163,17 @@ class IronCalcEngine:
             values.append(EMPTY if index is None else read_cell(model, index, row, col))
         return values, unknown_functions(functions)
 
-    def _load(self, data: bytes) -> tuple["ironcalc.Model", list[Range]]:
+    def _load(
+        self, data: bytes
+    ) -> tuple["ironcalc.Model", list[Range], corrections.ModelCorrections]:
+        """The model of an upload with its named ranges, corrected (shared.calc.corrections)."""
         if not data.startswith(b"PK"):
             raise WorkbookError(UNREADABLE)
         try:
             model = load_model(data)
-            return model, resolve_ranges(model)
+            ranges = resolve_ranges(model)
+            inputs = [(r.sheet_index, r.top, r.left, r.bottom, r.right) for r in ranges if r.kind == "input"]
+            return model, ranges, corrections.correct_model(model, data, inputs)
         except BaseException as exc:
             if not is_engine_failure(exc):
                 raise
