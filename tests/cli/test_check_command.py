@@ -76,3 +76,33 @@ def test_the_console_script_runs_it(write):
     )
     assert done.returncode == 1
     assert json.loads(done.stdout)["cells_matching"] == 7
+
+
+def test_json_output_is_json_only_when_ironcalc_prints_warnings(tmp_path):
+    # GIVEN a workbook with a superscript font, which makes IronCalc 0.9.1 print
+    # `Unexpected feature XmlNode { name: "vertAlign" ...}` on the process's stdout
+    import openpyxl
+    from openpyxl.styles import Font
+
+    from tests.calc.test_fidelity import excel_saved
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws["A1"], ws["B1"], ws["C1"] = 2, "=A1*3", "m2"
+    ws["C1"].font = Font(vertAlign="superscript")
+    path = tmp_path / "superscript.xlsx"
+    path.write_bytes(excel_saved(wb, {"Sheet!B1": 6}))
+
+    # WHEN it is checked with --json in a process of its own
+    done = subprocess.run(
+        [sys.executable, "-m", "shared.cli", "check", str(path), "--engine", "ironcalc", "--json"],
+        capture_output=True, check=False,
+    )
+
+    # THEN stdout is exactly one JSON object; the warning went to stderr
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {
+        "engine": "ironcalc", "cells_compared": 1, "cells_matching": 1, "mismatches": [],
+        "unsupported_functions": [],
+    }
+    assert b"vertAlign" in done.stderr

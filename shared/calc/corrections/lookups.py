@@ -111,6 +111,7 @@ class RangeArg:
 
     token: int | None
     text: str
+    literal: bool = False  # a number, text or boolean: an error in Excel too, nothing to bound
 
 
 @dataclass
@@ -169,6 +170,8 @@ def _range_arg(arg: list[int], tokens: list[Token]) -> RangeArg:
         token = tokens[meaningful[0]]
         if token.type == Token.OPERAND and token.subtype == Token.RANGE:
             return RangeArg(meaningful[0], text)
+        if token.type == Token.OPERAND:
+            return RangeArg(None, text, literal=True)
     return RangeArg(None, text)
 
 
@@ -214,4 +217,4 @@ def find_lookups(formula: str) -> FormulaLookups:
 
 def is_computed(arg: RangeArg) -> bool:
     """A range given by an expression (OFFSET, INDIRECT, IF, INDEX:INDEX, ...)."""
-    return arg.token is None and bool(arg.text)
+    return arg.token is None and not arg.literal and bool(arg.text)
