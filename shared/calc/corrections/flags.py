@@ -3,7 +3,13 @@ the version's fidelity report and warnings, whether or not the file carries Exce
 
 from __future__ import annotations
 
-from shared.calc.corrections.lookups import find_lookups, is_computed, parse_name, parse_range
+from shared.calc.corrections.lookups import (
+    find_lookups,
+    is_computed,
+    parse_name,
+    parse_range,
+    references_by_function,
+)
 from shared.calc.xlsx.cells import ExcelBook
 
 # The engines whose known defects this module describes.
@@ -38,7 +44,7 @@ def flagged_cells(book: ExcelBook, engine: str) -> tuple[list[dict], int]:
                 target = book.defined_names.get(named[1].upper()) if named and not named[0] else None
                 # a name to a formula (OFFSET, INDIRECT, ...) rather than to cells
                 computed = target is not None and parse_range(target.lstrip("=")) is None \
-                    and "(" in target
+                    and references_by_function(target)
             if computed:
                 total += 1
                 if len(flags) < FLAG_LIMIT:

@@ -30,6 +30,12 @@ from openpyxl.formula.tokenizer import Token, Tokenizer
 from shared.calc.refs import MAX_COLS, MAX_ROWS, column_letters, column_number
 
 LOOKUP_FUNCTIONS = frozenset({"VLOOKUP", "HLOOKUP", "MATCH", "LOOKUP"})
+# Functions that can hand a lookup a reference (and so a blank tail); SORT, FILTER and the like
+# return arrays of values, which have none.
+REFERENCE_FUNCTIONS = frozenset({
+    "OFFSET", "INDIRECT", "INDEX", "CHOOSE", "IF", "IFS", "SWITCH", "XLOOKUP", "LET", "IFERROR", "IFNA",
+})
+_CALL = re.compile(r"(?<![A-Za-z0-9_.!$\]])([A-Za-z_][A-Za-z0-9_.]*)\(")
 MENTION = re.compile(rb"(?i)(?:LOOKUP|MATCH)\(")  # cheap test on raw sheet XML
 
 _SHEET = r"(?:'(?P<quoted>(?:[^']|'')+)'|(?P<plain>[^'!\[\]:*?/\\,()\s]+))"
@@ -166,6 +172,8 @@ def _mode(function: str, args: list[list[int]], tokens: list[Token]) -> str:
 def _range_arg(arg: list[int], tokens: list[Token]) -> RangeArg:
     meaningful = [i for i in arg if tokens[i].type != Token.WSPACE]
     text = "".join(t.value for t in tokens[min(arg):max(arg) + 1]).strip() if arg else ""
+    if meaningful and tokens[meaningful[0]].type == Token.ARRAY:
+        return RangeArg(None, text, literal=True)  # an array constant {1,2;3,4}
     if len(meaningful) == 1:
         token = tokens[meaningful[0]]
         if token.type == Token.OPERAND and token.subtype == Token.RANGE:
@@ -216,5 +224,15 @@ def find_lookups(formula: str) -> FormulaLookups:
 
 
 def is_computed(arg: RangeArg) -> bool:
-    """A range given by an expression (OFFSET, INDIRECT, IF, INDEX:INDEX, ...)."""
-    return arg.token is None and not arg.literal and bool(arg.text)
+    """A range given by an expression that can return a reference (OFFSET, INDIRECT, IF,
+    A1:INDEX(...), ...)."""
+    return arg.token is None and not arg.literal and references_by_function(arg.text)
+
+
+def references_by_function(text: str) -> bool:
+    """Whether an expression calls a function that can return a reference."""
+    bare = re.sub(r'"(?:[^"]|"")*"', '""', text)
+    return any(
+        re.sub(r"^(?:_xlfn\.|_xlws\.)+", "", name, flags=re.IGNORECASE).upper() in REFERENCE_FUNCTIONS
+        for name in _CALL.findall(bare)
+    )
