@@ -40,10 +40,10 @@ __all__ = [
 def correct_model(model, data: bytes, inputs: list[InputBox]) -> ModelCorrections:
     """Apply every formula rewrite to an IronCalc `model` freshly loaded from the xlsx `data`;
     `inputs` are the named input ranges (sheet index, top, left, bottom, right)."""
-    mentions, arrays = survey(data)
-    if not mentions:
+    candidates, arrays = survey(data)
+    if not candidates:
         return ModelCorrections()
-    return bound_lookups(model, inputs, skip=lambda s, r, c: (s, r, c) in arrays)
+    return bound_lookups(model, inputs, sorted(candidates - arrays))
 
 
 def restore_formulas(xlsx: bytes, corrections: ModelCorrections) -> bytes:

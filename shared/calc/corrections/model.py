@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
-from typing import Callable
 
 from shared.calc.corrections.lookups import Box, LookupSite, RangeArg, find_lookups, parse_name, parse_range
 
@@ -71,27 +70,30 @@ class _Occupancy:
     def __init__(self, model, inputs: list[InputBox]):
         self._model = model
         self._inputs = inputs
-        self._by_col: dict[tuple[int, int], list[int]] | None = None
-        self._by_row: dict[tuple[int, int], list[int]] = {}
+        self._cells: list[tuple[int, int, int]] | None = None
+        self._lines: dict[bool, dict[tuple[int, int], list[int]]] = {}
 
-    def _index(self) -> None:
-        by_col: dict[tuple[int, int], list[int]] = {}
-        by_row: dict[tuple[int, int], list[int]] = {}
-        for sheet, row, col in self._model.get_all_cells():
-            by_col.setdefault((sheet, col), []).append(row)
-            by_row.setdefault((sheet, row), []).append(col)
-        for rows in by_col.values():
-            rows.sort()
-        for cols in by_row.values():
-            cols.sort()
-        self._by_col, self._by_row = by_col, by_row
+    def _index(self, down: bool) -> dict[tuple[int, int], list[int]]:
+        """Positions of the listed cells per column (down) or per row, built once per direction."""
+        if down not in self._lines:
+            if self._cells is None:
+                self._cells = self._model.get_all_cells()
+            lines: dict[tuple[int, int], list[int]] = {}
+            if down:
+                for sheet, row, col in self._cells:
+                    lines.setdefault((sheet, col), []).append(row)
+            else:
+                for sheet, row, col in self._cells:
+                    lines.setdefault((sheet, row), []).append(col)
+            for positions in lines.values():
+                positions.sort()
+            self._lines[down] = lines
+        return self._lines[down]
 
     def last(self, sheet: int, line: int, start: int, end: int, down: bool) -> tuple[int | None, int | None]:
         """(the last position in [start, end] of column `line` (down) or row `line` (across)
         that can hold a value, the last one holding a constant or formula); None: none."""
-        if self._by_col is None:
-            self._index()
-        positions = (self._by_col if down else self._by_row).get((sheet, line), [])
+        positions = self._index(down).get((sheet, line), [])
         best = None
         at = bisect.bisect_right(positions, end)
         while at > 0 and positions[at - 1] >= start:
@@ -147,13 +149,11 @@ def _bounded(box: Box, sheet: int, site: LookupSite, occupancy: _Occupancy) -> t
 
 
 def bound_lookups(
-    model,
-    inputs: list[InputBox],
-    skip: Callable[[int, int, int], bool] = lambda s, r, c: False,
+    model, inputs: list[InputBox], cells: list[tuple[int, int, int]] | None = None,
 ) -> ModelCorrections:
     """Rewrite, in `model`, every lookup whose searched range has a blank tail; returns what
-    changed. `skip(sheet, row, col)` leaves a cell alone (array formulas: rewriting one as a
-    plain formula would change what it means)."""
+    changed. `cells` (sheet index, row, col) are the formula cells to look at, every cell when
+    None; array formulas must be left out (a plain formula in their place means something else)."""
     sheets = [p["name"] for p in model.get_worksheets_properties()]
     index_of = {name.lower(): i for i, name in enumerate(sheets)}
     occupancy = _Occupancy(model, inputs)
@@ -179,9 +179,7 @@ def bound_lookups(
         sheet = own_sheet if box.sheet is None else index_of.get(box.sheet.lower())
         return None if sheet is None else (box, sheet)
 
-    for sheet, row, col in model.get_all_cells():
-        if skip(sheet, row, col):
-            continue
+    for sheet, row, col in model.get_all_cells() if cells is None else cells:
         formula = model.get_cell_formula(sheet, row, col)
         if not formula:
             continue

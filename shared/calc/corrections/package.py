@@ -15,30 +15,51 @@ from shared.calc.xlsx.package import open_package, workbook_parts
 
 _CELL = re.compile(rb"<c\b([^>]*?)(?:/>|>(.*?)</c>)", re.DOTALL)
 _R_ATTR = re.compile(rb'\br="([A-Z]+)(\d+)"')
-_ARRAY_F = re.compile(rb"<f\b[^>]*\bt=\"array\"")
 _F_TEXT = re.compile(rb"(<f\b[^>]*>)(.*?)(</f>)", re.DOTALL)
 
 
-def survey(data: bytes) -> tuple[bool, set[tuple[int, int, int]]]:
-    """(whether any worksheet mentions LOOKUP(/MATCH(, the (sheet index, row, col) of every cell
-    holding an array formula). Costs one decompression of the sheets, no XML parse."""
+_SI_ATTR = re.compile(rb'\bsi="(\d+)"')
+_SHARED_CHILD = re.compile(rb'<f\b[^>]*\bsi="(\d+)"[^>]*/>')
+
+
+def _cell_at(xml: bytes, position: int, index: int) -> tuple[int, int, int] | None:
+    """The (sheet index, row, col) of the cell element enclosing `position`."""
+    start = xml.rfind(b"<c ", 0, position)
+    r = _R_ATTR.search(xml, start, xml.find(b">", start) + 1) if start >= 0 else None
+    return (index, int(r.group(2)), column_number(r.group(1).decode())) if r else None
+
+
+def survey(data: bytes) -> tuple[set[tuple[int, int, int]], set[tuple[int, int, int]]]:
+    """(the (sheet index, row, col) of every formula cell that mentions LOOKUP(/MATCH(, shared
+    formulas included; those of them holding an array formula). Costs one decompression of the
+    sheets and a scan proportional to the mentions, no XML parse."""
     package = open_package(data)
     _, parts, _ = workbook_parts(package)
-    mentions, arrays = False, set()
+    candidates, arrays = set(), set()
     for index, (_, path) in enumerate(parts):
         xml = package.read(path)
-        if not MENTION.search(xml):
-            continue
-        mentions = True
-        if b't="array"' not in xml:
-            continue
-        for match in _CELL.finditer(xml):
-            body = match.group(2) or b""
-            if _ARRAY_F.search(body):
-                r = _R_ATTR.search(match.group(1))
-                if r:
-                    arrays.add((index, int(r.group(2)), column_number(r.group(1).decode())))
-    return mentions, arrays
+        groups = set()
+        for mention in MENTION.finditer(xml):
+            f_start = xml.rfind(b"<f", 0, mention.start())
+            if f_start < 0 or xml.rfind(b"</f>", f_start, mention.start()) >= 0:
+                continue  # not inside a formula (cached text, say)
+            where = _cell_at(xml, f_start, index)
+            if where is None:
+                continue
+            candidates.add(where)
+            attrs = xml[f_start:xml.find(b">", f_start)]
+            if b't="array"' in attrs:
+                arrays.add(where)
+            si = _SI_ATTR.search(attrs)
+            if si:
+                groups.add(si.group(1))
+        if groups:
+            for child in _SHARED_CHILD.finditer(xml):
+                if child.group(1) in groups:
+                    where = _cell_at(xml, child.start(), index)
+                    if where is not None:
+                        candidates.add(where)
+    return candidates, arrays
 
 
 def restore_formulas(xlsx: bytes, restore: dict[tuple[int, int, int], list[tuple[int, str]]]) -> bytes:
