@@ -50,4 +50,4 @@ def restore_formulas(xlsx: bytes, corrections: ModelCorrections) -> bytes:
     """An exported workbook with the rewritten formulas shown as the user wrote them."""
     if not corrections:
         return xlsx
-    return _restore(xlsx, {(w.sheet, w.row, w.col): w.restore for w in corrections.rewrites})
+    return _restore(xlsx, {(w.sheet, w.row, w.col): w.original for w in corrections.rewrites})

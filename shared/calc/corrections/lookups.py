@@ -134,6 +134,8 @@ class LookupSite:
     searched: RangeArg
     follows: RangeArg | None = None
     array_form: bool = False  # LOOKUP(value, array): orientation must survive the cut
+    open_token: int = 0  # the call's "NAME(" and ")" tokens
+    close_token: int = 0
 
     @property
     def needs_bounds(self) -> bool:
@@ -196,7 +198,7 @@ def find_lookups(formula: str) -> FormulaLookups:
     if "".join(t.value for t in tokens) != body:
         return FormulaLookups(None)
     found = FormulaLookups([t.value for t in tokens], [f"{t.type}:{t.subtype}" for t in tokens])
-    stack: list[tuple[str, list[list[int]]]] = []
+    stack: list[tuple[str, list[list[int]], int]] = []
     for index, token in enumerate(tokens):
         if stack and not (token.subtype == Token.CLOSE and token.type in (Token.FUNC, Token.PAREN, Token.ARRAY)):
             if not (token.type == Token.SEP and token.subtype == Token.ARG):
@@ -204,16 +206,16 @@ def find_lookups(formula: str) -> FormulaLookups:
         if token.subtype == Token.OPEN and token.type in (Token.FUNC, Token.PAREN, Token.ARRAY):
             name = token.value[:-1].upper() if token.type == Token.FUNC else ""
             name = re.sub(r"^(?:_XLFN\.|_XLWS\.)+", "", name)
-            stack.append((name, [[]]))
+            stack.append((name, [[]], index))
         elif token.type == Token.SEP and token.subtype == Token.ARG and stack:
             stack[-1][1].append([])
         elif token.subtype == Token.CLOSE and stack:
-            name, args = stack.pop()
+            name, args, opened = stack.pop()
             if stack:  # the call's tokens belong to the enclosing argument too
                 stack[-1][1][-1].append(index)
             if name in LOOKUP_FUNCTIONS and len(args) >= 2:
                 mode = _mode(name, args, tokens)
-                site = LookupSite(name, mode, _range_arg(args[1], tokens))
+                site = LookupSite(name, mode, _range_arg(args[1], tokens), open_token=opened, close_token=index)
                 if name == "LOOKUP":
                     if len(args) >= 3:
                         site.follows = _range_arg(args[2], tokens)

@@ -4,7 +4,12 @@ Each lookup whose searched range runs past the last cell that can hold a value i
 the model, once, at load: the range is cut just after that cell. "Can hold a value" means a
 non-empty cell (constant or formula) or a cell of a named input range, since jobs write there:
 a job that fills an input further down is still searched. The original formula text is kept
-(`Rewrite.restore`) so the exported workbook shows what the user wrote.
+(`Rewrite.original`) so the exported workbook shows what the user wrote.
+
+Blank cells before the first value are cut off too (Excel does not land on them either: a
+lookup value below the first value is #N/A, where IronCalc answers from a leading blank). MATCH
+answers a position within the range, so a MATCH cut at its head becomes `(MATCH(...)+k)`, k the
+cells cut (an error stays the error); LOOKUP's result vector is cut by the same cells.
 """
 
 from __future__ import annotations
@@ -19,16 +24,13 @@ InputBox = tuple[int, int, int, int, int]  # sheet index, top, left, bottom, rig
 
 @dataclass
 class Rewrite:
-    """A cell whose formula the model calculates in a corrected form.
-
-    `restore` maps the position of a range operand among the formula's range operands to the
-    text the user wrote there.
-    """
+    """A cell whose formula the model calculates in a corrected form; `original` is the formula
+    as IronCalc read it from the upload (without "="), for the export."""
 
     sheet: int
     row: int
     col: int
-    restore: list[tuple[int, str]]
+    original: str
     # Ranges whose cut runs into named input cells: [token, sheet index, top, left, bottom,
     # right, sheet as written or None, searched down, last position holding a constant or
     # formula]. A job that leaves those inputs blank gets the range cut again (adjust_to_inputs).
@@ -47,7 +49,7 @@ class ModelCorrections:
 
     def to_header(self) -> dict:
         return {"version": 1, "rewrites": [
-            [w.sheet, w.row, w.col, w.restore, w.dynamic, w.tokens] for w in self.rewrites
+            [w.sheet, w.row, w.col, w.original, w.dynamic, w.tokens] for w in self.rewrites
         ]}
 
     @classmethod
@@ -55,8 +57,8 @@ class ModelCorrections:
         if not data:
             return cls()
         return cls([
-            Rewrite(s, r, c, [(int(i), str(t)) for i, t in restore], dynamic, tokens)
-            for s, r, c, restore, dynamic, tokens in data.get("rewrites", [])
+            Rewrite(s, r, c, original, dynamic, tokens)
+            for s, r, c, original, dynamic, tokens in data.get("rewrites", [])
         ])
 
     @property
@@ -117,10 +119,36 @@ class _Occupancy:
         return best, data
 
 
-def _bounded(box: Box, sheet: int, site: LookupSite, occupancy: _Occupancy) -> tuple[Box, bool, int | None] | None:
-    """The searched box cut after its last cell that can hold a value, whether the search
-    runs down (rows), and the last position holding a constant or formula when input cells
-    reach further (else None); None when the range is not one a lookup searches that way."""
+def _first(occupancy: "_Occupancy", sheet: int, line: int, start: int, end: int, down: bool) -> int | None:
+    """The first position in [start, end] of a column (down) or row that can hold a value."""
+    positions = occupancy._index(down).get((sheet, line), [])
+    best = None
+    at = bisect.bisect_left(positions, start)
+    while at < len(positions) and positions[at] <= end:
+        pos = positions[at]
+        row, col = (pos, line) if down else (line, pos)
+        if occupancy._model.get_cell_content(sheet, row, col) != "":
+            best = pos
+            break
+        at += 1
+    for s, top, left, bottom, right in occupancy._inputs:
+        if s != sheet:
+            continue
+        if down and left <= line <= right and top <= end and bottom >= start:
+            reach = max(top, start)
+        elif not down and top <= line <= bottom and left <= end and right >= start:
+            reach = max(left, start)
+        else:
+            continue
+        best = reach if best is None else min(best, reach)
+    return best
+
+
+def _bounded(box: Box, sheet: int, site: LookupSite, occupancy: _Occupancy) -> tuple[Box, bool, int | None, int] | None:
+    """The searched box cut to its first and last cells that can hold a value, whether the
+    search runs down (rows), the last position holding a constant or formula when input cells
+    reach further (else None), and how many cells were cut at the head; None when nothing is
+    cut or the range is not one a lookup searches that way."""
     if site.function == "VLOOKUP":
         down = True
     elif site.function == "HLOOKUP":
@@ -136,16 +164,24 @@ def _bounded(box: Box, sheet: int, site: LookupSite, occupancy: _Occupancy) -> t
     if down:
         last, data = occupancy.last(sheet, box.left, box.top, box.bottom, True)
         keep = box.cols if site.array_form else 1  # the array must stay at least as tall as wide
-        bottom = max(last or box.top, box.top + keep - 1)
-        floor = max(data or box.top, box.top + keep - 1)
-        cut = Box(box.sheet, box.top, box.left, bottom, box.right)
-        return (cut, True, floor if floor < bottom else None) if bottom < box.bottom else None
+        first = _first(occupancy, sheet, box.left, box.top, box.bottom, True)
+        top = first if first is not None else box.top
+        bottom = max(last or top, top + keep - 1)
+        floor = max(data or top, top + keep - 1)
+        if top == box.top and bottom >= box.bottom:
+            return None
+        cut = Box(box.sheet, top, box.left, bottom, box.right)
+        return cut, True, (floor if floor < bottom else None), top - box.top
     last, data = occupancy.last(sheet, box.top, box.left, box.right, False)
     keep = box.rows + 1 if site.array_form else 1  # and wider than tall
-    right = max(last or box.left, box.left + keep - 1)
-    floor = max(data or box.left, box.left + keep - 1)
-    cut = Box(box.sheet, box.top, box.left, box.bottom, right)
-    return (cut, False, floor if floor < right else None) if right < box.right else None
+    first = _first(occupancy, sheet, box.top, box.left, box.right, False)
+    left = first if first is not None else box.left
+    right = max(last or left, left + keep - 1)
+    floor = max(data or left, left + keep - 1)
+    if left == box.left and right >= box.right:
+        return None
+    cut = Box(box.sheet, box.top, left, box.bottom, right)
+    return cut, False, (floor if floor < right else None), left - box.left
 
 
 def bound_lookups(
@@ -186,8 +222,9 @@ def bound_lookups(
         found = find_lookups(formula)
         if not found.sites:
             continue
-        replaced: dict[int, str] = {}
+        tokens = list(found.tokens)
         dynamic: list[list] = []
+        changed = False
         for site in found.sites:
             if not site.needs_bounds or site.searched.token is None:
                 continue
@@ -195,32 +232,38 @@ def bound_lookups(
             if resolved is None:
                 continue
             box, at = resolved
+            follow = None
+            if site.follows is not None:
+                follow = resolve(site.follows, sheet) if site.follows.token is not None else None
+                if follow is None or (follow[0].rows > 1 and follow[0].cols > 1):
+                    continue  # a result vector we cannot cut alongside
             cut = _bounded(box, at, site, occupancy)
             if cut is None:
                 continue
-            new_box, down, floor = cut
-            replaced[site.searched.token] = new_box.text()
+            new_box, down, floor, offset = cut
+            tokens[site.searched.token] = new_box.text()
+            changed = True
             if floor is not None and site.follows is None:
                 dynamic.append([site.searched.token, at, new_box.top, new_box.left, new_box.bottom,
                                 new_box.right, new_box.sheet, down, floor])
-            if site.follows is not None and site.follows.token is not None:
-                follow = resolve(site.follows, sheet)
-                if follow is not None:
-                    fbox = follow[0]
-                    length = new_box.rows if down else new_box.cols
-                    if fbox.cols == 1 and fbox.rows > length:
-                        replaced[site.follows.token] = Box(fbox.sheet, fbox.top, fbox.left, fbox.top + length - 1, fbox.right).text()
-                    elif fbox.rows == 1 and fbox.cols > length:
-                        replaced[site.follows.token] = Box(fbox.sheet, fbox.top, fbox.left, fbox.bottom, fbox.left + length - 1).text()
-        if not replaced:
+            if offset and site.function == "MATCH":
+                tokens[site.open_token] = "(" + tokens[site.open_token]
+                tokens[site.close_token] = tokens[site.close_token] + f"+{offset})"
+            if follow is not None:
+                fbox = follow[0]
+                length = new_box.rows if down else new_box.cols
+                if fbox.cols == 1:
+                    start = fbox.top + offset
+                    tokens[site.follows.token] = Box(fbox.sheet, start, fbox.left, start + length - 1, fbox.right).text()
+                else:
+                    start = fbox.left + offset
+                    tokens[site.follows.token] = Box(fbox.sheet, fbox.top, start, fbox.bottom, start + length - 1).text()
+        if not changed:
             continue
-        tokens = list(found.tokens)
-        ranges = [i for i, kind in enumerate(found.kinds) if kind == "OPERAND:RANGE"]
-        restore = [(ranges.index(i), tokens[i]) for i in sorted(replaced)]
-        for i, text in replaced.items():
-            tokens[i] = text
         model.update_cell_with_formula(sheet, row, col, "=" + "".join(tokens))
-        corrections.rewrites.append(Rewrite(sheet, row, col, restore, dynamic, tokens if dynamic else []))
+        corrections.rewrites.append(
+            Rewrite(sheet, row, col, formula.lstrip("="), dynamic, tokens if dynamic else [])
+        )
     return corrections
 
 

@@ -62,38 +62,44 @@ def survey(data: bytes) -> tuple[set[tuple[int, int, int]], set[tuple[int, int, 
     return candidates, arrays
 
 
-def restore_formulas(xlsx: bytes, restore: dict[tuple[int, int, int], list[tuple[int, str]]]) -> bytes:
-    """The exported package with each rewritten cell's range operands put back as written.
+def _as_exported(original: str, exported: str) -> str:
+    """The original formula with the function prefixes (_xlfn., _xlws.) IronCalc's export gave
+    the same functions in the rewritten one (the rewrite never adds or drops a function)."""
+    prefixed = {
+        re.sub(r"^(?:_xlfn\.|_xlws\.)+", "", t.value, flags=re.IGNORECASE).upper(): t.value
+        for t in Tokenizer("=" + exported).items if t.type == Token.FUNC and t.subtype == Token.OPEN
+    }
+    tokens = Tokenizer("=" + original).items
+    for token in tokens:
+        if token.type == Token.FUNC and token.subtype == Token.OPEN:
+            token.value = prefixed.get(token.value.upper(), token.value)
+    return "".join(t.value for t in tokens)
 
-    Only the range operands the rewrite replaced change, found by their position among the
-    formula's range operands, so what IronCalc's export adds elsewhere (_xlfn. prefixes) stays.
-    """
+
+def restore_formulas(xlsx: bytes, restore: dict[tuple[int, int, int], str]) -> bytes:
+    """The exported package with each rewritten cell's formula put back as the upload had it
+    (`restore`: (sheet index, row, col) -> IronCalc's text of the original formula)."""
     import io
     import zipfile
 
     package = open_package(xlsx)
     _, parts, _ = workbook_parts(package)
-    by_path: dict[str, dict[tuple[int, int], list[tuple[int, str]]]] = {}
-    for (sheet, row, col), items in restore.items():
+    by_path: dict[str, dict[tuple[int, int], str]] = {}
+    for (sheet, row, col), original in restore.items():
         if sheet < len(parts):
-            by_path.setdefault(parts[sheet][1], {})[(row, col)] = items
+            by_path.setdefault(parts[sheet][1], {})[(row, col)] = original
 
     def fix_cell(match: re.Match, cells: dict) -> bytes:
         r = _R_ATTR.search(match.group(1))
         if r is None or match.group(2) is None:
             return match.group(0)
-        items = cells.get((int(r.group(2)), column_number(r.group(1).decode())))
-        if items is None:
+        original = cells.get((int(r.group(2)), column_number(r.group(1).decode())))
+        if original is None:
             return match.group(0)
 
         def fix_formula(f: re.Match) -> bytes:
-            text = unescape(f.group(2).decode("utf-8"))
-            tokens = Tokenizer("=" + text).items
-            ranges = [t for t in tokens if t.type == Token.OPERAND and t.subtype == Token.RANGE]
-            for position, original in items:
-                if position < len(ranges):
-                    ranges[position].value = original
-            return f.group(1) + escape("".join(t.value for t in tokens)).encode("utf-8") + f.group(3)
+            text = _as_exported(original, unescape(f.group(2).decode("utf-8")))
+            return f.group(1) + escape(text).encode("utf-8") + f.group(3)
 
         return match.group(0)[: match.start(2) - match.start(0)] + _F_TEXT.sub(fix_formula, match.group(2), count=1) + match.group(0)[match.end(2) - match.start(0):]
 
