@@ -210,7 +210,7 @@ def big_workbook_timing(formula_cells: int = 20_000) -> str:
     )
 
 
-def whole_column_timing(lookups: int = 20, rows: int = 1000) -> str:
+def whole_column_timing(lookups: int = 50, rows: int = 1000) -> str:
     """Job time of a workbook with `lookups` approximate VLOOKUPs over whole columns, with IronCalc
     alone and with the correction layer (which bounds them to the data at load)."""
     import openpyxl
