@@ -215,3 +215,22 @@ def test_excel_saved_lookups_over_leading_and_trailing_blanks_match_excel():
     for row in range(5, 13):
         for col in "DEF":
             assert exported[f"{col}{row}"].value == original[f"{col}{row}"].value
+
+
+def test_the_upload_check_sees_a_blank_input_range_below_the_data_as_blank():
+    # GIVEN bands in A1:B3, an input range A4:B5 left blank in the file, a whole-column lookup,
+    # and Excel's value for 760 (the largest band <= 760 is 670 -> 0.07)
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Rates"
+    for row, (score, rate) in enumerate([(300, 0.12), (580, 0.09), (670, 0.07)], start=1):
+        ws.cell(row, 1, score)
+        ws.cell(row, 2, rate)
+    ws["D1"] = 760
+    ws["E1"] = "=VLOOKUP(D1,$A:$B,2,TRUE)"
+    add_name(wb, "extra_bands", "Rates!$A$4:$B$5")
+    add_name(wb, "rate", "Rates!$E$1")
+
+    # WHEN the upload is checked, THEN IronCalc matches Excel
+    report = check(excel_saved(wb, {"Rates!E1": 0.07}), "ironcalc")
+    assert (report.cells_compared, report.cells_matching) == (1, 1), report.mismatches

@@ -4,6 +4,7 @@ workbook's formulas put back as the user wrote them."""
 
 from __future__ import annotations
 
+import logging
 import re
 from xml.sax.saxutils import escape, unescape
 
@@ -13,6 +14,7 @@ from shared.calc.corrections.lookups import MENTION
 from shared.calc.refs import column_number
 from shared.calc.xlsx.package import open_package, workbook_parts
 
+log = logging.getLogger(__name__)
 _CELL = re.compile(rb"<c\b([^>]*?)(?:/>|>(.*?)</c>)", re.DOTALL)
 _R_ATTR = re.compile(rb'\br="([A-Z]+)(\d+)"')
 _F_TEXT = re.compile(rb"(<f\b[^>]*>)(.*?)(</f>)", re.DOTALL)
@@ -98,7 +100,11 @@ def restore_formulas(xlsx: bytes, restore: dict[tuple[int, int, int], str]) -> b
             return match.group(0)
 
         def fix_formula(f: re.Match) -> bytes:
-            text = _as_exported(original, unescape(f.group(2).decode("utf-8")))
+            try:
+                text = _as_exported(original, unescape(f.group(2).decode("utf-8")))
+            except Exception:  # noqa: BLE001 - the corrected formula stays; its value is right
+                log.warning("could not put back the formula of an exported cell")
+                return f.group(0)
             return f.group(1) + escape(text).encode("utf-8") + f.group(3)
 
         return match.group(0)[: match.start(2) - match.start(0)] + _F_TEXT.sub(fix_formula, match.group(2), count=1) + match.group(0)[match.end(2) - match.start(0):]

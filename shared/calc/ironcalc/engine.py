@@ -149,8 +149,10 @@ class IronCalcEngine:
     def recalculate_cells(
         self, data: bytes, cells: list[tuple[str, int, int]], functions: set[str]
     ) -> tuple[list[CellValue], set[str]]:
-        model, _, _ = self._load(data)  # ranges too: a workbook they fail on fails the check
+        model, _, fixes = self._load(data)  # ranges too: a workbook they fail on fails the check
         try:
+            if fixes.dynamic:  # the uploaded inputs, as a job that sends none
+                corrections.adjust_to_inputs(model, fixes)
             model.evaluate()
         except BaseException as exc:
             if not is_engine_failure(exc):
