@@ -111,7 +111,11 @@ def _check(args: argparse.Namespace) -> int:
     try:
         with _stdout_to_stderr():
             if args.engine is None:
-                report = choose_engine(data, timeout_s=args.timeout).chosen_report()
+                choice = choose_engine(data, timeout_s=args.timeout)
+                report = choice.chosen_report()
+                for name in choice.timed_out:
+                    print(f"sheetcalc: {args.workbook}: {name} did not finish within {args.timeout:g} s; "
+                          f"the choice was made without it (raise --timeout)", file=sys.stderr)
             else:
                 report = check_engine(data, args.engine, timeout_s=args.timeout)
     except WorkbookError as exc:

@@ -106,3 +106,25 @@ def test_json_output_is_json_only_when_ironcalc_prints_warnings(tmp_path):
         "unsupported_functions": [],
     }
     assert b"vertAlign" in done.stderr
+
+
+def test_a_choice_made_without_an_engine_that_ran_out_of_time_says_so(write, capsys, monkeypatch):
+    # GIVEN a workbook formulas gets right, and a formulas check that runs out of time (injected)
+    from shared.calc.fidelity import choice as choice_module
+    from shared.calc.fidelity.report import FidelityReport
+
+    real = choice_module.check_engine
+    monkeypatch.setattr(
+        choice_module, "check_engine",
+        lambda data, name, **limits: real(data, name, **limits) if name == "ironcalc"
+        else FidelityReport(engine=name, status="timeout", error="no answer"),
+    )
+    path = write("rates.xlsx", rates_workbook())
+
+    # WHEN the service's choice is checked
+    status = main(["check", path, "--json", "--timeout", "30"])
+
+    # THEN the answer is IronCalc's, and stderr says formulas did not finish
+    captured = capsys.readouterr()
+    assert status == 1 and json.loads(captured.out)["engine"] == "ironcalc"
+    assert "formulas did not finish within 30 s" in captured.err
