@@ -6,8 +6,12 @@ folder: files, formula cells compared, % matching per engine and with the choice
 matching most cells, IronCalc on a tie), and the functions behind the misses. Also times the
 IronCalc check of a generated 20,000-formula workbook.
 
+The "IronCalc alone" column is IronCalc without the correction layer (shared/calc/corrections),
+"IronCalc" with it; the difference is what the layer fixed. `--engines ironcalc` skips formulas
+(its column and the choice are then left out).
+
 Usage: python bench/fidelity.py [--corpus ../shared/corpus] [--timeout 240] [--jobs 1]
-                                [--json results.json] [--only SUBSTRING]
+                                [--json results.json] [--only SUBSTRING] [--engines ironcalc]
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from shared.calc import corrections  # noqa: E402
 from shared.calc.fidelity.choice import check_engine, pick  # noqa: E402
 from shared.calc.fidelity.report import FidelityReport  # noqa: E402
 from shared.calc.xlsx.cells import read_excel_cells  # noqa: E402
@@ -31,6 +36,19 @@ from shared.config import get_settings  # noqa: E402
 from shared.errors import WorkbookError  # noqa: E402
 
 ENGINES = ("ironcalc", "formulas")
+RAW = "ironcalc-alone"  # IronCalc without the correction layer
+
+
+def check_raw(data: bytes) -> FidelityReport:
+    """The IronCalc check with the correction layer switched off (this process only)."""
+    real = corrections.correct_model
+    corrections.correct_model = lambda model, data, inputs: corrections.ModelCorrections()
+    try:
+        report = check_engine(data, "ironcalc")
+    finally:
+        corrections.correct_model = real
+    report.engine = RAW
+    return report
 
 
 def saved_by_excel(application: str | None) -> bool:
@@ -39,7 +57,8 @@ def saved_by_excel(application: str | None) -> bool:
     return bool(application) and "Excel" in application and "Compatible" not in application
 
 
-def run_file(path: Path, timeout: float, memory_mb: int) -> dict:
+def run_file(path: Path, timeout: float, memory_mb: int, engines: tuple[str, ...] = ENGINES,
+             lazy: bool = False) -> dict:
     data = path.read_bytes()
     try:
         application = read_excel_cells(data).application
@@ -48,15 +67,33 @@ def run_file(path: Path, timeout: float, memory_mb: int) -> dict:
     if not saved_by_excel(application):
         return {"file": str(path), "skipped": f"saved by {application!r}"}
     reports = {}
-    for engine in ENGINES:
+    for engine in engines:
+        first = reports.get("ironcalc")
+        if lazy and engine != "ironcalc" and first is not None and first.ok \
+                and first.cells_matching == first.cells_compared:
+            # as the service does: an engine can at best tie with IronCalc matching every cell
+            reports[engine] = FidelityReport(engine=engine, status="not_run", error="not needed")
+            continue
         try:
             reports[engine] = check_engine(data, engine, timeout_s=timeout, memory_mb=memory_mb)
         except WorkbookError as exc:
             reports[engine] = FidelityReport(engine=engine, status="failed", error=exc.message)
-    chosen = pick(reports)
+    chosen = pick(reports) if "formulas" in engines else None
+    try:
+        raw = check_raw(data)
+    except WorkbookError as exc:
+        raw = FidelityReport(engine=RAW, status="failed", error=exc.message)
+    try:
+        from shared.calc.ironcalc.engine import IronCalcEngine
+
+        rewrites = len(IronCalcEngine()._load(data)[2].rewrites)
+    except WorkbookError:
+        rewrites = 0
     return {
         "file": str(path),
         "chosen": chosen,
+        "rewrites": rewrites,
+        "raw": raw.to_dict(mismatch_limit=20),
         "reports": {name: r.to_dict(mismatch_limit=20) for name, r in reports.items()},
     }
 
@@ -65,7 +102,7 @@ def pct(matching: int, compared: int) -> str:
     return f"{100 * matching / compared:.2f}%" if compared else "-"
 
 
-def summarise(results: list[dict], corpus: Path) -> str:
+def summarise(results: list[dict], corpus: Path, engines: tuple[str, ...] = ENGINES) -> str:
     folders: dict[str, Counter] = defaultdict(Counter)
     unsupported: dict[str, Counter] = {e: Counter() for e in ENGINES}
     missing: dict[str, Counter] = {e: Counter() for e in ENGINES + ("choice",)}
@@ -80,11 +117,15 @@ def summarise(results: list[dict], corpus: Path) -> str:
         row = folders[folder]
         reports = result["reports"]
         # Cells compared are the engine-independent count: take IronCalc's, or any ok one.
-        base = next((reports[e] for e in ENGINES if reports[e]["status"] == "ok"), None)
+        base = next((reports[e] for e in engines if reports[e]["status"] == "ok"), None)
         compared = base["cells_compared"] if base else 0
         row["files"] += 1
         row["cells"] += compared
-        for engine in ENGINES:
+        raw = result.get("raw") or {}
+        row[RAW] += raw.get("cells_matching", 0) if raw.get("status") == "ok" else 0
+        row["rewrites"] += result.get("rewrites", 0)
+        row["flagged"] += reports["ironcalc"].get("flagged_total", 0)
+        for engine in engines:
             report = reports[engine]
             status[engine][report["status"]] += 1
             row[engine] += report["cells_matching"] if report["status"] == "ok" else 0
@@ -93,6 +134,8 @@ def summarise(results: list[dict], corpus: Path) -> str:
             if report["status"] == "ok":
                 missing[engine].update(report["functions"])
         chosen = result["chosen"]
+        if "formulas" not in engines:
+            continue
         chosen_counts[chosen] += 1
         if chosen:
             row["choice"] += reports[chosen]["cells_matching"]
@@ -101,27 +144,32 @@ def summarise(results: list[dict], corpus: Path) -> str:
     for row in folders.values():
         total.update(row)
     lines = [
-        "| folder | files | formula cells | IronCalc | formulas | per-workbook choice |",
-        "|---|---:|---:|---:|---:|---:|",
+        "| folder | files | formula cells | IronCalc alone | IronCalc (corrected) | cells the layer fixed "
+        "| formulas rewritten | cells flagged | formulas | per-workbook choice |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
+    has_formulas = "formulas" in engines
     for name in sorted(folders) + ["**all**"]:
         row = total if name == "**all**" else folders[name]
         lines.append(
-            f"| {name} | {row['files']} | {row['cells']} | {pct(row['ironcalc'], row['cells'])} "
-            f"| {pct(row['formulas'], row['cells'])} | {pct(row['choice'], row['cells'])} |"
+            f"| {name} | {row['files']} | {row['cells']} | {pct(row[RAW], row['cells'])} "
+            f"| {pct(row['ironcalc'], row['cells'])} | {row['ironcalc'] - row[RAW]} "
+            f"| {row['rewrites']} | {row['flagged']} "
+            f"| {pct(row['formulas'], row['cells']) if has_formulas else 'not run'} "
+            f"| {pct(row['choice'], row['cells']) if has_formulas else 'not run'} |"
         )
     lines.append("")
     lines.append(
         f"Choice: {dict(chosen_counts)}. Engine status: "
-        + "; ".join(f"{e} {dict(status[e])}" for e in ENGINES)
+        + "; ".join(f"{e} {dict(status[e])}" for e in engines)
         + f". Skipped (not saved by Excel or unreadable): {len(skipped)}."
     )
     lines.append("")
-    for engine in ENGINES:
+    for engine in engines:
         top = ", ".join(f"{n} ({c})" for n, c in unsupported[engine].most_common(15))
         lines.append(f"Top unsupported functions, {engine} (workbooks): {top or 'none'}")
         lines.append("")
-    for engine in ENGINES + ("choice",):
+    for engine in engines + (("choice",) if has_formulas else ()):
         top = ", ".join(f"{n} ({c})" for n, c in missing[engine].most_common(15))
         lines.append(f"Functions in mismatching cells, {engine} (cells): {top or 'none'}")
         lines.append("")
@@ -162,6 +210,45 @@ def big_workbook_timing(formula_cells: int = 20_000) -> str:
     )
 
 
+def whole_column_timing(lookups: int = 50, rows: int = 1000) -> str:
+    """Job time of a workbook with `lookups` approximate VLOOKUPs over whole columns, with IronCalc
+    alone and with the correction layer (which bounds them to the data at load)."""
+    import openpyxl
+
+    from shared.calc.ironcalc.engine import IronCalcEngine
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    for r in range(1, rows + 1):
+        ws.cell(r, 1, r * 10)
+        ws.cell(r, 2, r)
+    for r in range(1, lookups + 1):
+        ws.cell(r, 4, f"=VLOOKUP({r * 97 + 5},$A:$B,2,TRUE)")
+    buffer = io.BytesIO()
+    wb.save(buffer)
+    data = buffer.getvalue()
+    times = {}
+    for label in ("alone", "corrected"):
+        real = corrections.correct_model
+        if label == "alone":
+            corrections.correct_model = lambda model, data, inputs: corrections.ModelCorrections()
+        try:
+            engine = IronCalcEngine()
+            started = time.perf_counter()
+            workbook = engine.load_serialized(engine.load_xlsx(data).serialize())
+            loaded = time.perf_counter() - started
+            started = time.perf_counter()
+            workbook.calculate({}, outputs=[])
+            times[label] = (loaded, time.perf_counter() - started)
+        finally:
+            corrections.correct_model = real
+    return (
+        f"{lookups} approximate VLOOKUPs over $A:$B ({rows} rows of data), one job: IronCalc alone "
+        f"{times['alone'][1]:.2f} s, with the correction layer {times['corrected'][1]:.3f} s "
+        f"(upload load {times['alone'][0]:.2f} s vs {times['corrected'][0]:.2f} s)."
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
@@ -172,21 +259,25 @@ def main() -> int:
     parser.add_argument("--jobs", type=int, default=1, help="workbooks at a time; two formulas children on two cores slow each other past the deadline")
     parser.add_argument("--json", type=Path, help="write per-workbook results here")
     parser.add_argument("--only", default=None, help="only files whose path contains this")
+    parser.add_argument("--engines", default=",".join(ENGINES), help="engines to check (ironcalc is always checked)")
+    parser.add_argument("--lazy", action="store_true", help="check formulas only where IronCalc misses a cell, as the service does (the formulas column then counts only those)")
     args = parser.parse_args()
+    engines = tuple(dict.fromkeys(["ironcalc"] + [e for e in args.engines.split(",") if e]))
     corpus = args.corpus.resolve()
     files = sorted(p for p in corpus.rglob("*.xls[xm]"))
     if args.only:
         files = [p for p in files if args.only in str(p)]
     started = time.perf_counter()
     with ThreadPoolExecutor(args.jobs) as pool:
-        results = list(pool.map(lambda p: run_file(p, args.timeout, args.memory_mb), files))
+        results = list(pool.map(lambda p: run_file(p, args.timeout, args.memory_mb, engines, args.lazy), files))
     elapsed = time.perf_counter() - started
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, default=str))
-    print(summarise(results, corpus))
+    print(summarise(results, corpus, engines))
     print(f"Corpus run: {len(files)} files in {elapsed:.0f} s ({args.jobs} at a time).")
     print()
     print(big_workbook_timing())
+    print(whole_column_timing())
     return 0
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -77,6 +78,22 @@ def _migrate(args: argparse.Namespace) -> int:
     return 0
 
 
+@contextlib.contextmanager
+def _stdout_to_stderr():
+    """File descriptor 1 pointed at stderr while engines run: IronCalc prints warnings such as
+    `Unexpected feature XmlNode {name: "vertAlign" ...}` straight to the process's stdout (from
+    Rust, below Python's sys.stdout), and `check --json` must print JSON only."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        os.dup2(2, 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def _check(args: argparse.Namespace) -> int:
     """Exit 0 when every compared cell matches Excel, 1 when some differ, 2 when unreadable."""
     from shared.calc import available_engines
@@ -92,10 +109,15 @@ def _check(args: argparse.Namespace) -> int:
         print(f"sheetcalc: unknown engine {args.engine!r}; known: {', '.join(available_engines())}", file=sys.stderr)
         return 2
     try:
-        if args.engine is None:
-            report = choose_engine(data, timeout_s=args.timeout).chosen_report()
-        else:
-            report = check_engine(data, args.engine, timeout_s=args.timeout)
+        with _stdout_to_stderr():
+            if args.engine is None:
+                choice = choose_engine(data, timeout_s=args.timeout)
+                report = choice.chosen_report()
+                for name in choice.timed_out:
+                    print(f"sheetcalc: {args.workbook}: {name} did not finish within {args.timeout:g} s; "
+                          f"the choice was made without it (raise --timeout)", file=sys.stderr)
+            else:
+                report = check_engine(data, args.engine, timeout_s=args.timeout)
     except WorkbookError as exc:
         print(f"sheetcalc: {args.workbook}: {exc.message}", file=sys.stderr)
         return 2
@@ -109,6 +131,8 @@ def _check(args: argparse.Namespace) -> int:
         "mismatches": [{k: m[k] for k in ("sheet", "cell", "formula", "expected", "actual")} for m in report.mismatches],
         "unsupported_functions": report.unsupported_functions,
     }
+    if report.flagged:  # cells the engine is known to get wrong and nothing corrects
+        out["flagged"] = report.flagged
     if args.json:
         print(json.dumps(out, default=str))
     else:
@@ -125,6 +149,8 @@ def _print_check(out: dict, report) -> None:
         print("left out: " + ", ".join(f"{n} {reason.replace('_', ' ')}" for reason, n in report.skipped.items()))
     if out["unsupported_functions"]:
         print("unsupported functions: " + ", ".join(out["unsupported_functions"]))
+    for flag in out.get("flagged", []):
+        print(f"flagged: {flag['sheet']}!{flag['cell']}  {flag['formula']}  {flag['reason']}")
     if out["mismatches"]:
         shown = len(out["mismatches"])
         more = f" (first {shown} of {report.mismatches_total})" if report.mismatches_total > shown else ""

@@ -2,7 +2,8 @@
 
 Each record holds ``{"version_id": ...}``; ``version_checks.check_in_background`` runs the slower
 engines' fidelity checks (up to ``SHEETCALC_FIDELITY_TIMEOUT_SECONDS``, 240 s) and the copy to
-the tenant's document library. A record that raises (storage or database down) is reported back
+the tenant's document library. A record that raises (storage or database down, or a check past its
+deadline: ``CheckDeadlineExpired``, so load never decides the engine) is reported back
 and redelivered; after the last try ``functions.checks.dlq`` records the check as failed.
 """
 

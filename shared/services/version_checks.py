@@ -46,9 +46,19 @@ def _check(data: bytes, engine: str) -> FidelityReport:
         return FidelityReport(engine=engine, status="failed", error=exc.message)
 
 
+class CheckDeadlineExpired(Exception):
+    """An engine check ran out of time: the check stays pending and its message is redelivered,
+    so how loaded the machine was never decides the engine."""
+
+
 def check_in_background(version_id: uuid.UUID) -> str | None:
-    """Run a version's pending engine checks, then copy it to the document library; returns its engine."""
-    engine = _check_engines(version_id)
+    """Run a version's pending engine checks, then copy it to the document library; returns its
+    engine. Raises CheckDeadlineExpired (after the copy) when a check ran out of time."""
+    try:
+        engine = _check_engines(version_id)
+    except CheckDeadlineExpired:
+        copy_to_document_library(version_id)
+        raise
     copy_to_document_library(version_id)
     return engine
 
@@ -65,24 +75,50 @@ def _check_engines(version_id: uuid.UUID) -> str | None:
         return None
     data = get_store().get(workbook_key)
     results = [_check(data, name) for name in pending]
+    expired = [r for r in results if r.status == "timeout"]
 
+    engine = None
     with session_scope() as session:
         version = repo.get_version_any_tenant(session, version_id=version_id)
         if version is None:
             return None
         report = version.fidelity_report
-        for result in results:
-            report = merge_background_check(report, result)
-        if version.calc_engine_pinned:
-            report = report_for_engine(report, version.calc_engine)
-        elif report["engine"] != version.calc_engine:
-            workbook = calc.get_engine(report["engine"]).load_xlsx(data)
-            key = version_prefix(version.tenant_id, version.engine_id, version.id) + f"prepared.{report['engine']}"
-            get_store().put(key, workbook.serialize())
-            version.prepared_key, version.calc_engine = key, report["engine"]
-            log.info("version %s switched to %s", version_id, report["engine"])
-        version.fidelity_report = report
-        return version.calc_engine
+        if expired:
+            # Reported as such and kept pending, with no switch on the other checks' partial
+            # results: the message comes back and the version is checked again.
+            engines = dict(report["engines"])
+            for result in expired:
+                line = engines[result.engine]
+                attempts = int(line.get("timeouts", 0)) + 1
+                engines[result.engine] = {
+                    **line, "status": PENDING, "timeouts": attempts,
+                    "error": f"{result.error} (attempt {attempts}); checked again",
+                }
+            version.fidelity_report = {**report, "engines": engines}
+        else:
+            engine = _merge(version, report, results, data)
+    if expired:  # raised once the record above is committed
+        log.warning("version %s: %s check ran out of time; it will be checked again",
+                    version_id, ", ".join(r.engine for r in expired))
+        raise CheckDeadlineExpired(version_id)
+    return engine
+
+
+def _merge(version, report: dict, results: list[FidelityReport], data: bytes) -> str:
+    """The version with its background checks merged in, switched to the best engine unless
+    pinned; returns the engine it is calculated with."""
+    for result in results:
+        report = merge_background_check(report, result)
+    if version.calc_engine_pinned:
+        report = report_for_engine(report, version.calc_engine)
+    elif report["engine"] != version.calc_engine:
+        workbook = calc.get_engine(report["engine"]).load_xlsx(data)
+        key = version_prefix(version.tenant_id, version.engine_id, version.id) + f"prepared.{report['engine']}"
+        get_store().put(key, workbook.serialize())
+        version.prepared_key, version.calc_engine = key, report["engine"]
+        log.info("version %s switched to %s", version.id, report["engine"])
+    version.fidelity_report = report
+    return version.calc_engine
 
 
 def document_storage_record(status: str, **fields) -> dict:
@@ -153,6 +189,9 @@ def give_up(version_id: uuid.UUID) -> None:
             return
         engines = dict(version.fidelity_report.get("engines", {}))
         for name, line in engines.items():
-            if line.get("status") == PENDING:
+            if line.get("status") == PENDING and line.get("timeouts"):
+                engines[name] = {**line, "status": "timeout",
+                                 "error": f"no answer within the deadline in {line['timeouts']} attempts"}
+            elif line.get("status") == PENDING:
                 engines[name] = {**line, "status": "failed", "error": "the check did not finish"}
         version.fidelity_report = {**version.fidelity_report, "engines": engines}

@@ -30,7 +30,7 @@ def run(client, admin, engine, key, run_worker, score):
 
 
 def test_a_workbook_only_formulas_gets_right_is_calculated_by_formulas(client, admin, run_worker, run_checks):
-    # GIVEN a workbook IronCalc 0.9.1 gets wrong (approximate VLOOKUP over a blank tail)
+    # GIVEN a workbook IronCalc 0.9.1 gets wrong (approximate VLOOKUP over INDIRECT's blank tail)
     engine, version, key = deploy(admin, rates_workbook())
     # THEN the upload answers at once with IronCalc's check, and formulas pending
     assert version["calc_engine"] == "ironcalc" and version["calc_engine_pinned"] is False

@@ -55,7 +55,7 @@ def test_the_text_report_names_each_differing_cell(write, capsys):
     text = capsys.readouterr().out
     assert status == 1
     assert "cells compared: 3, matching: 1" in text
-    assert "Rates!E1  =VLOOKUP(D1,A1:B20,2,TRUE)  Excel: 0.07  ironcalc: 0" in text
+    assert 'Rates!E1  =VLOOKUP(D1,INDIRECT("A1:B20"),2,TRUE)  Excel: 0.07  ironcalc: 0' in text
 
 
 def test_an_unreadable_file_exits_2(write, capsys):
@@ -76,3 +76,55 @@ def test_the_console_script_runs_it(write):
     )
     assert done.returncode == 1
     assert json.loads(done.stdout)["cells_matching"] == 7
+
+
+def test_json_output_is_json_only_when_ironcalc_prints_warnings(tmp_path):
+    # GIVEN a workbook with a superscript font, which makes IronCalc 0.9.1 print
+    # `Unexpected feature XmlNode { name: "vertAlign" ...}` on the process's stdout
+    import openpyxl
+    from openpyxl.styles import Font
+
+    from tests.calc.test_fidelity import excel_saved
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws["A1"], ws["B1"], ws["C1"] = 2, "=A1*3", "m2"
+    ws["C1"].font = Font(vertAlign="superscript")
+    path = tmp_path / "superscript.xlsx"
+    path.write_bytes(excel_saved(wb, {"Sheet!B1": 6}))
+
+    # WHEN it is checked with --json in a process of its own
+    done = subprocess.run(
+        [sys.executable, "-m", "shared.cli", "check", str(path), "--engine", "ironcalc", "--json"],
+        capture_output=True, check=False,
+    )
+
+    # THEN stdout is exactly one JSON object; the warning went to stderr
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == {
+        "engine": "ironcalc", "cells_compared": 1, "cells_matching": 1, "mismatches": [],
+        "unsupported_functions": [],
+    }
+    assert b"vertAlign" in done.stderr
+
+
+def test_a_choice_made_without_an_engine_that_ran_out_of_time_says_so(write, capsys, monkeypatch):
+    # GIVEN a workbook formulas gets right, and a formulas check that runs out of time (injected)
+    from shared.calc.fidelity import choice as choice_module
+    from shared.calc.fidelity.report import FidelityReport
+
+    real = choice_module.check_engine
+    monkeypatch.setattr(
+        choice_module, "check_engine",
+        lambda data, name, **limits: real(data, name, **limits) if name == "ironcalc"
+        else FidelityReport(engine=name, status="timeout", error="no answer"),
+    )
+    path = write("rates.xlsx", rates_workbook())
+
+    # WHEN the service's choice is checked
+    status = main(["check", path, "--json", "--timeout", "30"])
+
+    # THEN the answer is IronCalc's, and stderr says formulas did not finish
+    captured = capsys.readouterr()
+    assert status == 1 and json.loads(captured.out)["engine"] == "ironcalc"
+    assert "formulas did not finish within 30 s" in captured.err

@@ -13,6 +13,7 @@ import time
 from collections import Counter
 
 from shared.calc.base import get_engine
+from shared.calc.corrections import flagged_cells
 from shared.calc.fidelity.compare import display, values_match
 from shared.calc.fidelity.references import excluded_cells, function_names
 from shared.calc.fidelity.report import MISMATCH_LIMIT, FidelityReport
@@ -25,6 +26,8 @@ def check_book(data: bytes, engine: str) -> FidelityReport:
     started = time.perf_counter()
     book = read_excel_cells(data)
     report = FidelityReport(engine=engine, application=book.application)
+    # Flagged whether or not the file carries Excel's values: those cells are not compared.
+    report.flagged, report.flagged_total = flagged_cells(book, engine)
     excluded = excluded_cells(book)
     skipped: Counter = Counter(excluded.values())
     targets = []

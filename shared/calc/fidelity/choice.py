@@ -39,6 +39,12 @@ class EngineChoice:
         """The full check of the chosen engine (uncapped mismatches)."""
         return self.reports[self.engine]
 
+    @property
+    def timed_out(self) -> list[str]:
+        """Engines whose check ran past its deadline: the choice was made without them, so a
+        caller must say so (or check again) rather than present it as final."""
+        return [name for name, report in self.reports.items() if report.status == "timeout"]
+
 
 def check_engine(
     data: bytes, engine: str, *, timeout_s: float = DEFAULT_TIMEOUT_S,

@@ -24,6 +24,9 @@ class FidelityReport:
     error: str | None = None
     seconds: float = 0.0
     application: str | None = None
+    # cells known to be wrong in this engine that the correction layer cannot fix
+    flagged: list[dict] = field(default_factory=list)
+    flagged_total: int = 0
 
     @property
     def ok(self) -> bool:
@@ -51,6 +54,8 @@ class FidelityReport:
             "functions": self.functions,
             "seconds": round(self.seconds, 3),
             "application": self.application,
+            "flagged": self.flagged,
+            "flagged_total": self.flagged_total,
         }
 
     @classmethod

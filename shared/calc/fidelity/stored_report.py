@@ -26,6 +26,8 @@ def build_report(chosen: str, reports: dict[str, FidelityReport]) -> dict[str, A
         "mismatches_total": main.mismatches_total,
         "unsupported_functions": main.unsupported_functions,
         "skipped": main.skipped,
+        "flagged": main.flagged[:REPORT_MISMATCH_LIMIT],
+        "flagged_total": main.flagged_total,
         "engines": {name: _engine_line(r) for name, r in reports.items()},
     }
 
@@ -95,6 +97,15 @@ def upload_warnings(report: dict[str, Any]) -> list[str]:
             f"Functions {report['engine']} does not support: "
             + ", ".join(report["unsupported_functions"])
         )
+    flagged = report.get("flagged") or []
+    if flagged:
+        warnings.append(
+            f"{report.get('flagged_total', len(flagged))} formula cells use a construct "
+            f"{report['engine']} is known to get wrong that the service cannot correct; see the "
+            "version's fidelity report (flagged)"
+        )
+        for flag in flagged[:5]:
+            warnings.append(f"{flag['sheet']}!{flag['cell']} {flag['formula']}: {flag['reason']}")
     skipped = report.get("skipped") or {}
     if skipped.get("no_cached_value") and not compared:
         warnings.append(

@@ -9,6 +9,7 @@ from typing import Any
 
 import ironcalc
 
+from shared.calc import corrections
 from shared.calc.base import NamedRange, pack_blob, unpack_blob
 from shared.calc.corrections import functions as corrected_functions
 from shared.calc.input_plan import plan_inputs
@@ -49,7 +50,8 @@ class IronCalcWorkbook:
         ranges: list[Range],
         all_dirty: bool = False,
         date1904: bool = False,
-        corrections: bool = True,
+        plan_functions: bool = True,
+        fixes: corrections.ModelCorrections | None = None,
     ):
         if all_dirty:  # a deserialized model may still hold the inputs of a calculation
             for rng in ranges:
@@ -57,13 +59,14 @@ class IronCalcWorkbook:
                     for (row, col), original in zip(rng.box.cells(), rng.originals):
                         write_cell(model, rng.sheet_index, row, col, original)
         self._pristine = pristine_bytes(model)
+        self._fixes = fixes or corrections.ModelCorrections()  # formulas the model holds corrected
         self._ranges = ranges
         self._public = [r.public() for r in ranges]
         self._by_name = {r.name.lower(): r for r in ranges}
         self._model: "ironcalc.Model | None" = None  # the last successful calculation's model
         # Cells whose functions we evaluate after IronCalc (None for most workbooks: no cost).
         self._date1904 = date1904  # IronCalc ignores the file's date system; our TEXT does not
-        self._corrections = corrected_functions.plan(model, date1904) if corrections else None
+        self._corrections = corrected_functions.plan(model, date1904) if plan_functions else None
         self._corrected: corrected_functions.Outcome | None = None
 
     def named_ranges(self) -> list[NamedRange]:
@@ -84,6 +87,8 @@ class IronCalcWorkbook:
                 rng = self._by_name[write.range.name.lower()]
                 cell = (rng.sheet_index, rng.top + write.row, rng.left + write.col)
                 write_cell(model, *cell, as_content(write.value))
+            if self._fixes.dynamic:
+                corrections.adjust_to_inputs(model, self._fixes)
             model.evaluate()
             corrected = corrected_functions.apply(model, self._corrections)
         except BaseException as exc:
@@ -112,12 +117,13 @@ class IronCalcWorkbook:
             self.calculate({}, outputs=[])
         try:
             exported = bytes(self._model.to_xlsx())
-            return corrected_functions.restore_formulas(exported, self._corrected)
+            exported = corrected_functions.restore_formulas(exported, self._corrected)
         except BaseException as exc:
             if not is_engine_failure(exc):
                 raise
             log.warning("IronCalc failed to export xlsx: %r", exc)
             raise WorkbookError("The workbook could not be exported") from None
+        return corrections.restore_formulas(exported, self._fixes)
 
     def serialize(self) -> bytes:
         ranges = [asdict(r) for r in self._ranges]
@@ -128,7 +134,9 @@ class IronCalcWorkbook:
         if self._date1904:
             header["date1904"] = True
         if self._corrections is None:
-            header["corrections"] = False  # nothing to correct: loading skips the scan
+            header["function_corrections"] = False  # nothing to evaluate: loading skips the scan
+        if self._fixes:
+            header["corrections"] = self._fixes.to_header()
         return pack_blob(ENGINE_NAME, header, self._pristine)
 
     @staticmethod
@@ -144,11 +152,12 @@ class IronCalcEngine:
     name = ENGINE_NAME
 
     def load_xlsx(self, data: bytes) -> IronCalcWorkbook:
-        model, ranges = self._load(data)
+        model, ranges, fixes = self._load(data)
         return IronCalcWorkbook(
             model, ranges,
             date1904=corrected_functions.uses_1904_dates(data),
-            corrections=corrected_functions.may_need_plan(data),
+            plan_functions=corrected_functions.may_need_plan(data),
+            fixes=fixes,
         )
 
     def load_serialized(self, data: bytes) -> IronCalcWorkbook:
@@ -158,6 +167,7 @@ class IronCalcEngine:
         try:
             model = ironcalc.load_from_bytes(payload)
             ranges = [Range.from_header(r) for r in header["ranges"]]
+            fixes = corrections.ModelCorrections.from_header(header.get("corrections"))
         except BaseException as exc:
             if not is_engine_failure(exc):
                 raise
@@ -165,14 +175,16 @@ class IronCalcEngine:
             raise WorkbookError("The stored calculation model is unreadable") from None
         return IronCalcWorkbook(
             model, ranges, all_dirty=True, date1904=bool(header.get("date1904")),
-            corrections=header.get("corrections", True),
+            plan_functions=header.get("function_corrections", True), fixes=fixes,
         )
 
     def recalculate_cells(
         self, data: bytes, cells: list[tuple[str, int, int]], functions: set[str]
     ) -> tuple[list[CellValue], set[str]]:
-        model, _ = self._load(data)  # ranges too: a workbook they fail on fails the check
+        model, _, fixes = self._load(data)  # ranges too: a workbook they fail on fails the check
         try:
+            if fixes.dynamic:  # the uploaded inputs, as a job that sends none
+                corrections.adjust_to_inputs(model, fixes)
             model.evaluate()
             corrected = None
             if corrected_functions.may_need_plan(data):
@@ -199,12 +211,17 @@ class IronCalcEngine:
                 unsupported.add(f"... and {len(named) - _FLAGS_NAMED} more such cells")
         return values, unsupported
 
-    def _load(self, data: bytes) -> tuple["ironcalc.Model", list[Range]]:
+    def _load(
+        self, data: bytes
+    ) -> tuple["ironcalc.Model", list[Range], corrections.ModelCorrections]:
+        """The model of an upload with its named ranges, corrected (shared.calc.corrections)."""
         if not data.startswith(b"PK"):
             raise WorkbookError(UNREADABLE)
         try:
             model = load_model(data)
-            return model, resolve_ranges(model)
+            ranges = resolve_ranges(model)
+            inputs = [(r.sheet_index, r.top, r.left, r.bottom, r.right) for r in ranges if r.kind == "input"]
+            return model, ranges, corrections.correct_model(model, data, inputs)
         except BaseException as exc:
             if not is_engine_failure(exc):
                 raise

@@ -1,0 +1,120 @@
+"""What the correction layer reads from and writes into xlsx packages: a quick survey of the
+upload (does any sheet mention a lookup, which cells hold array formulas) and the exported
+workbook's formulas put back as the user wrote them."""
+
+from __future__ import annotations
+
+import logging
+import re
+from xml.sax.saxutils import escape, unescape
+
+from openpyxl.formula.tokenizer import Token, Tokenizer
+
+from shared.calc.corrections.lookups import MENTION
+from shared.calc.refs import column_number
+from shared.calc.xlsx.package import open_package, workbook_parts
+
+log = logging.getLogger(__name__)
+_CELL = re.compile(rb"<c\b([^>]*?)(?:/>|>(.*?)</c>)", re.DOTALL)
+_R_ATTR = re.compile(rb'\br="([A-Z]+)(\d+)"')
+_F_TEXT = re.compile(rb"(<f\b[^>]*>)(.*?)(</f>)", re.DOTALL)
+
+
+_SI_ATTR = re.compile(rb'\bsi="(\d+)"')
+_SHARED_CHILD = re.compile(rb'<f\b[^>]*\bsi="(\d+)"[^>]*/>')
+
+
+def _cell_at(xml: bytes, position: int, index: int) -> tuple[int, int, int] | None:
+    """The (sheet index, row, col) of the cell element enclosing `position`."""
+    start = xml.rfind(b"<c ", 0, position)
+    r = _R_ATTR.search(xml, start, xml.find(b">", start) + 1) if start >= 0 else None
+    return (index, int(r.group(2)), column_number(r.group(1).decode())) if r else None
+
+
+def survey(data: bytes) -> tuple[set[tuple[int, int, int]], set[tuple[int, int, int]]]:
+    """(the (sheet index, row, col) of every formula cell that mentions LOOKUP(/MATCH(, shared
+    formulas included; those of them holding an array formula). Costs one decompression of the
+    sheets and a scan proportional to the mentions, no XML parse."""
+    package = open_package(data)
+    _, parts, _ = workbook_parts(package)
+    candidates, arrays = set(), set()
+    for index, (_, path) in enumerate(parts):
+        xml = package.read(path)
+        groups = set()
+        for mention in MENTION.finditer(xml):
+            f_start = xml.rfind(b"<f", 0, mention.start())
+            if f_start < 0 or xml.rfind(b"</f>", f_start, mention.start()) >= 0:
+                continue  # not inside a formula (cached text, say)
+            where = _cell_at(xml, f_start, index)
+            if where is None:
+                continue
+            candidates.add(where)
+            attrs = xml[f_start:xml.find(b">", f_start)]
+            if b't="array"' in attrs:
+                arrays.add(where)
+            si = _SI_ATTR.search(attrs)
+            if si:
+                groups.add(si.group(1))
+        if groups:
+            for child in _SHARED_CHILD.finditer(xml):
+                if child.group(1) in groups:
+                    where = _cell_at(xml, child.start(), index)
+                    if where is not None:
+                        candidates.add(where)
+    return candidates, arrays
+
+
+def _as_exported(original: str, exported: str) -> str:
+    """The original formula with the function prefixes (_xlfn., _xlws.) IronCalc's export gave
+    the same functions in the rewritten one (the rewrite never adds or drops a function)."""
+    prefixed = {
+        re.sub(r"^(?:_xlfn\.|_xlws\.)+", "", t.value, flags=re.IGNORECASE).upper(): t.value
+        for t in Tokenizer("=" + exported).items if t.type == Token.FUNC and t.subtype == Token.OPEN
+    }
+    tokens = Tokenizer("=" + original).items
+    for token in tokens:
+        if token.type == Token.FUNC and token.subtype == Token.OPEN:
+            token.value = prefixed.get(token.value.upper(), token.value)
+    return "".join(t.value for t in tokens)
+
+
+def restore_formulas(xlsx: bytes, restore: dict[tuple[int, int, int], str]) -> bytes:
+    """The exported package with each rewritten cell's formula put back as the upload had it
+    (`restore`: (sheet index, row, col) -> IronCalc's text of the original formula)."""
+    import io
+    import zipfile
+
+    package = open_package(xlsx)
+    _, parts, _ = workbook_parts(package)
+    by_path: dict[str, dict[tuple[int, int], str]] = {}
+    for (sheet, row, col), original in restore.items():
+        if sheet < len(parts):
+            by_path.setdefault(parts[sheet][1], {})[(row, col)] = original
+
+    def fix_cell(match: re.Match, cells: dict) -> bytes:
+        r = _R_ATTR.search(match.group(1))
+        if r is None or match.group(2) is None:
+            return match.group(0)
+        original = cells.get((int(r.group(2)), column_number(r.group(1).decode())))
+        if original is None:
+            return match.group(0)
+
+        def fix_formula(f: re.Match) -> bytes:
+            try:
+                text = _as_exported(original, unescape(f.group(2).decode("utf-8")))
+            except Exception:  # noqa: BLE001 - the corrected formula stays; its value is right
+                log.warning("could not put back the formula of an exported cell")
+                return f.group(0)
+            return f.group(1) + escape(text).encode("utf-8") + f.group(3)
+
+        return match.group(0)[: match.start(2) - match.start(0)] + _F_TEXT.sub(fix_formula, match.group(2), count=1) + match.group(0)[match.end(2) - match.start(0):]
+
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in package.infolist():
+            part = package.read(info.filename)
+            cells = by_path.get(info.filename)
+            if cells:
+                part = _CELL.sub(lambda m: fix_cell(m, cells), part)
+            dst.writestr(info, part)
+    return out.getvalue()
