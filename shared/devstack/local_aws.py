@@ -1,5 +1,11 @@
-"""A local AWS for the dev stack: moto's server on a free loopback port, with the bucket and the
+"""A local AWS for the dev stack: moto's server on a loopback port, with the bucket and the
 queues (each with its dead-letter queue) that ``template.yaml`` declares in the cloud.
+
+With a ``state_dir`` (``sheetcalc dev`` passes ``<data dir>/aws``) the bucket's objects live on
+disk too (``object_mirror``) and moto listens on the port it had last time when that port is
+free, so uploaded workbooks, results and the download links already handed out survive a
+restart. Queues start empty: what their lost messages asked for is rebuilt from the database
+(``shared.services.sweeper``, run by the dev stack at start).
 """
 
 from __future__ import annotations
@@ -7,10 +13,16 @@ from __future__ import annotations
 import json
 import logging
 import os
+import socket
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import boto3
 from moto.server import ThreadedMotoServer
+
+from shared.devstack.object_mirror import ObjectMirror
+
+log = logging.getLogger(__name__)
 
 # As in template.yaml: a message is tried this many times before it goes to the dead-letter queue.
 MAX_RECEIVE_COUNT = 3
@@ -35,9 +47,12 @@ class LocalAws:
     webhooks_queue_url: str
     webhooks_dlq_url: str
     server: ThreadedMotoServer = field(repr=False, compare=False)
+    mirror: ObjectMirror | None = field(default=None, repr=False, compare=False)
 
     def stop(self) -> None:
-        """Shut the moto server down (its state is lost)."""
+        """Shut the moto server down (its in-memory state is lost; mirrored objects stay on disk)."""
+        if self.mirror is not None:
+            self.mirror.detach()
         self.server.stop()
 
 
@@ -63,10 +78,43 @@ def create_queue_with_dlq(sqs, name: str, *, visibility_timeout: int,
     return url, dlq_url
 
 
+ENDPOINT_FILE = "endpoint.json"
+
+
+def _port_is_free(host: str, port: int) -> bool:
+    with socket.socket() as sock:
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def _previous_port(state_dir: Path, host: str) -> int:
+    """The port moto had in this state dir last time, when it is free again; else 0 (any)."""
+    try:
+        port = int(json.loads((state_dir / ENDPOINT_FILE).read_text())["port"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
+    if _port_is_free(host, port):
+        return port
+    log.warning("local S3 port %d is taken: download links handed out before this restart will not work", port)
+    return 0
+
+
 def start_local_aws(*, host: str = "127.0.0.1", port: int = 0, region: str = "us-east-1",
-                    bucket: str = "sheetcalc-workbooks", prefix: str = "sheetcalc") -> LocalAws:
-    """Start moto on ``host:port`` (0: any free port) and create the bucket and queues."""
+                    bucket: str = "sheetcalc-workbooks", prefix: str = "sheetcalc",
+                    state_dir: Path | None = None) -> LocalAws:
+    """Start moto on ``host:port`` (0: any free port) and create the bucket and queues.
+
+    With ``state_dir``, the bucket's objects are kept in and restored from ``state_dir/s3``, and
+    ``port`` 0 means the port used last time in ``state_dir`` if it is free.
+    """
     ensure_dummy_credentials(region)
+    if state_dir is not None:
+        state_dir = Path(state_dir)
+        state_dir.mkdir(parents=True, exist_ok=True)
+        port = port or _previous_port(state_dir, host)
     werkzeug_log = logging.getLogger("werkzeug")
     if werkzeug_log.level == logging.NOTSET:
         # Otherwise moto's werkzeug server logs every request (the pollers make one a second).
@@ -75,6 +123,7 @@ def start_local_aws(*, host: str = "127.0.0.1", port: int = 0, region: str = "us
     server.start()
     bound_host, bound_port = server.get_host_and_port()
     endpoint_url = f"http://{bound_host}:{bound_port}"
+    mirror = None
     try:
         session = boto3.session.Session()
         s3 = session.client("s3", region_name=region, endpoint_url=endpoint_url)
@@ -82,6 +131,13 @@ def start_local_aws(*, host: str = "127.0.0.1", port: int = 0, region: str = "us
             s3.create_bucket(Bucket=bucket)
         else:
             s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": region})
+        if state_dir is not None:
+            mirror = ObjectMirror(bucket, state_dir / "s3" / bucket)
+            restored = mirror.restore()
+            mirror.attach()
+            if restored:
+                log.info("restored %d objects into the local S3 bucket", restored)
+            (state_dir / ENDPOINT_FILE).write_text(json.dumps({"port": bound_port}))
         sqs = session.client("sqs", region_name=region, endpoint_url=endpoint_url)
         jobs_url, jobs_dlq_url = create_queue_with_dlq(
             sqs, f"{prefix}-jobs", visibility_timeout=JOBS_VISIBILITY_TIMEOUT
@@ -93,6 +149,8 @@ def start_local_aws(*, host: str = "127.0.0.1", port: int = 0, region: str = "us
             sqs, f"{prefix}-webhooks", visibility_timeout=WEBHOOKS_VISIBILITY_TIMEOUT
         )
     except BaseException:
+        if mirror is not None:
+            mirror.detach()
         server.stop()
         raise
     return LocalAws(
@@ -106,4 +164,5 @@ def start_local_aws(*, host: str = "127.0.0.1", port: int = 0, region: str = "us
         webhooks_queue_url=webhooks_url,
         webhooks_dlq_url=webhooks_dlq_url,
         server=server,
+        mirror=mirror,
     )

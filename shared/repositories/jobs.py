@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime, timedelta
 
-from sqlalchemy import and_, or_, update
+from sqlalchemy import and_, or_, select, update
 from sqlalchemy.orm import Session
 
 from shared.db.models import Job, JobStatus
@@ -106,3 +106,37 @@ def record_webhook_status(session: Session, *, job_id: uuid.UUID, status: int) -
     session.execute(
         update(Job).where(Job.id == job_id).values(webhook_response_status=status).execution_options(synchronize_session=False)
     )
+
+
+# --- The sweeper's queries: work that may have lost its message (shared.services.sweeper) -----
+
+
+def unqueued_job_ids(session: Session, *, pending_before: datetime, claimed_before: datetime, limit: int | None) -> list[uuid.UUID]:
+    """Jobs pending since before ``pending_before``, or processing on a claim older than
+    ``claimed_before`` (the lease), oldest first."""
+    query = (
+        select(Job.id)
+        .where(or_(
+            and_(Job.status == JobStatus.PENDING, Job.updated_at < pending_before),
+            and_(Job.status == JobStatus.PROCESSING, Job.started_at < claimed_before),
+        ))
+        .order_by(Job.updated_at)
+        .limit(limit)
+    )
+    return list(session.scalars(query))
+
+
+def unattempted_webhook_job_ids(session: Session, *, finished_before: datetime, limit: int | None) -> list[uuid.UUID]:
+    """Jobs finished before ``finished_before`` with a webhook whose single attempt never began."""
+    query = (
+        select(Job.id)
+        .where(
+            Job.status.in_([JobStatus.COMPLETED, JobStatus.FAILED]),
+            Job.webhook_url.is_not(None),
+            Job.webhook_sent_at.is_(None),
+            Job.completed_at < finished_before,
+        )
+        .order_by(Job.completed_at)
+        .limit(limit)
+    )
+    return list(session.scalars(query))
