@@ -59,6 +59,9 @@ class Settings(BaseSettings):
     sweeper_checks_after_seconds: int = Field(default=3600, ge=1)
     sweeper_batch_size: int = Field(default=1000, ge=1)
     sweeper_interval_seconds: float = Field(default=60.0, gt=0)
+    # sheetcalc dev: the level of the service's own log lines on stderr (as LOG_LEVEL sets it for
+    # the Lambda functions); unset, only warnings and errors are shown.
+    log_level: str | None = Field(default=None, validation_alias=AliasChoices("LOG_LEVEL", "SHEETCALC_LOG_LEVEL"))
     webhook_timeout_seconds: float = 10.0
     # Loopback and private webhook targets are refused in prod (SSRF); dev allows them.
     allow_private_webhooks: bool | None = None

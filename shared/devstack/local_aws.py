@@ -83,6 +83,8 @@ ENDPOINT_FILE = "endpoint.json"
 
 def _port_is_free(host: str, port: int) -> bool:
     with socket.socket() as sock:
+        # As moto's server binds it: connections of a killed predecessor in TIME_WAIT do not count.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind((host, port))
         except OSError:
