@@ -81,6 +81,21 @@ def create_queue_with_dlq(sqs, name: str, *, visibility_timeout: int,
 ENDPOINT_FILE = "endpoint.json"
 
 
+def _retention_check_in_constant_time() -> None:
+    """moto checks each message it receives against the queue's retention period by computing
+    every queue attribute, approximate counts included (a pass over all messages), so a receive
+    from a queue holding n messages costs n passes: a backlog of thousands (a restart queueing
+    its pending jobs again, a burst of executes) took seconds per batch. Read the one attribute."""
+    from moto.core.utils import unix_time
+    from moto.sqs.models import SQSBackend
+
+    def is_message_valid_based_on_retention_period(self, queue_name, message) -> bool:
+        retention_period = int(self.get_queue(queue_name).message_retention_period)
+        return retention_period + message.sent_timestamp / 1000 > unix_time()
+
+    SQSBackend.is_message_valid_based_on_retention_period = is_message_valid_based_on_retention_period
+
+
 def _port_is_free(host: str, port: int) -> bool:
     with socket.socket() as sock:
         # As moto's server binds it: connections of a killed predecessor in TIME_WAIT do not count.
@@ -113,6 +128,7 @@ def start_local_aws(*, host: str = "127.0.0.1", port: int = 0, region: str = "us
     ``port`` 0 means the port used last time in ``state_dir`` if it is free.
     """
     ensure_dummy_credentials(region)
+    _retention_check_in_constant_time()
     if state_dir is not None:
         state_dir = Path(state_dir)
         state_dir.mkdir(parents=True, exist_ok=True)
