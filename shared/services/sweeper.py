@@ -10,10 +10,11 @@ outage or a dev stack restarted with empty queues leaves a row that nothing will
 - webhooks of jobs finished that long ago whose single attempt never began;
 - version checks (engine checks, document-library copy) pending for ``sweeper_checks_after_seconds``.
 
-Sending a message twice is harmless, which is what makes this safe: the worker's claim
-(pending -> processing, or a claim past its lease) computes a job at most once per lease, and
-the webhook sender records its single attempt before the POST, so a webhook whose attempt may
-have begun is never picked again. On AWS a schedule runs ``functions.sweeper.app``; ``sheetcalc
+A job queued again is made pending as of now (a claim past its lease is released), so the
+following sweeps leave it to that message instead of adding one each. A message sent twice is
+harmless anyway, which is what makes this safe: the worker's claim (pending -> processing)
+computes a job once per lease, and the webhook sender records its single attempt before the
+POST, so a webhook whose attempt may have begun is never picked again. On AWS a schedule runs ``functions.sweeper.app``; ``sheetcalc
 dev`` runs it at start (everything from before the start: its queues began empty) and on a timer.
 """
 
@@ -65,7 +66,7 @@ def sweep(*, queues_empty_since: datetime | None = None) -> Swept:
     claimed_before = now - timedelta(seconds=settings.processing_lease_seconds)
 
     with session_scope() as session:
-        job_ids = job_repo.unqueued_job_ids(session, pending_before=due_before, claimed_before=claimed_before, limit=limit)
+        job_ids = job_repo.requeue_unqueued(session, pending_before=due_before, claimed_before=claimed_before, limit=limit)
         webhook_job_ids = job_repo.unattempted_webhook_job_ids(session, finished_before=due_before, limit=limit)
         version_ids = [
             version_id

@@ -19,6 +19,7 @@ from shared.db.models import EngineVersion, Job, JobStatus
 from shared.db.session import session_scope
 from shared.db.types import utcnow
 from shared.repositories import jobs as job_repo
+from shared.adapters import queues
 from shared.services import sweeper, version_checks
 from tests.receiver import WebhookReceiver
 
@@ -72,19 +73,35 @@ def test_a_pending_job_whose_message_was_lost_is_computed_after_a_sweep(deployed
     assert job_row(job_id).status == JobStatus.COMPLETED
 
 
-def test_a_job_swept_twice_is_computed_once(deployed, run_worker):
+def worker_counting(local_aws, job_id) -> int:
+    """Run the worker on every queued message; how many of them named ``job_id``."""
+    from functions.worker.app import handler
+    from tests.conftest import drain
+
+    named = []
+
+    def counting(event, context):
+        named.extend(json.loads(r["body"])["job_id"] for r in event["Records"])
+        return handler(event, context)
+
+    drain(local_aws.jobs_queue_url, counting)
+    return named.count(str(job_id))
+
+
+def test_a_job_swept_again_is_queued_once_and_computed_once(deployed, run_worker, local_aws):
     run_worker()
     job_id = committed_without_message(deployed)
-    # GIVEN two sweeps queued it twice (its original message could also still arrive)
+    # GIVEN a sweep queued it again
     sweeper.sweep()
+    # WHEN the sweeper runs again before the worker got to it
     sweeper.sweep()
-    # WHEN the worker handles every message
-    assert run_worker() >= 2
-    # THEN the job was finished by exactly one claim: one completion, never redone
+    # THEN it did not add a second message: the first sweep made it pending as of then
+    assert worker_counting(local_aws, job_id) == 1
     first = job_row(job_id)
     assert first.status == JobStatus.COMPLETED
-    sweeper.sweep()
-    run_worker()
+    # AND a message arriving for it anyway (its original, late) changes nothing
+    queues.enqueue_job(job_id)
+    assert worker_counting(local_aws, job_id) == 1
     again = job_row(job_id)
     assert (again.completed_at, again.updated_at, again.started_at) == (first.completed_at, first.updated_at, first.started_at)
 
@@ -98,17 +115,18 @@ def test_a_recent_pending_job_is_left_to_its_own_message(deployed, run_worker, s
     assert job_row(job_id).status == JobStatus.PENDING
 
 
-def test_a_job_processing_past_its_lease_is_computed_again_and_one_within_it_is_not(deployed, run_worker, settings_env):
+def test_a_job_processing_past_its_lease_is_computed_again_and_one_within_it_is_not(deployed, run_worker, settings_env, local_aws):
     settings_env(processing_lease_seconds=900)
     run_worker()
     # GIVEN a job whose worker died 20 minutes ago, and one whose worker started a minute ago
     dead = committed_without_message(deployed, status=JobStatus.PROCESSING, started_at=utcnow() - timedelta(minutes=20))
     busy_since = utcnow() - timedelta(minutes=1)
     busy = committed_without_message(deployed, status=JobStatus.PROCESSING, started_at=busy_since)
-    # WHEN the sweeper runs and the worker handles what it queued
+    # WHEN the sweeper runs (twice: the worker is busy elsewhere) and the worker handles what it queued
     sweeper.sweep()
-    run_worker()
-    # THEN the abandoned job is completed; the one still within its lease is not touched
+    sweeper.sweep()
+    # THEN the abandoned job was queued once and is completed; the one within its lease is not touched
+    assert worker_counting(local_aws, dead) == 1
     assert job_row(dead).status == JobStatus.COMPLETED
     still = job_row(busy)
     assert still.status == JobStatus.PROCESSING and still.started_at == busy_since
