@@ -119,6 +119,9 @@ def dev_stack(tmp_path_factory) -> DevStack:
     assert returncode == 0, f"sheetcalc dev exited with {returncode}:\n{stack.output()}"
 
 
+RESTARTABLE_STOP_TIMEOUT_SECONDS = 120
+
+
 class RestartableDevStack:
     """``sheetcalc dev`` on one data dir and port, started, killed and started again at will.
 
@@ -160,7 +163,18 @@ class RestartableDevStack:
         self.current.process.wait()
 
     def stop(self) -> int:
-        return _stop(self.current)
+        """SIGTERM the current run; a run still busy with a backlog may take a while to stop,
+        but one that has not stopped after a hang-sized wait fails the test."""
+        process = self.current.process
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(RESTARTABLE_STOP_TIMEOUT_SECONDS)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+                pytest.fail(f"sheetcalc dev ignored SIGTERM for {RESTARTABLE_STOP_TIMEOUT_SECONDS} s:\n{self.current.output()}")
+        return process.returncode
 
 
 @pytest.fixture()
@@ -175,6 +189,5 @@ def restartable_dev_stack(tmp_path_factory):
 
     yield make
     for stack in made:
-        for run in stack.runs:
-            if run.process.poll() is None:
-                _stop(run)
+        if stack.runs:
+            stack.stop()

@@ -76,7 +76,7 @@ class Load:
             return self.started
 
 
-def _until(read, done, what: str):
+def _until(read, done, what: str, show=repr):
     deadline = time.monotonic() + DEADLINE_SECONDS
     value = None
     while time.monotonic() < deadline:
@@ -84,7 +84,13 @@ def _until(read, done, what: str):
         if done(value):
             return value
         time.sleep(1)
-    raise AssertionError(f"{what} did not happen within {DEADLINE_SECONDS} s: {value}")
+    raise AssertionError(f"{what} did not happen within {DEADLINE_SECONDS} s: {show(value)}")
+
+
+def _states(jobs: dict[str, Job]) -> str:
+    return repr(collections.Counter(
+        (job.status, job.webhook_sent_at is not None, job.webhook_response_status) for job in jobs.values()
+    ))
 
 
 def _set_up_tenant(stack, http: httpx.Client, slug: str) -> tuple[str, dict]:
@@ -195,7 +201,8 @@ def test_a_killed_and_restarted_dev_stack_loses_nothing_and_repeats_nothing(rest
                 for id_, job in jobs.items()
             )
 
-        final = _until(lambda: _jobs(database_url, slug), settled, "every job finished with its webhook attempted")
+        final = _until(lambda: _jobs(database_url, slug), settled, "every job finished with its webhook attempted",
+                       show=_states)
         settled_in = time.monotonic() - began
         deliveries = collections.Counter(request["json"]["job_id"] for request in receiver.requests)
 
