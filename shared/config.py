@@ -43,6 +43,10 @@ class Settings(BaseSettings):
     download_url_ttl_seconds: int = 3600
 
     max_upload_bytes: int = 25 * 1024 * 1024
+    # One job's inputs: their size as compact UTF-8 JSON (413 above it) and their keys, nested
+    # objects included (400 above it). Each job stores its inputs, and returns them.
+    max_input_bytes: int = 256 * 1024
+    max_input_keys: int = 1000
     model_cache_size: int = 32
     # The fidelity check of the slower `formulas` engine, run by the checks function after upload:
     # its deadline (inside that function's 300 s timeout) and its memory ceiling.

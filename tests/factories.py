@@ -117,3 +117,13 @@ def deploy_loan(admin: Admin, loan_xlsx: bytes, *, flags: dict | None = None, ac
             admin, str(engine.id), engine.slug, str(uploaded.version.id), uploaded.test_api_key,
             str(consumer.consumer.id), consumer.api_key,
         )
+
+
+def store_schema_unchecked(deployed: Deployed, *, input_schema: dict) -> None:
+    """Write an input schema straight into the version's row, as one saved before today's
+    schema rules would still be stored (no check runs)."""
+    from shared.repositories import engines as engine_repo
+
+    with session_scope() as session:
+        version = engine_repo.get_version(session, tenant_id=uuid.UUID(deployed.admin.tenant_id), version_id=uuid.UUID(deployed.version_id))
+        version.input_schema = input_schema

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import logging
 
+import math
+
 from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
 from shared.api.schemas.common import UNPROCESSABLE, ErrorResponse
@@ -17,6 +21,27 @@ async def _sheetcalc_error(_request: Request, exc: SheetcalcError) -> JSONRespon
     return JSONResponse({"detail": exc.message}, status_code=exc.status_code)
 
 
+def _echoable(value, depth: int = 0):
+    """The part of a refused body a 422 echoes, made JSON that can always be sent: lone
+    surrogates escaped, NaN and infinities spelled as text, nesting cut at 16 levels."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, float) and not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("Infinity" if value > 0 else "-Infinity")
+    if isinstance(value, (dict, list, tuple)):
+        if depth >= 16:
+            return "..."
+        if isinstance(value, dict):
+            return {_echoable(k, depth + 1): _echoable(v, depth + 1) for k, v in value.items()}
+        return [_echoable(v, depth + 1) for v in value]
+    return value
+
+
+async def _invalid_request(_request: Request, exc: RequestValidationError) -> JSONResponse:
+    # FastAPI's own body, except that what it echoes of the request can always be encoded.
+    return JSONResponse({"detail": jsonable_encoder(_echoable(exc.errors()))}, status_code=422)
+
+
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     return JSONResponse({"detail": "Internal server error"}, status_code=500)
@@ -25,6 +50,7 @@ async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
 def install(app: FastAPI) -> None:
     """Register the handlers that turn exceptions into ``{"detail": ...}`` bodies."""
     app.add_exception_handler(SheetcalcError, _sheetcalc_error)
+    app.add_exception_handler(RequestValidationError, _invalid_request)
     app.add_exception_handler(Exception, _unexpected)
 
 

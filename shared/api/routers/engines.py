@@ -94,7 +94,12 @@ def upload_version(
     responses=responses(404, 422),
 )
 def update_version(engine_id: uuid.UUID, version_id: uuid.UUID, body: EngineVersionUpdate, session: SessionDep, user: CurrentUser):
-    """Set the input and/or output schema; warnings name mismatches with the workbook's named ranges."""
+    """Set the input and/or output schema; warnings name mismatches with the workbook's named ranges.
+
+    A schema's `$ref` may point only inside it (remote and file references are refused with 422:
+    nothing is fetched or read), and its patterns must compile with RE2 (linear-time matching: no
+    backreferences or lookaround).
+    """
     checked = versions.update_schemas(
         session, tenant_id=user.tenant_id, engine_id=engine_id, version_id=version_id, **body.model_dump(include=body.model_fields_set)
     )

@@ -15,10 +15,14 @@ router = APIRouter(prefix="/jobs", tags=["jobs"], responses=responses(401, 403))
 
 @router.post(
     "/execute/{tenant_slug}/{engine_slug}", status_code=202, response_model=ExecuteResponse,
-    responses=responses(400, 404, 503),
+    responses=responses(400, 404, 413, 503),
 )
 def execute(tenant_slug: str, engine_slug: str, body: ExecuteRequest, session: SessionDep, consumer: CurrentConsumer):
-    """Queue a calculation on the engine's active version. Poll the job, or give a webhook_url."""
+    """Queue a calculation on the engine's active version. Poll the job, or give a webhook_url.
+
+    The inputs are checked before anything is queued: against the input schema (whose `$ref`s
+    stay inside it and whose patterns run in linear time), then against the named ranges.
+    """
     job = jobs.execute(
         session, request=consumer, tenant_slug=tenant_slug, engine_slug=engine_slug, inputs=body.inputs, webhook_url=body.webhook_url
     )
@@ -27,7 +31,7 @@ def execute(tenant_slug: str, engine_slug: str, body: ExecuteRequest, session: S
 
 @router.post(
     "/test/{tenant_slug}/{engine_slug}/{version_id}", status_code=202, response_model=ExecuteResponse,
-    responses=responses(400, 404, 503),
+    responses=responses(400, 404, 413, 503),
 )
 def test_execute(
     tenant_slug: str, engine_slug: str, version_id: uuid.UUID, body: ExecuteRequest, session: SessionDep, consumer: CurrentConsumer

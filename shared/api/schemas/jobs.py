@@ -19,14 +19,28 @@ JobStatusName = Literal["pending", "processing", "completed", "failed"]
 class ExecuteRequest(BaseModel):
     model_config = ConfigDict(json_schema_extra={"example": {"inputs": {"principal": 250000, "annual_rate": 0.045, "years": 30}}})
 
-    inputs: dict[str, Any] = Field(description="Values keyed by input name (named range)")
-    webhook_url: str | None = Field(default=None, max_length=2048, description="http:// or https:// address to POST the result to")
+    inputs: dict[str, Any] = Field(
+        description=(
+            "Values keyed by input name (named range). Refused with 400 when they could not be stored and "
+            "returned as JSON: NaN or infinities (not JSON, RFC 8259), lone surrogates or NUL characters in "
+            "keys or text, nesting over 64 levels, more keys than the service's limit (1,000 by default, "
+            "nested objects included); with 413 over its size limit (256 KiB of JSON by default)."
+        )
+    )
+    webhook_url: str | None = Field(
+        default=None, max_length=2048,
+        description="http:// or https:// address to POST the result to; no spaces, control characters or lone surrogates",
+    )
 
     @field_validator("webhook_url")
     @classmethod
     def _http_only(cls, value: str | None) -> str | None:
         if value is not None and not value.lower().startswith(("http://", "https://")):
             raise ValueError("webhook_url must begin with http:// or https://")
+        # Stored, shown back and requested: no NUL (PostgreSQL refuses it), no control
+        # characters or spaces (not in a URL), no lone surrogates (not Unicode text).
+        if value is not None and any(ch <= " " or "\x7f" <= ch <= "\x9f" or "\ud800" <= ch <= "\udfff" for ch in value):
+            raise ValueError("webhook_url must not contain spaces, control characters (such as NUL) or lone surrogates")
         return value
 
 

@@ -69,9 +69,19 @@ class EngineVersionCreateResponse(EngineVersionDetail):
     message: str = "Version uploaded. The test API key is shown only once: store it now."
 
 
+# What a saved schema may hold, said once for both fields (shared/services/schema_safety.py).
+SCHEMA_RULES = (
+    "JSON Schema Draft 7, or null to remove. `$ref` may point only inside the schema ('#', "
+    "'#/definitions/...'): remote (http:, https:) and file: references are refused (422) and "
+    "nothing is ever fetched or read. `pattern`, `patternProperties` and `format: regex` are "
+    "evaluated in linear time by RE2: patterns it cannot compile (backreferences, lookaround) are "
+    "refused. NaN, infinities, lone surrogates, NUL characters and nesting over 64 levels are refused."
+)
+
+
 class EngineVersionUpdate(BaseModel):
-    input_schema: dict[str, Any] | None = Field(default=None, description="JSON Schema Draft 7, or null to remove")
-    output_schema: dict[str, Any] | None = Field(default=None, description="JSON Schema Draft 7, or null to remove")
+    input_schema: dict[str, Any] | None = Field(default=None, description=SCHEMA_RULES)
+    output_schema: dict[str, Any] | None = Field(default=None, description=SCHEMA_RULES)
     calc_engine: str | None = Field(default=None, description="Pin the calculation engine ('ironcalc' or 'formulas')")
 
 

@@ -10,6 +10,7 @@ from typing import Any
 import ironcalc
 
 from shared.calc.base import NamedRange, pack_blob, unpack_blob
+from shared.calc.corrections import functions as corrected_functions
 from shared.calc.input_plan import plan_inputs
 from shared.calc.ironcalc.cells import as_content, read_cell, write_cell
 from shared.calc.ironcalc.model import (
@@ -28,6 +29,7 @@ from shared.errors import WorkbookError
 log = logging.getLogger(__name__)
 
 ENGINE_NAME = "ironcalc"
+_FLAGS_NAMED = 20  # cells the correction layer could not compute, named one by one in a report
 
 
 class IronCalcWorkbook:
@@ -41,7 +43,14 @@ class IronCalcWorkbook:
 
     engine_name = ENGINE_NAME
 
-    def __init__(self, model: "ironcalc.Model", ranges: list[Range], all_dirty: bool = False):
+    def __init__(
+        self,
+        model: "ironcalc.Model",
+        ranges: list[Range],
+        all_dirty: bool = False,
+        date1904: bool = False,
+        corrections: bool = True,
+    ):
         if all_dirty:  # a deserialized model may still hold the inputs of a calculation
             for rng in ranges:
                 if rng.originals is not None:
@@ -52,6 +61,10 @@ class IronCalcWorkbook:
         self._public = [r.public() for r in ranges]
         self._by_name = {r.name.lower(): r for r in ranges}
         self._model: "ironcalc.Model | None" = None  # the last successful calculation's model
+        # Cells whose functions we evaluate after IronCalc (None for most workbooks: no cost).
+        self._date1904 = date1904  # IronCalc ignores the file's date system; our TEXT does not
+        self._corrections = corrected_functions.plan(model, date1904) if corrections else None
+        self._corrected: corrected_functions.Outcome | None = None
 
     def named_ranges(self) -> list[NamedRange]:
         return list(self._public)
@@ -72,6 +85,7 @@ class IronCalcWorkbook:
                 cell = (rng.sheet_index, rng.top + write.row, rng.left + write.col)
                 write_cell(model, *cell, as_content(write.value))
             model.evaluate()
+            corrected = corrected_functions.apply(model, self._corrections)
         except BaseException as exc:
             if not is_engine_failure(exc):
                 raise
@@ -82,15 +96,23 @@ class IronCalcWorkbook:
         else:
             targets = [r for r in (self._by_name.get(n.lower()) for n in outputs) if r is not None]
         values = {r.name: self._read(model, r) for r in targets}
-        self._model = model
+        self._model, self._corrected = model, corrected
         return values
+
+    def correction_flags(self) -> list[corrected_functions.Flag]:
+        """Cells whose corrected function we could not compute as Excel would, at load and in
+        the last calculation (they keep IronCalc's value)."""
+        if self._corrected is not None:
+            return list(self._corrected.flags)
+        return list(self._corrections.flags) if self._corrections else []
 
     def to_xlsx(self) -> bytes:
         if self._model is None:
             # Files written without cached values would export zeros: calculate the uploaded inputs.
             self.calculate({}, outputs=[])
         try:
-            return bytes(self._model.to_xlsx())
+            exported = bytes(self._model.to_xlsx())
+            return corrected_functions.restore_formulas(exported, self._corrected)
         except BaseException as exc:
             if not is_engine_failure(exc):
                 raise
@@ -103,6 +125,10 @@ class IronCalcWorkbook:
             if fields["originals"] is not None:
                 fields["originals"] = [None if o == EMPTY else o for o in fields["originals"]]
         header = {"ironcalc": ironcalc.__version__, "ranges": ranges}
+        if self._date1904:
+            header["date1904"] = True
+        if self._corrections is None:
+            header["corrections"] = False  # nothing to correct: loading skips the scan
         return pack_blob(ENGINE_NAME, header, self._pristine)
 
     @staticmethod
@@ -118,7 +144,12 @@ class IronCalcEngine:
     name = ENGINE_NAME
 
     def load_xlsx(self, data: bytes) -> IronCalcWorkbook:
-        return IronCalcWorkbook(*self._load(data))
+        model, ranges = self._load(data)
+        return IronCalcWorkbook(
+            model, ranges,
+            date1904=corrected_functions.uses_1904_dates(data),
+            corrections=corrected_functions.may_need_plan(data),
+        )
 
     def load_serialized(self, data: bytes) -> IronCalcWorkbook:
         header, payload = unpack_blob(data)
@@ -132,7 +163,10 @@ class IronCalcEngine:
                 raise
             log.warning("Stored IronCalc %s model unreadable: %r", header.get("ironcalc"), exc)
             raise WorkbookError("The stored calculation model is unreadable") from None
-        return IronCalcWorkbook(model, ranges, all_dirty=True)
+        return IronCalcWorkbook(
+            model, ranges, all_dirty=True, date1904=bool(header.get("date1904")),
+            corrections=header.get("corrections", True),
+        )
 
     def recalculate_cells(
         self, data: bytes, cells: list[tuple[str, int, int]], functions: set[str]
@@ -140,6 +174,11 @@ class IronCalcEngine:
         model, _ = self._load(data)  # ranges too: a workbook they fail on fails the check
         try:
             model.evaluate()
+            corrected = None
+            if corrected_functions.may_need_plan(data):
+                date1904 = corrected_functions.uses_1904_dates(data)
+                the_plan = corrected_functions.plan(model, date1904)
+                corrected = corrected_functions.apply(model, the_plan)
         except BaseException as exc:
             if not is_engine_failure(exc):
                 raise
@@ -149,7 +188,16 @@ class IronCalcEngine:
         for sheet, row, col in cells:
             index = index_of.get(sheet.lower())
             values.append(EMPTY if index is None else read_cell(model, index, row, col))
-        return values, unknown_functions(functions)
+        # Functions we evaluate ourselves are not unknown to the service any more; a cell we
+        # could not evaluate as Excel would is named instead ("TEXT at Sheet1!B2 (reason)"),
+        # so the version's fidelity report and the upload's warnings list it.
+        unsupported = unknown_functions(functions) - corrected_functions.NAMES
+        if corrected is not None and corrected.flags:
+            named = [str(flag) for flag in corrected.flags]
+            unsupported |= set(named[:_FLAGS_NAMED])
+            if len(named) > _FLAGS_NAMED:
+                unsupported.add(f"... and {len(named) - _FLAGS_NAMED} more such cells")
+        return values, unsupported
 
     def _load(self, data: bytes) -> tuple["ironcalc.Model", list[Range]]:
         if not data.startswith(b"PK"):

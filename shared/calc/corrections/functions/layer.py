@@ -1,0 +1,545 @@
+"""Our own evaluation of the cells whose formulas use a function IronCalc lacks or gets wrong.
+
+Why it is sound:
+
+- At load, `plan` reads every formula once and keeps the cells that call a corrected function
+  (registry.CORRECTED). A workbook without them gets no plan, and every later step is skipped:
+  it costs nothing per calculation.
+- After IronCalc has evaluated, `apply` recomputes each planned cell's whole formula with the
+  `formulas` package's parser and compiler (its Excel operators and functions, with the
+  Excel-rule fixes of shared/calc/formulas/functions.py), the corrected functions replaced by
+  ours, and the precedents' values read from the IronCalc model. Where our value differs from
+  IronCalc's, it is written into the cell as a constant and IronCalc evaluates again, so every
+  dependant sees it. Planned cells can depend on each other: the pass repeats until no planned
+  cell changes (a fixed point: each planned cell equals its formula over its precedents'
+  current values, and every other cell is IronCalc's calculation over those), at most once per
+  planned cell plus one, which is the longest chain of planned cells there can be.
+- A cell whose value we cannot compute as Excel would (a TEXT format code outside what
+  text_format implements, a reference to a defined name or whole column, a formula the parser
+  does not read) keeps IronCalc's value and is reported in `flags` as (sheet, cell, reason).
+- The export writes the workbook IronCalc holds (with the corrected constants) and puts each
+  corrected cell's formula back next to its value (`restore_formulas`), so the filled workbook
+  keeps its formulas and carries the right cached values.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import html
+import io
+import logging
+import re
+import zipfile
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from shared.calc.corrections.functions import registry
+from shared.calc.corrections.functions.text_format import Unsupported
+from shared.calc.refs import cell_name, column_number
+
+log = logging.getLogger(__name__)
+
+# A sheet-qualified or plain A1 reference as formulas names its inputs.
+_INPUT = re.compile(
+    r"(?:(?:'((?:[^']|'')+)'|([^'!]+))!)?"
+    r"\$?([A-Z]{1,3})\$?(\d{1,7})(?::\$?([A-Z]{1,3})\$?(\d{1,7}))?",
+    re.IGNORECASE,
+)
+_WHOLE = re.compile(
+    r"(?:(?:'((?:[^']|'')+)'|([^'!]+))!)?"
+    r"(?:\$?([A-Z]{1,3}):\$?([A-Z]{1,3})|\$?(\d{1,7}):\$?(\d{1,7}))",
+    re.IGNORECASE,
+)
+# AGGREGATE with only numbers and references as arguments: every function it offers ignores
+# blank cells, so a whole column or row can be read up to the sheet's last used row or column.
+_BARE_AGGREGATE = re.compile(r"=\s*(?:_xlfn\.)?AGGREGATE\((.*)\)\s*", re.IGNORECASE)
+_ARGUMENT = re.compile(
+    r"\s*(?:-?\d+(?:\.\d+)?|(?:(?:'[^',]+'|[^'!,()\s\"+*/&=<>^-]+)!)?\$?[A-Z]{0,3}\$?\d{0,7}"
+    r"(?::\$?[A-Z]{0,3}\$?\d{0,7})?)\s*",
+    re.IGNORECASE,
+)
+_MAX_CELLS = 100_000  # a precedent range larger than this is not read cell by cell
+_NESTED = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(SUBTOTAL|AGGREGATE)\s*\(", re.IGNORECASE)
+
+# The cell being evaluated and what its corrected functions reported, for the wrappers.
+current: contextvars.ContextVar["_Evaluation | None"] = contextvars.ContextVar(
+    "sheetcalc_correction", default=None
+)
+
+
+@dataclass
+class _Evaluation:
+    model: Any
+    date1904: bool = False
+    ranges: dict[int, tuple[int, int, int, int, int]] = field(default_factory=dict)
+    unsupported: str | None = None
+
+
+@dataclass
+class Target:
+    sheet: int
+    row: int
+    col: int
+    formula: str  # IronCalc's text, with "="
+    compiled: Callable
+    # sheet, top, left, bottom, right; bottom (right) None: a whole column (row), read up to the
+    # sheet's last used row (column) when the cell is evaluated
+    inputs: list[tuple[int, int, int, int | None, int | None]]
+
+    @property
+    def address(self) -> str:
+        return cell_name(self.row, self.col)
+
+
+@dataclass
+class Flag:
+    sheet: str
+    cell: str
+    reason: str  # starts with the function(s): "TEXT: format code [DBNum1]"
+
+    def __str__(self) -> str:
+        return f"{self.reason.split(':')[0]} at {_quoted(self.sheet)}!{self.cell}" + (
+            f" ({self.reason.split(':', 1)[1].strip()})" if ":" in self.reason else ""
+        )
+
+
+def _quoted(sheet: str) -> str:
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", sheet):
+        return sheet
+    return "'" + sheet.replace("'", "''") + "'"
+
+
+@dataclass
+class Plan:
+    sheets: list[str]
+    targets: list[Target]
+    flags: list[Flag]  # found at load; apply adds the ones that depend on values
+    date1904: bool = False  # the workbook's date system (IronCalc does not read it)
+
+
+_DATE1904 = re.compile(rb"<(?:\w+:)?workbookPr\b[^>]*\bdate1904=\"(?:1|true)\"")
+
+
+def may_need_plan(xlsx: bytes) -> bool:
+    """False when no worksheet of the package can call a corrected function (no name holds the
+    text): `plan` is then skipped without reading every formula back from IronCalc."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(xlsx)) as package:
+            for name in package.namelist():
+                if name.startswith("xl/") and name.endswith(".xml") and (
+                    "worksheets/" in name or name == "xl/workbook.xml"
+                ):
+                    part = package.read(name).upper()
+                    if any(hint in part for hint in registry.HINTS):
+                        return True
+    except zipfile.BadZipFile:
+        return True
+    return False
+
+
+def uses_1904_dates(xlsx: bytes) -> bool:
+    """Whether an .xlsx package is in Excel's 1904 date system (workbookPr date1904)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(xlsx)) as package:
+            return bool(_DATE1904.search(package.read("xl/workbook.xml")))
+    except (KeyError, zipfile.BadZipFile):
+        return False
+
+
+def plan(model, date1904: bool = False) -> Plan | None:
+    """The cells to correct in an IronCalc model, or None when there are none."""
+    sheets = [p["name"] for p in model.get_worksheets_properties()]
+    index_of = {name.upper(): i for i, name in enumerate(sheets)}
+    found = []
+    for sheet, row, col in model.get_all_cells():
+        formula = model.get_cell_formula(sheet, row, col)
+        if formula and registry.mentions(formula):
+            found.append((sheet, row, col, formula))
+    if not found:
+        return None
+    targets, flags = [], []
+    context = _Context(model)
+    for sheet, row, col, formula in found:
+        try:
+            targets.append(_target(sheet, row, col, formula, index_of, context))
+        except Unsupported as exc:
+            names = "/".join(registry.called(formula))
+            flags.append(Flag(sheets[sheet], cell_name(row, col), f"{names}: {exc}"))
+    if not targets and not flags:
+        return None
+    return Plan(sheets, targets, flags, date1904)
+
+
+class _Context:
+    """What planning a model shares between cells: the defined names that are plain ranges
+    (`Rate` -> Calc!$B$2), read once when first needed
+    (IronCalc's name list is slow on workbooks with thousands of names)."""
+
+    def __init__(self, model):
+        self._model = model
+        self._by_name: dict[tuple[str, int | None], str] | None = None
+        self.compiled: dict[str, Callable] = {}  # formulas' compiled functions by formula text
+
+    def resolve(self, name: str, sheet: int) -> str | None:
+        if self._by_name is None:
+            self._by_name = {
+                (d["name"].upper(), d["scope"]): d["formula"]
+                for d in self._model.get_defined_name_list()
+            }
+        return self._by_name.get((name.upper(), sheet)) or self._by_name.get((name.upper(), None))
+
+
+def _target(
+    sheet: int, row: int, col: int, formula: str, index_of: dict[str, int], context: "_Context"
+) -> Target:
+    if formula.startswith("{"):
+        raise Unsupported("an array formula")
+    compiled = _simple_call(formula) or _compiled(formula, context.compiled)
+    inputs = []
+    for key in compiled.inputs:
+        whole = _WHOLE.fullmatch(key)
+        if whole is not None:
+            inputs.append(_whole_input(whole, key, formula, sheet, index_of))
+            continue
+        match = _INPUT.fullmatch(key)
+        if match is None and re.fullmatch(r"[A-Za-z_\\][\w.]*", key):
+            defined = context.resolve(key, sheet)
+            match = _INPUT.fullmatch(defined.lstrip("=")) if defined else None
+            if match is not None and match.group(1) is None and match.group(2) is None:
+                match = None  # a name must say its sheet
+        if match is None:
+            raise Unsupported(f"reference {key} (a name or whole row/column)")
+        quoted, plain, c1, r1, c2, r2 = match.groups()
+        name = (quoted.replace("''", "'") if quoted else plain)
+        index = sheet if name is None else index_of.get(name.upper())
+        if index is None:
+            raise Unsupported(f"reference {key} to another workbook or a missing sheet")
+        top, left = int(r1), column_number(c1.upper())
+        bottom, right = (int(r2), column_number(c2.upper())) if c2 else (top, left)
+        top, bottom = min(top, bottom), max(top, bottom)
+        left, right = min(left, right), max(left, right)
+        if (bottom - top + 1) * (right - left + 1) > _MAX_CELLS:
+            raise Unsupported(f"reference {key} larger than {_MAX_CELLS} cells")
+        inputs.append((index, top, left, bottom, right))
+    return Target(sheet, row, col, formula, compiled, inputs)
+
+
+_FUNCTION = re.compile(r"(?<![A-Za-z0-9_.])([A-Za-z_][A-Za-z0-9_.]*)\s*\(")
+_STRINGS = re.compile(r'"(?:[^"]|"")*"')
+
+
+def _compiled(formula: str, cache: dict[str, Callable]) -> Callable:
+    """formulas' compiled function of a formula, shared by the plan's cells with the same text
+    (compiling is slow). Per plan, not per process: a workbook calculates one job at a time
+    (ModelCache), and a compiled function is never called from two threads."""
+    compiled = cache.get(formula)
+    if compiled is not None:
+        return compiled
+    text = registry.rename(formula)
+    try:
+        import formulas
+
+        registry.install()
+        compiled = formulas.Parser().ast(text)[1].compile()
+    except Unsupported:
+        raise
+    except Exception as exc:  # noqa: BLE001 - formulas' parser errors have no common base
+        raise Unsupported(f"formula not read ({type(exc).__name__})") from None
+    from formulas.functions import get_functions, not_implemented
+
+    table = get_functions()
+    for name in _FUNCTION.findall(_STRINGS.sub('""', text)):
+        if table.get(name.upper(), not_implemented) is not_implemented:
+            raise Unsupported(f"{name.upper()} in the same formula (missing in formulas)")
+    cache[formula] = compiled
+    return compiled
+
+
+_CALL = re.compile(r"=\s*(?:_xlfn\.)?([A-Z0-9.]+)\((.*)\)\s*", re.IGNORECASE | re.DOTALL)
+_NUMBER = re.compile(r"\s*-?(?:\d+\.?\d*|\.\d+)(?:E[+-]?\d+)?\s*", re.IGNORECASE)
+
+
+class _SimpleCall:
+    """A formula that is one call of a corrected function with literals and references as
+    arguments (`=TEXT($A19,B$2)`, `=BIN2DEC("1111")`): evaluated without formulas' compiler,
+    which costs tens of milliseconds per formula to build and a millisecond per call."""
+
+    def __init__(self, name: str, arguments: list[tuple[str, Any]]):
+        self.name = name
+        self.arguments = arguments
+        self.inputs = [value for kind, value in arguments if kind == "ref"]
+
+    def __call__(self, *arrays):
+        values, refs = [], iter(arrays)
+        for kind, value in self.arguments:
+            values.append(next(refs) if kind == "ref" else value)
+        return registry.call(self.name, values)
+
+
+def _simple_call(formula: str) -> _SimpleCall | None:
+    match = _CALL.fullmatch(formula)
+    if match is None or match.group(1).upper() not in registry.CORRECTED:
+        return None
+    name = match.group(1).upper()
+    pieces = _split_arguments(match.group(2))
+    if pieces is None:
+        return None
+    arguments: list[tuple[str, Any]] = []
+    for piece in pieces:
+        text = piece.strip()
+        if text.startswith('"') and text.endswith('"') and len(text) >= 2:
+            arguments.append(("lit", text[1:-1].replace('""', '"')))
+        elif _NUMBER.fullmatch(text):
+            arguments.append(("lit", float(text)))
+        elif text.upper() in ("TRUE", "FALSE"):
+            arguments.append(("lit", text.upper() == "TRUE"))
+        elif _WHOLE.fullmatch(text) or (
+            _INPUT.fullmatch(text) and (name in registry.RANGE_ARGUMENTS or ":" not in text)
+        ):
+            arguments.append(("ref", text))
+        else:
+            return None
+    return _SimpleCall(name, arguments)
+
+
+def _split_arguments(text: str) -> list[str] | None:
+    """Top-level arguments; None when one holds a call, an operator on a call, or an array."""
+    pieces, current, quoted = [], [], False
+    for ch in text:
+        if ch == '"':
+            quoted = not quoted
+        elif not quoted and ch in "(){}":
+            return None
+        elif not quoted and ch == ",":
+            pieces.append("".join(current))
+            current = []
+            continue
+        current.append(ch)
+    if quoted:
+        return None
+    pieces.append("".join(current))
+    return pieces
+
+
+def _whole_input(match, key: str, formula: str, sheet: int, index_of: dict[str, int]):
+    bare = _BARE_AGGREGATE.fullmatch(formula)
+    if bare is None or not all(_ARGUMENT.fullmatch(a) for a in bare.group(1).split(",")):
+        raise Unsupported(f"reference {key} (a whole row or column outside a bare AGGREGATE)")
+    quoted, plain, c1, c2, r1, r2 = match.groups()
+    name = quoted.replace("''", "'") if quoted else plain
+    index = sheet if name is None else index_of.get(name.upper())
+    if index is None:
+        raise Unsupported(f"reference {key} to another workbook or a missing sheet")
+    if c1:
+        left, right = sorted((column_number(c1.upper()), column_number(c2.upper())))
+        return (index, 1, left, None, right)
+    top, bottom = sorted((int(r1), int(r2)))
+    return (index, top, 1, bottom, None)
+
+
+@dataclass
+class Outcome:
+    """What apply did to one calculation's model."""
+
+    written: list[tuple[Target, tuple]] = field(default_factory=list)  # (cell, value)
+    flags: list[Flag] = field(default_factory=list)
+
+
+def apply(model, the_plan: Plan | None) -> Outcome | None:
+    """Correct the planned cells of an evaluated model (see the module's docstring). A failure
+    of our own never fails the calculation: the cells keep the values they have and are flagged."""
+    if the_plan is None:
+        return None
+    outcome = Outcome(flags=list(the_plan.flags))
+    try:
+        _apply(model, the_plan, outcome)
+    except Exception:  # noqa: BLE001 - logged, and every planned cell is reported
+        log.exception("correcting functions failed")
+        outcome.flags.extend(
+            Flag(the_plan.sheets[t.sheet], t.address, "/".join(registry.called(t.formula))
+                 + ": the correction failed")
+            for t in the_plan.targets
+        )
+    return outcome
+
+
+def _apply(model, the_plan: Plan, outcome: Outcome) -> None:
+    from shared.calc.ironcalc.cells import read_cell, write_cell
+
+    written: dict[tuple[int, int, int], tuple] = {}
+    unsupported: dict[tuple[int, int, int], str] = {}
+    by_key = {(t.sheet, t.row, t.col): t for t in the_plan.targets}
+    try:
+        _settle(model, the_plan, written, unsupported, read_cell, write_cell)
+    finally:  # even after a failure, the export must put back the formulas of written cells
+        outcome.written = [(by_key[k], v) for k, v in written.items()]
+    for key, reason in list(unsupported.items()):
+        if not reason.split(":")[0].isupper():  # name the function when the reason does not
+            unsupported[key] = "/".join(registry.called(by_key[key].formula)) + ": " + reason
+    for (sheet, row, col), reason in unsupported.items():
+        outcome.flags.append(Flag(the_plan.sheets[sheet], cell_name(row, col), reason))
+
+
+def _settle(model, the_plan: Plan, written: dict, unsupported: dict, read_cell, write_cell):
+    """Evaluate, write back and re-evaluate until no planned cell changes."""
+    rounds = len(the_plan.targets) + 1
+    for _ in range(rounds):
+        changed = False
+        for target in the_plan.targets:
+            key = (target.sheet, target.row, target.col)
+            value, reason = _evaluate(model, target, read_cell, the_plan.date1904)
+            if reason is not None:
+                unsupported[key] = reason
+                continue
+            unsupported.pop(key, None)
+            current_value = read_cell(model, *key)
+            if key in written and written[key] == value:
+                continue
+            if key not in written and _same(current_value, value):
+                continue
+            style = model.get_cell_style(*key)
+            write_cell(model, *key, value)
+            if model.get_cell_style(*key) != style:
+                model.set_cell_style(*key, style)
+            written[key] = value
+            changed = True
+        if not changed:
+            break
+        model.evaluate()
+    else:
+        for key in written:
+            unsupported[key] = "corrected values did not settle (a cycle)"
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    if a[0] == "n" and b[0] == "n":
+        return a[1] == b[1]
+    return a == b
+
+
+def _evaluate(model, target: Target, read_cell, date1904: bool = False):
+    """The target's value as typed content, or (None, reason) where we cannot compute it."""
+    import numpy as np
+
+    evaluation = _Evaluation(model, date1904)
+    args = []
+    for index, top, left, bottom, right in target.inputs:
+        if bottom is None or right is None:
+            _, last_row, _, last_col = model.get_sheet_dimensions(index)
+            if bottom is None:
+                bottom = max(last_row, top)
+            else:
+                right = max(last_col, left)
+            if (bottom - top + 1) * (right - left + 1) > 10 * _MAX_CELLS:
+                return None, f"a whole row or column with more than {10 * _MAX_CELLS} used cells"
+        if index == target.sheet and top <= target.row <= bottom and left <= target.col <= right:
+            return None, "a circular reference (the cell is in its own range)"
+        cells = [
+            [read_cell(model, index, r, c) for c in range(left, right + 1)]
+            for r in range(top, bottom + 1)
+        ]
+        try:
+            array = np.array([[registry.to_formulas(v) for v in line] for line in cells], object)
+        except Unsupported as exc:
+            return None, str(exc)
+        if array.size > 1:
+            evaluation.ranges[id(array)] = (index, top, left, bottom, right)
+        args.append(array)
+    token = current.set(evaluation)
+    try:
+        result = target.compiled(*args)
+    except Unsupported as exc:
+        return None, str(exc)
+    except Exception as exc:  # noqa: BLE001 - an evaluation failure leaves IronCalc's value
+        return None, f"evaluation failed ({type(exc).__name__})"
+    finally:
+        current.reset(token)
+    if evaluation.unsupported:
+        return None, evaluation.unsupported
+    try:
+        return registry.from_formulas(result), None
+    except Unsupported as exc:
+        return None, str(exc)
+
+
+def range_flags(evaluation: _Evaluation, array) -> tuple[list[bool], list[bool]] | None:
+    """For an argument that is a referenced range passed as it is: per cell (row-major), whether
+    its row is hidden and whether it holds a SUBTOTAL/AGGREGATE formula."""
+    box = evaluation.ranges.get(id(array))
+    if box is None:
+        return None
+    index, top, left, bottom, right = box
+    model = evaluation.model
+    hidden, nested = [], []
+    for r in range(top, bottom + 1):
+        row_hidden = bool(model.is_row_hidden(index, r))
+        for c in range(left, right + 1):
+            hidden.append(row_hidden)
+            nested.append(bool(_NESTED.search(model.get_cell_formula(index, r, c) or "")))
+    return hidden, nested
+
+
+# --- export --------------------------------------------------------------------------------
+
+_CELL_RE = r'<c r="{ref}"(?P<attrs>[^>]*?)(?:/>|>(?P<body>.*?)</c>)'
+_ATTR_T = re.compile(r'\s+t="[^"]*"')
+
+
+def restore_formulas(xlsx: bytes, outcome: Outcome | None) -> bytes:
+    """The exported package with each corrected cell's formula put back beside its value."""
+    if outcome is None or not outcome.written:
+        return xlsx
+    by_sheet: dict[int, list[tuple[Target, tuple]]] = {}
+    for target, value in outcome.written:
+        by_sheet.setdefault(target.sheet, []).append((target, value))
+    src = zipfile.ZipFile(io.BytesIO(xlsx))
+    parts = _sheet_parts(src)
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            data = src.read(info.filename)
+            for sheet, cells in by_sheet.items():
+                if parts.get(sheet) == info.filename:
+                    data = _patch_sheet(data.decode("utf-8"), cells).encode("utf-8")
+            dst.writestr(info, data)
+    return out.getvalue()
+
+
+def _sheet_parts(src: zipfile.ZipFile) -> dict[int, str]:
+    workbook = src.read("xl/workbook.xml").decode("utf-8")
+    rels = src.read("xl/_rels/workbook.xml.rels").decode("utf-8")
+    targets = {
+        m.group(1): m.group(2)
+        for m in re.finditer(r'<Relationship[^>]*Id="([^"]+)"[^>]*Target="([^"]+)"', rels)
+    }
+    targets.update({
+        m.group(2): m.group(1)
+        for m in re.finditer(r'<Relationship[^>]*Target="([^"]+)"[^>]*Id="([^"]+)"', rels)
+    })
+    parts = {}
+    for i, m in enumerate(re.finditer(r"<sheet\b[^>]*?r:id=\"([^\"]+)\"", workbook)):
+        target = targets.get(m.group(1), "")
+        parts[i] = target.lstrip("/") if target.startswith("/") else "xl/" + target
+    return parts
+
+
+def _patch_sheet(xml: str, cells: list[tuple[Target, tuple]]) -> str:
+    for target, (kind, value) in cells:
+        pattern = re.compile(_CELL_RE.format(ref=target.address), re.DOTALL)
+        match = pattern.search(xml)
+        if match is None:
+            log.warning("corrected cell %s not found in the export", target.address)
+            continue
+        attrs = _ATTR_T.sub("", match.group("attrs"))
+        formula = html.escape(registry.rename_back(target.formula)[1:], quote=False)
+        if kind == "n":
+            t, v = "", repr(float(value)) if not float(value).is_integer() else str(int(value))
+        elif kind == "b":
+            t, v = ' t="b"', "1" if value else "0"
+        elif kind == "e":
+            t, v = ' t="e"', value
+        else:
+            t, v = ' t="str"', html.escape(str(value), quote=False)
+        cell = f'<c r="{target.address}"{attrs}{t}><f>{formula}</f><v>{v}</v></c>'
+        xml = xml[: match.start()] + cell + xml[match.end():]
+    return xml

@@ -1,0 +1,302 @@
+"""The functions we evaluate ourselves, and their bridge to the `formulas` evaluator.
+
+A planned formula is parsed by formulas with each corrected function renamed to
+`SHEETCALC.<NAME>`, a name no workbook uses, registered in formulas' function table: formulas'
+own TEXT, AGGREGATE, ... (and so the formulas engine) are left as they are.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+
+from shared.calc.corrections.functions import aggregate as aggregate_module
+from shared.calc.corrections.functions import bases, sums
+from shared.calc.corrections.functions.text_format import Unsupported, excel_text
+
+SUMS = ["SUMX2MY2", "SUMX2PY2", "SUMXMY2"]
+CORRECTED = ["TEXT", "AGGREGATE", *bases.NAMES, *SUMS]
+_PREFIX = "SHEETCALC."
+RANGE_ARGUMENTS = {"AGGREGATE", *SUMS}  # functions whose arguments may be ranges
+_NAME = re.compile(
+    r"(?<![A-Za-z0-9_.])((?:_xlfn\.)?)(" + "|".join(sorted(CORRECTED, key=len, reverse=True))
+    + r")(\s*\()",
+    re.IGNORECASE,
+)
+_STRING = re.compile(r'"(?:[^"]|"")*"')
+
+_installed = False
+_lock = threading.Lock()
+
+
+_HINT = "TEXT|AGGREGATE|2DEC|2BIN|2OCT|2HEX|SUMX"  # in every corrected function's name
+_HINT_TEXT = re.compile(_HINT, re.IGNORECASE)
+HINTS = tuple(h.encode() for h in _HINT.split("|"))
+
+
+def mentions(formula: str) -> bool:
+    """A quick test at load: does the formula (outside text literals) call a corrected function.
+    A plain search first: most formulas of a large workbook are rejected by it alone."""
+    if not _HINT_TEXT.search(formula):
+        return False
+    return bool(_NAME.search(formula)) and bool(_NAME.search(_STRING.sub('""', formula)))
+
+
+def called(formula: str) -> list[str]:
+    """The corrected functions a formula calls, in order of first use."""
+    names: list[str] = []
+    for m in _NAME.finditer(_STRING.sub('""', formula)):
+        if m.group(2).upper() not in names:
+            names.append(m.group(2).upper())
+    return names
+
+
+def _outside_strings(formula: str, replace) -> str:
+    pieces, last = [], 0
+    for m in _STRING.finditer(formula):
+        pieces.append(_NAME.sub(replace, formula[last : m.start()]))
+        pieces.append(m.group(0))
+        last = m.end()
+    pieces.append(_NAME.sub(replace, formula[last:]))
+    return "".join(pieces)
+
+
+def rename(formula: str) -> str:
+    """The formula with corrected functions calling our implementations."""
+    return _outside_strings(formula, lambda m: _PREFIX + m.group(2).upper() + m.group(3))
+
+
+def rename_back(formula: str) -> str:
+    """The formula as the file keeps it (IronCalc lower-cases names it does not know)."""
+    return _outside_strings(formula, lambda m: m.group(1) + m.group(2).upper() + m.group(3))
+
+
+# --- values between IronCalc's cells and formulas --------------------------------------------
+
+
+def to_formulas(cell: tuple):
+    import schedula as sh
+    from formulas.tokens.operand import Error
+
+    kind, value = cell
+    if kind == "n":
+        return float(value)
+    if kind in ("s", "b"):
+        return value
+    if kind == "empty":
+        return sh.EMPTY
+    if value in Error.errors:
+        return Error.errors[value]
+    raise Unsupported(f"a precedent holds the engine's error {value}")
+
+
+def from_formulas(result) -> tuple:
+    import numpy as np
+    import schedula as sh
+    from formulas.tokens.operand import XlError
+
+    if isinstance(result, np.ndarray):
+        if result.size != 1:
+            raise Unsupported("an array result")
+        result = result.ravel()[0]
+    if isinstance(result, XlError):
+        return ("e", str(result))
+    if result is sh.EMPTY:
+        return ("n", 0.0)
+    if isinstance(result, (bool, np.bool_)):
+        return ("b", bool(result))
+    if isinstance(result, (int, float, np.integer, np.floating)):
+        number = float(result)
+        if math.isnan(number) or math.isinf(number):
+            return ("e", "#NUM!")
+        return ("n", number)
+    if isinstance(result, str):
+        return ("s", result)
+    raise Unsupported(f"a result of type {type(result).__name__}")
+
+
+def _scalar(value):
+    """A formulas argument value as a Python scalar (None for a blank)."""
+    import numpy as np
+    import schedula as sh
+
+    if isinstance(value, np.ndarray):
+        value = value.ravel()[0] if value.size else sh.EMPTY
+    if value is sh.EMPTY:
+        return None
+    if isinstance(value, np.bool_):
+        return bool(value)
+    if isinstance(value, (np.integer, np.floating, int)) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def _report(reason: str) -> None:
+    from shared.calc.corrections.functions.layer import current
+
+    evaluation = current.get()
+    if evaluation is not None and evaluation.unsupported is None:
+        evaluation.unsupported = reason
+
+
+def _error(code: str):
+    from formulas.tokens.operand import Error
+
+    return Error.errors[code]
+
+
+# --- the implementations as formulas functions -----------------------------------------------
+
+
+def _text(value, format_code):
+    value, code = _scalar(value), _scalar(format_code)
+    if code is None:
+        code = ""
+    elif isinstance(code, bool):
+        code = "TRUE" if code else "FALSE"
+    elif isinstance(code, float):
+        code = str(int(code)) if code.is_integer() else repr(code)
+    from shared.calc.corrections.functions.layer import current
+
+    evaluation = current.get()
+    try:
+        result = excel_text(value, str(code), bool(evaluation and evaluation.date1904))
+    except Unsupported as exc:
+        _report(f"TEXT: {exc}")
+        return _error("#VALUE!")
+    return _error(result) if result == "#VALUE!" else result
+
+
+def _base(source: str, target: str):
+    def convert(number, places=None):
+        number = _scalar(number)
+        if places is not None:
+            places = _scalar(places)
+            if places is None:
+                places = 0.0
+        result = bases.convert(source, target, number, places)
+        if isinstance(result, tuple):
+            return _error(result[1])
+        return result
+
+    return convert
+
+
+def _aggregate(function_num, options=None, *refs):
+    import numpy as np
+    from formulas.tokens.operand import XlError
+
+    from shared.calc.corrections.functions.layer import current, range_flags
+
+    for arg in (function_num, options):
+        arg = _scalar(arg) if arg is not None else None
+        if isinstance(arg, XlError):
+            return arg
+    arguments = []
+    evaluation = current.get()
+    for ref in refs:
+        flags = range_flags(evaluation, ref) if evaluation is not None else None
+        values = np.asarray(ref, object).ravel() if isinstance(ref, np.ndarray) else [ref]
+        items = []
+        for n, value in enumerate(values):
+            item = _item(value)
+            if flags is not None:
+                item.hidden, item.nested = flags[0][n], flags[1][n]
+            items.append(item)
+        arguments.append(items)
+    try:
+        return aggregate_module.aggregate(
+            _scalar(function_num), None if options is None else _scalar(options), arguments
+        )
+    except aggregate_module.ExcelError as exc:
+        return _error(exc.code)
+    except Unsupported as exc:
+        _report(f"AGGREGATE: {exc}")
+        return _error("#VALUE!")
+
+
+def _sum_of_pairs(kind: str):
+    def compute(array_x, array_y):
+        import numpy as np
+
+        def values(arg):
+            flat = np.asarray(arg, object).ravel() if isinstance(arg, np.ndarray) else [arg]
+            return [(i.kind, i.value) for i in map(_item, flat)]
+
+        try:
+            return sums.sum_of_pairs(kind, values(array_x), values(array_y))
+        except sums.ExcelError as exc:
+            return _error(exc.code)
+
+    return compute
+
+
+def _item(value) -> aggregate_module.Item:
+    import schedula as sh
+    from formulas.tokens.operand import XlError
+
+    if value is sh.EMPTY:
+        return aggregate_module.Item("empty", None)
+    if isinstance(value, XlError):
+        return aggregate_module.Item("e", str(value))
+    value = _scalar(value)
+    if isinstance(value, bool):
+        return aggregate_module.Item("b", value)
+    if isinstance(value, float):
+        return aggregate_module.Item("n", value)
+    return aggregate_module.Item("s", value)
+
+
+def call(name: str, values: list):
+    """A corrected function on argument values as formulas passes them (scalars, 2-D arrays
+    of references, XlError, schedula's EMPTY), with formulas' rule for the scalar functions:
+    the first error among the arguments is the answer."""
+    from formulas.tokens.operand import XlError
+
+    if name in RANGE_ARGUMENTS:
+        function = _aggregate if name == "AGGREGATE" else _sum_of_pairs(name)
+        return function(*values)
+    scalars = [_scalar(v) for v in values]
+    for value in scalars:
+        if isinstance(value, XlError):
+            return value
+    if name == "TEXT":
+        if len(values) != 2:
+            return _error("#VALUE!")
+        return _text(*values)
+    source, target = name.split("2")
+    if not 1 <= len(values) <= (1 if target == "DEC" else 2):
+        return _error("#VALUE!")
+    return _base(source, target)(*values)
+
+
+def install() -> None:
+    """Register our implementations in formulas' function table (idempotent)."""
+    global _installed
+    if _installed:
+        return
+    with _lock:
+        if _installed:
+            return
+        import formulas
+        from formulas.functions import get_error, wrap_func, wrap_ufunc
+
+        from shared.calc.formulas import functions as formulas_fixes
+
+        formulas_fixes.install()  # formulas with its Excel-rule fixes for the rest of a formula
+        table = formulas.get_functions()
+        keep = lambda *a: a  # noqa: E731 - arguments as they come, blanks included
+        table[_PREFIX + "TEXT"] = wrap_ufunc(
+            _text, input_parser=keep, args_parser=keep, check_error=get_error
+        )
+        for name in bases.NAMES:
+            source, target = name.split("2")
+            table[_PREFIX + name] = wrap_ufunc(
+                _base(source, target), input_parser=keep, args_parser=keep,
+                check_error=get_error,
+            )
+        table[_PREFIX + "AGGREGATE"] = wrap_func(_aggregate)
+        for name in SUMS:
+            table[_PREFIX + name] = wrap_func(_sum_of_pairs(name))
+        _installed = True
