@@ -77,6 +77,17 @@ class Settings(BaseSettings):
     # A job still "processing" this long after it was claimed is taken to be abandoned
     # (its worker died) and may be claimed again by a redelivered message.
     processing_lease_seconds: int = 900
+    # The sweeper (shared.services.sweeper) queues again what a lost message asked for: jobs
+    # pending, and webhooks and version checks not attempted, this long after they were due
+    # (a job processing past its lease too), at most sweeper_batch_size of each per sweep. It
+    # runs on a schedule on AWS (template.yaml) and every sweeper_interval_seconds in dev.
+    sweeper_requeue_after_seconds: int = Field(default=600, ge=1)
+    sweeper_checks_after_seconds: int = Field(default=3600, ge=1)
+    sweeper_batch_size: int = Field(default=1000, ge=1)
+    sweeper_interval_seconds: float = Field(default=60.0, gt=0)
+    # sheetcalc dev: the level of the service's own log lines on stderr (as LOG_LEVEL sets it for
+    # the Lambda functions); unset, only warnings and errors are shown.
+    log_level: str | None = Field(default=None, validation_alias=AliasChoices("LOG_LEVEL", "SHEETCALC_LOG_LEVEL"))
     webhook_timeout_seconds: float = 10.0
     # Loopback and private webhook targets are refused in prod (SSRF); dev allows them.
     allow_private_webhooks: bool | None = None

@@ -1,5 +1,11 @@
-"""A local AWS for the dev stack: moto's server on a free loopback port, with the bucket and the
+"""A local AWS for the dev stack: moto's server on a loopback port, with the bucket and the
 queues (each with its dead-letter queue) that ``template.yaml`` declares in the cloud.
+
+With a ``state_dir`` (``sheetcalc dev`` passes ``<data dir>/aws``) the bucket's objects live on
+disk too (``object_mirror``) and moto listens on the port it had last time when that port is
+free, so uploaded workbooks, results and the download links already handed out survive a
+restart. Queues start empty: what their lost messages asked for is rebuilt from the database
+(``shared.services.sweeper``, run by the dev stack at start).
 """
 
 from __future__ import annotations
@@ -7,10 +13,16 @@ from __future__ import annotations
 import json
 import logging
 import os
+import socket
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import boto3
 from moto.server import ThreadedMotoServer
+
+from shared.devstack.object_mirror import ObjectMirror
+
+log = logging.getLogger(__name__)
 
 # As in template.yaml: a message is tried this many times before it goes to the dead-letter queue.
 MAX_RECEIVE_COUNT = 3
@@ -35,9 +47,12 @@ class LocalAws:
     webhooks_queue_url: str
     webhooks_dlq_url: str
     server: ThreadedMotoServer = field(repr=False, compare=False)
+    mirror: ObjectMirror | None = field(default=None, repr=False, compare=False)
 
     def stop(self) -> None:
-        """Shut the moto server down (its state is lost)."""
+        """Shut the moto server down (its in-memory state is lost; mirrored objects stay on disk)."""
+        if self.mirror is not None:
+            self.mirror.detach()
         self.server.stop()
 
 
@@ -63,10 +78,76 @@ def create_queue_with_dlq(sqs, name: str, *, visibility_timeout: int,
     return url, dlq_url
 
 
+ENDPOINT_FILE = "endpoint.json"
+
+
+def _sqs_backlogs_made_cheap() -> None:
+    """moto's SQS made fast enough for a backlog of thousands of messages.
+
+    moto checks each message it receives against the queue's retention period by computing every
+    queue attribute, approximate counts included (a pass over all messages), and each pass asks
+    every message whether it is visible through a datetime-built clock (about 25 us a call on a
+    busy machine). A backlog of thousands (a restart queueing its pending jobs again, a burst of
+    executes) took seconds per send and per batch received. Retention is read as the one
+    attribute it is, and moto's SQS clock is ``time.time()`` (the same seconds since the epoch,
+    without building datetimes). Same answers; a pass over a queue stays, at a fraction of the cost.
+    """
+    import time as _time
+
+    from moto.core import utils as moto_utils
+    from moto.sqs import models as sqs_models
+
+    def unix_time(dt=None) -> float:
+        return _time.time() if dt is None else moto_utils.unix_time(dt)
+
+    def unix_time_millis(dt=None) -> float:
+        return unix_time(dt) * 1000.0
+
+    def is_message_valid_based_on_retention_period(self, queue_name, message) -> bool:
+        retention_period = int(self.get_queue(queue_name).message_retention_period)
+        return retention_period + message.sent_timestamp / 1000 > unix_time()
+
+    sqs_models.unix_time, sqs_models.unix_time_millis = unix_time, unix_time_millis
+    sqs_models.SQSBackend.is_message_valid_based_on_retention_period = is_message_valid_based_on_retention_period
+
+
+def _port_is_free(host: str, port: int) -> bool:
+    with socket.socket() as sock:
+        # As moto's server binds it: connections of a killed predecessor in TIME_WAIT do not count.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def _previous_port(state_dir: Path, host: str) -> int:
+    """The port moto had in this state dir last time, when it is free again; else 0 (any)."""
+    try:
+        port = int(json.loads((state_dir / ENDPOINT_FILE).read_text())["port"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0
+    if _port_is_free(host, port):
+        return port
+    log.warning("local S3 port %d is taken: download links handed out before this restart will not work", port)
+    return 0
+
+
 def start_local_aws(*, host: str = "127.0.0.1", port: int = 0, region: str = "us-east-1",
-                    bucket: str = "sheetcalc-workbooks", prefix: str = "sheetcalc") -> LocalAws:
-    """Start moto on ``host:port`` (0: any free port) and create the bucket and queues."""
+                    bucket: str = "sheetcalc-workbooks", prefix: str = "sheetcalc",
+                    state_dir: Path | None = None) -> LocalAws:
+    """Start moto on ``host:port`` (0: any free port) and create the bucket and queues.
+
+    With ``state_dir``, the bucket's objects are kept in and restored from ``state_dir/s3``, and
+    ``port`` 0 means the port used last time in ``state_dir`` if it is free.
+    """
     ensure_dummy_credentials(region)
+    _sqs_backlogs_made_cheap()
+    if state_dir is not None:
+        state_dir = Path(state_dir)
+        state_dir.mkdir(parents=True, exist_ok=True)
+        port = port or _previous_port(state_dir, host)
     werkzeug_log = logging.getLogger("werkzeug")
     if werkzeug_log.level == logging.NOTSET:
         # Otherwise moto's werkzeug server logs every request (the pollers make one a second).
@@ -75,6 +156,7 @@ def start_local_aws(*, host: str = "127.0.0.1", port: int = 0, region: str = "us
     server.start()
     bound_host, bound_port = server.get_host_and_port()
     endpoint_url = f"http://{bound_host}:{bound_port}"
+    mirror = None
     try:
         session = boto3.session.Session()
         s3 = session.client("s3", region_name=region, endpoint_url=endpoint_url)
@@ -82,6 +164,13 @@ def start_local_aws(*, host: str = "127.0.0.1", port: int = 0, region: str = "us
             s3.create_bucket(Bucket=bucket)
         else:
             s3.create_bucket(Bucket=bucket, CreateBucketConfiguration={"LocationConstraint": region})
+        if state_dir is not None:
+            mirror = ObjectMirror(bucket, state_dir / "s3" / bucket)
+            restored = mirror.restore()
+            mirror.attach()
+            if restored:
+                log.info("restored %d objects into the local S3 bucket", restored)
+            (state_dir / ENDPOINT_FILE).write_text(json.dumps({"port": bound_port}))
         sqs = session.client("sqs", region_name=region, endpoint_url=endpoint_url)
         jobs_url, jobs_dlq_url = create_queue_with_dlq(
             sqs, f"{prefix}-jobs", visibility_timeout=JOBS_VISIBILITY_TIMEOUT
@@ -93,6 +182,8 @@ def start_local_aws(*, host: str = "127.0.0.1", port: int = 0, region: str = "us
             sqs, f"{prefix}-webhooks", visibility_timeout=WEBHOOKS_VISIBILITY_TIMEOUT
         )
     except BaseException:
+        if mirror is not None:
+            mirror.detach()
         server.stop()
         raise
     return LocalAws(
@@ -106,4 +197,5 @@ def start_local_aws(*, host: str = "127.0.0.1", port: int = 0, region: str = "us
         webhooks_queue_url=webhooks_url,
         webhooks_dlq_url=webhooks_dlq_url,
         server=server,
+        mirror=mirror,
     )

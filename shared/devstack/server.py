@@ -4,11 +4,17 @@ It starts a local AWS (moto), points the settings at it, migrates the database, 
 checks, dead-letter and webhook handlers behind SQS pollers (one per queue, as on AWS), and
 serves the API with uvicorn until SIGINT or SIGTERM, after which everything is stopped and it
 returns normally.
+
+Nothing accepted is lost when it is killed: the database and the local S3 objects are under the
+data dir (``<data dir>/aws``), and at start the sweeper queues again what the lost in-memory
+queues held (jobs pending or past their lease, webhooks never attempted, version checks), then
+keeps sweeping on a timer.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import secrets
 import shlex
@@ -36,6 +42,7 @@ from shared.devstack.local_aws import (
     start_local_aws,
 )
 from shared.devstack.pollers import SqsPoller
+from shared.devstack.sweeping import SweeperTimer
 
 SECRETS_FILE = "secrets.json"
 _SECRET_ENV = {"jwt_secret": "SHEETCALC_JWT_SECRET", "encryption_key": "SHEETCALC_ENCRYPTION_KEY"}
@@ -77,6 +84,29 @@ def _point_settings_at(aws: LocalAws, data_dir: Path) -> None:
     reset_settings()
     reset_clients()
     reset_engines()
+
+
+def _log_library_lines() -> None:
+    # The service's own loggers (shared.*, functions.*) at the level asked for, on stderr.
+    from shared.config import get_settings
+
+    level = get_settings().log_level
+    if not level:
+        return
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    for name in ("shared", "functions"):
+        library = logging.getLogger(name)
+        library.setLevel(level.upper())
+        library.addHandler(handler)
+
+
+def _start_sweeper(queues_empty_since) -> SweeperTimer:
+    from shared.config import get_settings
+
+    timer = SweeperTimer(queues_empty_since=queues_empty_since, interval_seconds=get_settings().sweeper_interval_seconds)
+    timer.start()
+    return timer
 
 
 def _start_pollers(aws: LocalAws) -> list[SqsPoller]:
@@ -139,13 +169,19 @@ def run_dev(host: str = "127.0.0.1", port: int = 8000, data_dir: Path = Path(".s
         previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     aws: LocalAws | None = None
     pollers: list[SqsPoller] = []
+    sweeper: SweeperTimer | None = None
     try:
-        aws = start_local_aws()
+        from shared.db.types import utcnow
+
+        queues_empty_since = utcnow()  # moto's queues begin empty: no message is older
+        aws = start_local_aws(state_dir=data_dir / "aws")
         _point_settings_at(aws, data_dir)
+        _log_library_lines()
         from shared.db.migrate import upgrade
 
         upgrade()
         pollers = _start_pollers(aws)
+        sweeper = _start_sweeper(queues_empty_since)
 
         from shared.api.app import create_app
 
@@ -160,6 +196,8 @@ def run_dev(host: str = "127.0.0.1", port: int = 8000, data_dir: Path = Path(".s
         threading.Thread(target=_announce_when_started, args=(server, host, data_dir), daemon=True).start()
         server.run()
     finally:
+        if sweeper is not None:
+            sweeper.stop()
         for poller in pollers:
             poller.stop(timeout=0)
         for poller in pollers:

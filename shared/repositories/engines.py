@@ -154,3 +154,14 @@ def list_access_for_engines(session: Session, *, tenant_id: uuid.UUID, engine_id
         .order_by(Consumer.name)
     )
     return [(a, c) for a, c in rows]
+
+
+def background_work_of_versions(session: Session, *, created_before) -> list[tuple[uuid.UUID, dict | None, dict | None]]:
+    """(id, fidelity report, document storage) of every version created before ``created_before``:
+    what the sweeper reads to find version checks that never ran."""
+    rows = session.execute(
+        select(EngineVersion.id, EngineVersion.fidelity_report, EngineVersion.document_storage)
+        .where(EngineVersion.created_at < created_before)
+        .order_by(EngineVersion.created_at)
+    )
+    return [tuple(row) for row in rows]

@@ -115,3 +115,50 @@ def count_unfinished(session: Session, *, tenant_id: uuid.UUID) -> int:
     return session.scalar(
         select(func.count()).select_from(Job).where(Job.tenant_id == tenant_id, text(UNFINISHED_JOBS_SQL))
     )
+
+
+# --- The sweeper's queries: work that may have lost its message (shared.services.sweeper) -----
+
+
+def _unqueued(pending_before: datetime, claimed_before: datetime):
+    return or_(
+        and_(Job.status == JobStatus.PENDING, Job.updated_at < pending_before),
+        and_(Job.status == JobStatus.PROCESSING, Job.started_at < claimed_before),
+    )
+
+
+def requeue_unqueued(session: Session, *, pending_before: datetime, claimed_before: datetime, limit: int | None) -> list[uuid.UUID]:
+    """Jobs pending since before ``pending_before``, or processing on a claim older than
+    ``claimed_before`` (the lease), oldest first: each is made pending again as of now (an
+    abandoned claim is released, as ``release_claim`` does), so the next sweep leaves it to the
+    message about to be sent rather than sending one more; returns their ids."""
+    candidates = list(session.scalars(
+        select(Job.id).where(_unqueued(pending_before, claimed_before)).order_by(Job.updated_at).limit(limit)
+    ))
+    if not candidates:
+        return []
+    # Conditional again: a worker that claimed one meanwhile keeps it.
+    result = session.execute(
+        update(Job)
+        .where(Job.id.in_(candidates), _unqueued(pending_before, claimed_before))
+        .values(status=JobStatus.PENDING, started_at=None, updated_at=utcnow())
+        .returning(Job.id)
+        .execution_options(synchronize_session=False)
+    )
+    return list(result.scalars())
+
+
+def unattempted_webhook_job_ids(session: Session, *, finished_before: datetime, limit: int | None) -> list[uuid.UUID]:
+    """Jobs finished before ``finished_before`` with a webhook whose single attempt never began."""
+    query = (
+        select(Job.id)
+        .where(
+            Job.status.in_([JobStatus.COMPLETED, JobStatus.FAILED]),
+            Job.webhook_url.is_not(None),
+            Job.webhook_sent_at.is_(None),
+            Job.completed_at < finished_before,
+        )
+        .order_by(Job.completed_at)
+        .limit(limit)
+    )
+    return list(session.scalars(query))

@@ -51,6 +51,15 @@ class CheckDeadlineExpired(Exception):
     so how loaded the machine was never decides the engine."""
 
 
+def has_pending_work(fidelity_report: dict | None, document_storage: dict | None) -> bool:
+    """Whether a version still waits for its background work: an engine check or the copy."""
+    engines = (fidelity_report or {}).get("engines", {})
+    return (
+        any(line.get("status") == PENDING for line in engines.values())
+        or (document_storage or {}).get("status") == PENDING_COPY
+    )
+
+
 def check_in_background(version_id: uuid.UUID) -> str | None:
     """Run a version's pending engine checks, then copy it to the document library; returns its
     engine. Raises CheckDeadlineExpired (after the copy) when a check ran out of time."""

@@ -117,3 +117,77 @@ def dev_stack(tmp_path_factory) -> DevStack:
     finally:
         returncode = _stop(stack)
     assert returncode == 0, f"sheetcalc dev exited with {returncode}:\n{stack.output()}"
+
+
+RESTARTABLE_STOP_TIMEOUT_SECONDS = 120
+
+
+class RestartableDevStack:
+    """``sheetcalc dev`` on one data dir and port, started, killed and started again at will.
+
+    Each run writes its own log (``runs[i].log_path``); ``env`` is added to ``dev_stack_env()``.
+    """
+
+    def __init__(self, root: Path, env: dict[str, str]):
+        self.data_dir = root / "data"
+        self.root = root
+        self.port = free_port()
+        self.env = {**dev_stack_env(), **env}
+        self.runs: list[DevStack] = []
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def current(self) -> DevStack:
+        return self.runs[-1]
+
+    def start(self) -> DevStack:
+        """Start a new run and wait until it answers."""
+        log_path = self.root / f"dev-stack-run{len(self.runs) + 1}.log"
+        with log_path.open("wb") as log:
+            process = subprocess.Popen(
+                [sys.executable, "-m", "shared.cli", "dev", "--host", "127.0.0.1", "--port", str(self.port),
+                 "--data-dir", str(self.data_dir)],
+                cwd=REPO, env=self.env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+            )
+        stack = DevStack(self.base_url, self.data_dir, process, log_path, self.env)
+        self.runs.append(stack)
+        _wait_until_ready(stack)
+        return stack
+
+    def kill(self) -> None:
+        """SIGKILL the current run: no shutdown code runs."""
+        self.current.process.send_signal(signal.SIGKILL)
+        self.current.process.wait()
+
+    def stop(self) -> int:
+        """SIGTERM the current run; a run still busy with a backlog may take a while to stop,
+        but one that has not stopped after a hang-sized wait fails the test."""
+        process = self.current.process
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(RESTARTABLE_STOP_TIMEOUT_SECONDS)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+                pytest.fail(f"sheetcalc dev ignored SIGTERM for {RESTARTABLE_STOP_TIMEOUT_SECONDS} s:\n{self.current.output()}")
+        return process.returncode
+
+
+@pytest.fixture()
+def restartable_dev_stack(tmp_path_factory):
+    """A factory: ``restartable_dev_stack(env)`` -> a ``RestartableDevStack`` (not started);
+    whatever run is still alive at the end is stopped."""
+    made: list[RestartableDevStack] = []
+
+    def make(env: dict[str, str] | None = None) -> RestartableDevStack:
+        made.append(RestartableDevStack(tmp_path_factory.mktemp("restartable-dev-stack"), env or {}))
+        return made[-1]
+
+    yield make
+    for stack in made:
+        if stack.runs:
+            stack.stop()

@@ -57,6 +57,8 @@ def test_every_event_file_is_json_of_a_known_shape(name):
         assert event["version"] == "2.0" and event["requestContext"]["http"]["method"]
     elif name.startswith("cfn_"):
         assert event["RequestType"] in ("Create", "Update", "Delete") and event["ResponseURL"]
+    elif name.startswith("scheduled_"):
+        assert event["source"] == "aws.events" and event["detail-type"] == "Scheduled Event"
     else:
         pytest.fail(f"unexpected event file {name}")
 

@@ -155,7 +155,7 @@ def test_each_of_the_three_functions_has_its_own_dockerfile(template):
 
 
 @pytest.mark.parametrize("function_name", ["ApiFunction", "WorkerFunction", "WebhookFunction", "DeadLetterFunction", "MigrateFunction",
-                                           "ChecksFunction", "ChecksDeadLetterFunction"])
+                                           "ChecksFunction", "ChecksDeadLetterFunction", "SweeperFunction"])
 def test_every_image_command_names_a_handler_that_imports(template, function_name):
     # GIVEN the command the function's image runs (ImageConfig.Command, else the Dockerfile CMD)
     dotted, where = _image_commands(template)[function_name]
@@ -354,7 +354,8 @@ def test_migrations_run_on_deploy_before_the_functions_change(template):
     migration = template["Resources"]["DatabaseMigration"]
     assert migration["Type"] == "AWS::CloudFormation::CustomResource"
     assert _ref_name(migration["Properties"]["ServiceToken"]).startswith("MigrateFunction")
-    for name in ("ApiFunction", "WorkerFunction", "WebhookFunction", "DeadLetterFunction", "ChecksFunction", "ChecksDeadLetterFunction"):
+    for name in ("ApiFunction", "WorkerFunction", "WebhookFunction", "DeadLetterFunction", "ChecksFunction", "ChecksDeadLetterFunction",
+                 "SweeperFunction"):
         assert template["Resources"][name].get("DependsOn") == "DatabaseMigration", name
 
 
@@ -370,6 +371,7 @@ def test_alarms_watch_dead_letters_worker_errors_and_api_5xx(template):
     assert ("AWS/SQS", "ApproximateNumberOfMessagesVisible", "ChecksDeadLetterQueue") in watched
     assert ("AWS/Lambda", "Errors", "ChecksFunction") in watched
     assert ("AWS/Lambda", "Errors", "WorkerFunction") in watched
+    assert ("AWS/Lambda", "Errors", "SweeperFunction") in watched
     assert ("AWS/ApiGateway", "5xx", "HttpApi") in watched
 
 
@@ -387,3 +389,13 @@ def test_sam_validate_and_cfn_lint_pass():
         capture_output=True, text=True, timeout=1800,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_a_schedule_sweeps_up_work_whose_message_was_lost(template):
+    # GIVEN the sweeper function (a message can be lost after its row is committed, on AWS too)
+    sweeper = template["Resources"]["SweeperFunction"]["Properties"]
+    assert sweeper["ImageConfig"]["Command"] == ["functions.sweeper.app.handler"]
+    # THEN an EventBridge schedule runs it, and it may send to the three queues it refills
+    schedules = [e["Properties"]["Schedule"] for e in sweeper["Events"].values() if e["Type"] == "Schedule"]
+    assert schedules and all(s.startswith("rate(") for s in schedules)
+    assert {"JobsQueue", "WebhooksQueue", "ChecksQueue"} <= _sends_to(template["Resources"]["SweeperFunction"])
