@@ -6,6 +6,7 @@ from typing import Annotated
 from fastapi import APIRouter, File, Form, Query, UploadFile
 
 from shared.api.deps import CurrentTenant, CurrentUser, SessionDep
+from shared.api import limits
 from shared.api.errors import responses
 from shared.api.presenters import engines as present
 from shared.api.presenters import jobs as present_jobs
@@ -75,6 +76,7 @@ def _read_limited(upload: UploadFile) -> bytes:
     "/{engine_id}/versions", status_code=201, response_model=EngineVersionCreateResponse,
     responses=responses(404, 409, 413, 422),
 )
+@limits.takes_upload
 def upload_version(
     engine_id: uuid.UUID,
     session: SessionDep,
