@@ -26,6 +26,9 @@ from shared.services import consumers, engines, job_queries, versions
 
 router = APIRouter(prefix="/engines", tags=["engines"])
 
+# The largest OFFSET a database takes (a signed 64-bit integer): beyond it 422, not a database error.
+MAX_OFFSET = 2**63 - 1
+
 
 @router.get("", response_model=list[EngineListItem])
 def list_engines(session: SessionDep, user: CurrentUser):
@@ -147,7 +150,7 @@ def list_jobs(
     user: CurrentUser,
     status: Annotated[JobStatusName | None, Query(description="Only jobs in this state")] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ):
     """The engine's jobs, newest first, with the number matching the filter (consumer and test-key jobs)."""
     page = job_queries.list_for_engine(session, tenant_id=user.tenant_id, engine_id=engine_id, status=status, limit=limit, offset=offset)
