@@ -43,9 +43,6 @@ class Settings(BaseSettings):
     download_url_ttl_seconds: int = 3600
 
     max_upload_bytes: int = 25 * 1024 * 1024
-    # Every request body but a workbook upload, counted while it streams in (shared/api/limits.py);
-    # room for the largest inputs object execute accepts, with its webhook_url and JSON around it.
-    max_json_body_bytes: int = 2 * 1024 * 1024
     model_cache_size: int = 32
     # The fidelity check of the slower `formulas` engine, run by the checks function after upload:
     # its deadline (inside that function's 300 s timeout) and its memory ceiling.
@@ -55,6 +52,9 @@ class Settings(BaseSettings):
     # (its worker died) and may be claimed again by a redelivered message.
     processing_lease_seconds: int = 900
     webhook_timeout_seconds: float = 10.0
+    # Every request body but a workbook upload, counted while it streams in (shared/api/limits.py);
+    # room for the largest inputs object execute accepts, with its webhook_url and JSON around it.
+    max_json_body_bytes: int = 2 * 1024 * 1024
     # Loopback and private webhook targets are refused in prod (SSRF); dev allows them.
     allow_private_webhooks: bool | None = None
     # Proxies whose X-Forwarded-For is believed (addresses or CIDR ranges).

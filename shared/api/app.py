@@ -22,7 +22,10 @@ def create_app() -> FastAPI:
         version=__version__,
         description=(
             "Excel workbooks as callable calculation engines. Management endpoints take a JWT "
-            "(bearer or the auth_token cookie); job endpoints take an API key (X-API-Key or bearer)."
+            "(bearer or the auth_token cookie); job endpoints take an API key (X-API-Key or bearer). "
+            "Request bodies are limited while they arrive, before any credential is checked: a "
+            "workbook upload to the upload limit (25 MB by default), any other body to 2 MB by "
+            "default; past the limit the answer is 413 with a detail message."
         ),
     )
     errors.install(app)
