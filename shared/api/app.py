@@ -1,10 +1,10 @@
 """The FastAPI application, shared by the API Lambda (through Mangum) and ``sheetcalc dev``."""
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from shared import __version__
 from shared.api import dashboard, errors, limits
-from shared.api.deps import Authenticated
+from shared.api.deps import Authenticated, url_without_nul
 from shared.api.routers import auth, consumers, engines, health, jobs, stats, tenant, users
 
 # In the order the OpenAPI document lists them.
@@ -27,6 +27,7 @@ def create_app() -> FastAPI:
             "workbook upload to the upload limit (25 MB by default), any other body to 2 MB by "
             "default; past the limit the answer is 413 with a detail message."
         ),
+        dependencies=[Depends(url_without_nul)],
     )
     errors.install(app)
     limits.install(app)

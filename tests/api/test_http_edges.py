@@ -36,3 +36,37 @@ def test_a_method_the_resource_does_not_answer_is_405_with_every_method_it_does(
     assert r.status_code == 405
     assert r.headers["Allow"] == allowed
     assert r.json() == {"detail": "Method Not Allowed"}
+
+
+NUL = "a\x00b"
+
+
+@pytest.mark.parametrize(
+    "method, path, body",
+    [
+        ("POST", "/consumers", {"name": NUL}),
+        ("POST", "/engines", {"name": NUL}),
+        ("POST", "/engines", {"name": "E", "description": NUL}),
+        ("POST", "/users", {"email": f"{NUL}@example.com"}),
+        ("PUT", "/tenant/settings", {"client_id": NUL}),
+        ("POST", "/auth/login", {"email": NUL, "password": NUL}),
+    ],
+)
+def test_a_nul_character_in_a_request_body_is_a_validation_error(admin, method, path, body):
+    # PostgreSQL cannot store or compare text holding NUL: it was a 500 there (schemathesis found it)
+    r = admin.client.request(method, path, json=body, headers=admin.headers)
+    assert r.status_code == 422, r.text
+    assert "Text may not contain NUL characters" in r.json()["detail"][0]["msg"]
+
+
+@pytest.mark.parametrize("path", ["/jobs/about/a%00b/loan", "/engines/{engine_id}/stats?start_date=2026-01-01%00"])
+def test_a_nul_character_in_a_path_or_query_is_a_validation_error(admin, deployed, path):
+    r = admin.client.get(path.format(engine_id=deployed.engine_id), headers={**admin.headers, "X-API-Key": deployed.api_key})
+    assert r.status_code == 422, r.text
+    assert r.json()["detail"][0]["msg"] == "Text may not contain NUL characters"
+
+
+def test_a_nul_character_in_an_uploaded_version_string_is_a_validation_error(admin, loan_xlsx):
+    engine = admin.post("/engines", json={"name": "E"}).json()
+    r = admin.post(f"/engines/{engine['id']}/versions", data={"version": NUL}, files={"file": ("loan.xlsx", loan_xlsx)})
+    assert r.status_code == 422, r.text

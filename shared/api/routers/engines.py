@@ -4,13 +4,15 @@ import uuid
 from typing import Annotated
 
 from fastapi import APIRouter, File, Form, Query, UploadFile
+from pydantic import AfterValidator
 
-from shared.api.deps import CurrentTenant, CurrentUser, SessionDep
 from shared.api import limits
+from shared.api.deps import CurrentTenant, CurrentUser, SessionDep
 from shared.api.errors import responses
 from shared.api.presenters import engines as present
 from shared.api.presenters import jobs as present_jobs
 from shared.api.schemas.access import AccessListItem, AccessPermissionResponse, AccessRevokeResponse, GrantAccessRequest
+from shared.api.schemas.common import refuse_nul
 from shared.api.schemas.engines import EngineCreate, EngineDeleteResponse, EngineDetail, EngineListItem, EngineUpdate
 from shared.api.schemas.jobs import JobListResponse, JobStatusName, RecentJobItem
 from shared.api.schemas.versions import (
@@ -84,7 +86,7 @@ def upload_version(
     engine_id: uuid.UUID,
     session: SessionDep,
     tenant: CurrentTenant,
-    version: Annotated[str, Form(min_length=1, max_length=100)],
+    version: Annotated[str, Form(min_length=1, max_length=100), AfterValidator(refuse_nul)],
     file: Annotated[UploadFile, File(description="The .xlsx workbook")],
 ):
     """Upload a workbook as a new version: named ranges are detected and a test key is returned once."""
