@@ -89,6 +89,9 @@ class Settings(BaseSettings):
     # the Lambda functions); unset, only warnings and errors are shown.
     log_level: str | None = Field(default=None, validation_alias=AliasChoices("LOG_LEVEL", "SHEETCALC_LOG_LEVEL"))
     webhook_timeout_seconds: float = 10.0
+    # Every request body but a workbook upload, counted while it streams in (shared/api/limits.py);
+    # room for the largest inputs object execute accepts, with its webhook_url and JSON around it.
+    max_json_body_bytes: int = 2 * 1024 * 1024
     # Loopback and private webhook targets are refused in prod (SSRF); dev allows them.
     allow_private_webhooks: bool | None = None
     # Proxies whose X-Forwarded-For is believed (addresses or CIDR ranges).

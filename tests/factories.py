@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from shared.db.session import session_scope
 from shared.repositories import tenants as tenant_repo
 from shared.security import hash_password
-from shared.services import auth, consumers, engines, tenants, versions
+from shared.services import auth, consumers, engines, jobs, tenants, versions
+from shared.services.callers import ConsumerRequest
 
 DEFAULT_PASSWORD = "correct horse battery"
 ALL_PERMISSIONS = {"can_execute": True, "can_view_jobs": True, "can_download": True, "can_view_about": True}
@@ -127,3 +128,13 @@ def store_schema_unchecked(deployed: Deployed, *, input_schema: dict) -> None:
     with session_scope() as session:
         version = engine_repo.get_version(session, tenant_id=uuid.UUID(deployed.admin.tenant_id), version_id=uuid.UUID(deployed.version_id))
         version.input_schema = input_schema
+
+
+def submit_job(deployed: Deployed, inputs: dict, *, webhook_url: str | None = None) -> str:
+    """A job queued on the deployed engine by its consumer, through the execute service; its id."""
+    with session_scope() as session:
+        job = jobs.execute(
+            session, request=ConsumerRequest(api_key=deployed.api_key, client_ip="127.0.0.1"),
+            tenant_slug=deployed.admin.slug, engine_slug=deployed.engine_slug, inputs=inputs, webhook_url=webhook_url,
+        )
+        return str(job.id)

@@ -9,10 +9,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class WebhookReceiver:
-    """Records each POST's path, headers and JSON body; answers ``status`` after ``delay`` seconds."""
+    """Records each POST's path, headers and JSON body; answers ``status`` after ``delay`` seconds,
+    and, given a ``hold`` event, not before it is set (30 s at most; the POST is recorded first)."""
 
-    def __init__(self, status: int = 200, delay: float = 0.0):
-        self.status, self.delay = status, delay
+    def __init__(self, status: int = 200, delay: float = 0.0, hold: threading.Event | None = None):
+        self.status, self.delay, self.hold = status, delay, hold
         self.requests: list[dict] = []
         self._arrived = threading.Condition()
         receiver = self
@@ -24,6 +25,8 @@ class WebhookReceiver:
                 with receiver._arrived:
                     receiver.requests.append({"path": self.path, "headers": dict(self.headers), "json": json.loads(body or b"null")})
                     receiver._arrived.notify_all()
+                if receiver.hold is not None:
+                    receiver.hold.wait(30)
                 try:
                     self.send_response(receiver.status)
                     self.send_header("Content-Length", "0")

@@ -1,10 +1,10 @@
 """The FastAPI application, shared by the API Lambda (through Mangum) and ``sheetcalc dev``."""
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from shared import __version__
 from shared.api import dashboard, docs, errors, limits, rate_headers
-from shared.api.deps import Authenticated
+from shared.api.deps import Authenticated, url_without_nul
 from shared.api.routers import admin_jobs, auth, consumers, engines, health, jobs, stats, tenant, users, version_reports
 
 # In the order the OpenAPI document lists them.
@@ -23,8 +23,12 @@ def create_app() -> FastAPI:
         docs_url=None,  # /docs: shared/api/docs.py serves Swagger UI from a package, not a CDN
         description=(
             "Excel workbooks as callable calculation engines. Management endpoints take a JWT "
-            "(bearer or the auth_token cookie); job endpoints take an API key (X-API-Key or bearer)."
+            "(bearer or the auth_token cookie); job endpoints take an API key (X-API-Key or bearer). "
+            "Request bodies are limited while they arrive, before any credential is checked: a "
+            "workbook upload to the upload limit (25 MB by default), any other body to 2 MB by "
+            "default; past the limit the answer is 413 with a detail message."
         ),
+        dependencies=[Depends(url_without_nul)],
     )
     errors.install(app)
     limits.install(app)

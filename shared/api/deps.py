@@ -11,10 +11,12 @@ from collections.abc import Iterator
 from typing import Annotated
 
 from fastapi import Cookie, Depends, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
 from sqlalchemy.orm import Session
 
 from shared.api import rate_headers
+from shared.api.schemas.common import NUL_REFUSED
 from shared.config import get_settings
 from shared.db.models import Tenant, User
 from shared.db.session import session_scope
@@ -112,3 +114,12 @@ def _consumer_request(
 
 
 CurrentConsumer = Annotated[ConsumerRequest, Depends(_consumer_request)]
+
+
+def url_without_nul(request: Request) -> None:
+    """Refuse (422) a path or query value holding a NUL character, before any lookup sees it:
+    PostgreSQL cannot compare or store one. Attached to every route in ``shared.api.app``."""
+    for where, values in (("path", request.path_params.items()), ("query", request.query_params.multi_items())):
+        for name, value in values:
+            if isinstance(value, str) and "\x00" in value:
+                raise RequestValidationError([{"type": "value_error", "loc": (where, name), "msg": NUL_REFUSED, "input": value}])

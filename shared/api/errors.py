@@ -10,6 +10,8 @@ from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+from starlette.routing import compile_path
 
 from shared.api.schemas.common import UNPROCESSABLE, ErrorResponse
 from shared.errors import SheetcalcError, TooManyRequests
@@ -43,6 +45,22 @@ async def _invalid_request(_request: Request, exc: RequestValidationError) -> JS
     return JSONResponse({"detail": jsonable_encoder(_echoable(exc.errors()))}, status_code=422)
 
 
+def _allowed_methods(app: FastAPI, path: str) -> set[str]:
+    """Every method some documented route answers at ``path`` (the router names only the first route it matched)."""
+    allowed = set()
+    for template, operations in app.openapi()["paths"].items():
+        if compile_path(template)[0].match(path):
+            allowed.update(method.upper() for method in operations)
+    return allowed
+
+
+async def _method_not_allowed(request: Request, exc: HTTPException) -> JSONResponse:
+    # RFC 9110, 15.5.6: a 405 carries Allow with the target resource's methods, all of them.
+    routed = {m.strip() for m in (exc.headers or {}).get("Allow", "").split(",") if m.strip()}  # undocumented routes
+    allowed = _allowed_methods(request.app, request.url.path) | routed
+    return JSONResponse({"detail": "Method Not Allowed"}, status_code=405, headers={"Allow": ", ".join(sorted(allowed))})
+
+
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     return JSONResponse({"detail": "Internal server error"}, status_code=500)
@@ -52,6 +70,7 @@ def install(app: FastAPI) -> None:
     """Register the handlers that turn exceptions into ``{"detail": ...}`` bodies."""
     app.add_exception_handler(SheetcalcError, _sheetcalc_error)
     app.add_exception_handler(RequestValidationError, _invalid_request)
+    app.add_exception_handler(405, _method_not_allowed)
     app.add_exception_handler(Exception, _unexpected)
 
 

@@ -15,14 +15,11 @@ from shared.db.models import Job, JobStatus
 from shared.db.session import session_scope
 from shared.repositories import jobs as job_repo
 from shared.services import webhook_targets
+from shared.timestamps import iso_utc
 
 log = logging.getLogger(__name__)
 
 FINISHED = (JobStatus.COMPLETED, JobStatus.FAILED)
-
-
-def _iso(value) -> str | None:
-    return value.isoformat() if value is not None else None
 
 
 def payload(job: Job) -> dict[str, Any]:
@@ -33,16 +30,16 @@ def payload(job: Job) -> dict[str, Any]:
             "status": job.status,
             "inputs": job.inputs,
             "outputs": job.outputs,
-            "created_at": _iso(job.created_at),
-            "completed_at": _iso(job.completed_at),
+            "created_at": iso_utc(job.created_at),
+            "completed_at": iso_utc(job.completed_at),
             "execution_time_ms": job.execution_time_ms,
         }
     return {
         "job_id": str(job.id),
         "status": job.status,
         "error_message": job.error_message,
-        "created_at": _iso(job.created_at),
-        "updated_at": _iso(job.updated_at),
+        "created_at": iso_utc(job.created_at),
+        "updated_at": iso_utc(job.updated_at),
     }
 
 

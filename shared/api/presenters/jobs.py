@@ -33,7 +33,9 @@ def job_status(job: Job) -> JobResponse:
     if job.webhook_url:
         fields["webhook_url"] = job.webhook_url
     if job.webhook_sent_at is not None:
-        fields.update(webhook_sent_at=job.webhook_sent_at, webhook_response_status=job.webhook_response_status)
+        fields["webhook_sent_at"] = job.webhook_sent_at
+    if job.webhook_response_status is not None:  # unknown while the POST is in flight: left out
+        fields["webhook_response_status"] = job.webhook_response_status
     return JobResponse(**fields)
 
 

@@ -4,12 +4,15 @@ import uuid
 from typing import Annotated
 
 from fastapi import APIRouter, File, Form, Query, UploadFile
+from pydantic import AfterValidator
 
+from shared.api import limits
 from shared.api.deps import CurrentTenant, CurrentUser, SessionDep
 from shared.api.errors import responses
 from shared.api.presenters import engines as present
 from shared.api.presenters import jobs as present_jobs
 from shared.api.schemas.access import AccessListItem, AccessPermissionResponse, AccessRevokeResponse, GrantAccessRequest
+from shared.api.schemas.common import refuse_nul
 from shared.api.schemas.engines import EngineCreate, EngineDeleteResponse, EngineDetail, EngineListItem, EngineUpdate
 from shared.api.schemas.jobs import JobListResponse, JobStatusName, RecentJobItem
 from shared.api.schemas.versions import (
@@ -24,6 +27,9 @@ from shared.errors import PayloadTooLarge
 from shared.services import consumers, engines, job_queries, versions
 
 router = APIRouter(prefix="/engines", tags=["engines"])
+
+# The largest OFFSET a database takes (a signed 64-bit integer): beyond it 422, not a database error.
+MAX_OFFSET = 2**63 - 1
 
 
 @router.get("", response_model=list[EngineListItem])
@@ -75,11 +81,12 @@ def _read_limited(upload: UploadFile) -> bytes:
     "/{engine_id}/versions", status_code=201, response_model=EngineVersionCreateResponse,
     responses=responses(400, 404, 409, 413, 422, 503),
 )
+@limits.takes_upload
 def upload_version(
     engine_id: uuid.UUID,
     session: SessionDep,
     tenant: CurrentTenant,
-    version: Annotated[str, Form(min_length=1, max_length=100)],
+    version: Annotated[str, Form(min_length=1, max_length=100), AfterValidator(refuse_nul)],
     file: Annotated[UploadFile, File(description="The .xlsx workbook")],
 ):
     """Upload a workbook as a new version: named ranges are detected and a test key is returned once.
@@ -157,7 +164,7 @@ def list_jobs(
     user: CurrentUser,
     status: Annotated[JobStatusName | None, Query(description="Only jobs in this state")] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    offset: Annotated[int, Query(ge=0)] = 0,
+    offset: Annotated[int, Query(ge=0, le=MAX_OFFSET)] = 0,
 ):
     """The engine's jobs, newest first, with the number matching the filter (consumer and test-key jobs)."""
     page = job_queries.list_for_engine(session, tenant_id=user.tenant_id, engine_id=engine_id, status=status, limit=limit, offset=offset)

@@ -7,8 +7,10 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+from shared.api.schemas.common import RequestModel
 
-class GrantAccessRequest(BaseModel):
+
+class GrantAccessRequest(RequestModel):
     """Flags left out keep their current value (false for a new grant)."""
 
     can_execute: bool | None = None

@@ -6,8 +6,10 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+from shared.api.schemas.common import RequestModel
 
-class LoginRequest(BaseModel):
+
+class LoginRequest(RequestModel):
     email: str = Field(min_length=1, max_length=320)
     password: str = Field(min_length=1, max_length=1024)
 
@@ -20,6 +22,6 @@ class LoginResponse(BaseModel):
     must_change_password: bool
 
 
-class ChangePasswordRequest(BaseModel):
+class ChangePasswordRequest(RequestModel):
     current_password: str = Field(min_length=1, max_length=1024)
     new_password: str = Field(min_length=8, max_length=1024)

@@ -4,7 +4,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, field_validator
+
+# PostgreSQL cannot store a NUL character in text: one sent in a request is refused with 422.
+NUL_REFUSED = "Text may not contain NUL characters"
+
+
+def refuse_nul(value: Any) -> Any:
+    """``value`` unchanged, unless it is text (or a list of text) holding a NUL character."""
+    texts = value if isinstance(value, (list, tuple)) else [value]
+    if any(isinstance(text, str) and "\x00" in text for text in texts):
+        raise ValueError(NUL_REFUSED)
+    return value
+
+
+class RequestModel(BaseModel):
+    """A JSON request body: none of its text fields may hold a NUL character."""
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _no_nul(cls, value: Any) -> Any:
+        return refuse_nul(value)
 
 
 class ErrorResponse(BaseModel):

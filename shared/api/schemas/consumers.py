@@ -7,8 +7,10 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+from shared.api.schemas.common import RequestModel
 
-class ConsumerCreate(BaseModel):
+
+class ConsumerCreate(RequestModel):
     name: str = Field(min_length=1, max_length=255)
 
 
@@ -29,7 +31,7 @@ class ConsumerListItem(BaseModel):
     is_active: bool
 
 
-class ConsumerUpdate(BaseModel):
+class ConsumerUpdate(RequestModel):
     is_active: bool | None = Field(default=None, description="false stops the key working at once; true restores it")
 
 

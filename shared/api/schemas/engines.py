@@ -12,14 +12,16 @@ from shared.api.schemas.versions import EngineVersionDetail, EngineVersionSummar
 from shared.errors import Invalid
 from shared.services import ip_policy
 
+from shared.api.schemas.common import RequestModel
 
-class EngineCreate(BaseModel):
+
+class EngineCreate(RequestModel):
     name: str = Field(min_length=1, max_length=255)
     slug: str | None = Field(default=None, min_length=1, max_length=100, pattern=r"^[a-z0-9-]+$")
     description: str | None = None
 
 
-class EngineUpdate(BaseModel):
+class EngineUpdate(RequestModel):
     """Fields left out keep their value. Changing ``slug`` changes the consumer URLs of the engine;
     enabling the whitelist while it is empty refuses every consumer call."""
 

@@ -65,7 +65,11 @@ class JobResponse(BaseModel):
     execution_time_ms: int | None = None
     webhook_url: str | None = None
     webhook_sent_at: datetime | None = None
-    webhook_response_status: int | None = None
+    webhook_response_status: int = Field(
+        default=None,
+        json_schema_extra=lambda schema: schema.pop("default", None),
+        description="The receiver's HTTP status; 0 means connection failure or timeout. Absent while the POST is in flight.",
+    )
 
 
 class AboutResponse(BaseModel):

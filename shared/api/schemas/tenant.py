@@ -7,6 +7,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from shared.api.schemas.common import RequestModel
+
 _MASK_NOTE = (
     'Masked on read: "********" when a secret is stored, null when none is. Sending the mask back '
     "(or leaving the field out) keeps the stored secret; null or \"\" removes it."
@@ -30,7 +32,7 @@ class TenantSettingsResponse(BaseModel):
     updated_at: datetime
 
 
-class TenantSettingsUpdate(BaseModel):
+class TenantSettingsUpdate(RequestModel):
     """Fields left out keep their value; for the storage fields, null or "" clears one. Read-only
     fields of TenantSettingsResponse sent back are ignored, so a GET body can be edited and PUT."""
 

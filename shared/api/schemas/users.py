@@ -7,6 +7,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field
 
+from shared.api.schemas.common import RequestModel
+
 
 class UserItem(BaseModel):
     id: uuid.UUID
@@ -22,7 +24,7 @@ class UserListResponse(BaseModel):
     total: int
 
 
-class UserCreate(BaseModel):
+class UserCreate(RequestModel):
     email: str = Field(min_length=3, max_length=320, description="Unique across the service; stored lower-case")
 
 
@@ -32,7 +34,7 @@ class UserCreateResponse(BaseModel):
     message: str = "User created. The temporary password is shown only once; it must be changed at first login."
 
 
-class UserUpdate(BaseModel):
+class UserUpdate(RequestModel):
     """Fields left out (or null) are unchanged."""
 
     email: str | None = Field(default=None, min_length=3, max_length=320)
