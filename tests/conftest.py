@@ -190,3 +190,17 @@ def _queues_left_empty(local_aws, db, run_worker, run_checks, run_webhooks):
         waiting = aws_clients.client("sqs").get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
         if int(waiting["Attributes"]["ApproximateNumberOfMessages"]):
             drain()
+
+
+@pytest.fixture()
+def configure(monkeypatch):
+    """``configure(name=value, ...)`` sets SHEETCALC_<NAME> settings for one test; undone after."""
+
+    def set_(**values) -> None:
+        for name, value in values.items():
+            monkeypatch.setenv(f"SHEETCALC_{name.upper()}", str(value))
+        reset_settings()
+
+    yield set_
+    monkeypatch.undo()
+    reset_settings()

@@ -23,3 +23,18 @@ def settings_env(**env: str):
             else:
                 os.environ[k] = v
         reset_settings()
+
+
+class Clock:
+    """A module's idea of now (its ``utcnow``), moved by the test instead of waiting."""
+
+    def __init__(self, now):
+        self.now = now
+
+    def __call__(self):
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        from datetime import timedelta
+
+        self.now += timedelta(seconds=seconds)

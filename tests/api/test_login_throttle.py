@@ -5,14 +5,14 @@ The throttle's clock is injected (``clock``); no test waits for real time to pas
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 
 import pytest
 from fastapi.testclient import TestClient
 
 from shared.api.app import create_app
-from shared.config import reset_settings
 from shared.services import login_throttle
+from tests.envtools import Clock
 from tests.factories import create_tenant, sign_in
 
 WRONG = "not the password at all"
@@ -23,38 +23,11 @@ def locked_out(seconds: int) -> dict:
     return {"detail": f"Too many failed login attempts. Try again in {seconds} seconds."}
 
 
-class Clock:
-    """The throttle's idea of now, moved by the test."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
-
-
 @pytest.fixture()
 def clock(monkeypatch) -> Clock:
-    moved = Clock()
+    moved = Clock(datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc))
     monkeypatch.setattr(login_throttle, "utcnow", moved)
     return moved
-
-
-@pytest.fixture()
-def configure(monkeypatch):
-    """Set SHEETCALC_<NAME> settings for one test."""
-
-    def set_(**values) -> None:
-        for name, value in values.items():
-            monkeypatch.setenv(f"SHEETCALC_{name.upper()}", str(value))
-        reset_settings()
-
-    yield set_
-    monkeypatch.undo()
-    reset_settings()
 
 
 @pytest.fixture()

@@ -6,51 +6,24 @@ The rate limit's clock is injected (``clock``); no test waits for a window to pa
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 
 import pytest
 from fastapi.testclient import TestClient
 
 from shared.api.app import create_app
-from shared.config import reset_settings
 from shared.services import rate_limits
+from tests.envtools import Clock
 from tests.factories import deploy_loan, make_admin
 
 INPUTS = {"principal": 100000, "annual_rate": 0.05, "years": 10}
 
 
-class Clock:
-    """The rate limit's idea of now, moved by the test: 10 s into a minute."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2026, 3, 2, 9, 0, 10, tzinfo=timezone.utc)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += timedelta(seconds=seconds)
-
-
 @pytest.fixture()
 def clock(monkeypatch) -> Clock:
-    moved = Clock()
+    moved = Clock(datetime(2026, 3, 2, 9, 0, 10, tzinfo=timezone.utc))
     monkeypatch.setattr(rate_limits, "utcnow", moved)
     return moved
-
-
-@pytest.fixture()
-def configure(monkeypatch):
-    """Set SHEETCALC_<NAME> settings for one test."""
-
-    def set_(**values) -> None:
-        for name, value in values.items():
-            monkeypatch.setenv(f"SHEETCALC_{name.upper()}", str(value))
-        reset_settings()
-
-    yield set_
-    monkeypatch.undo()
-    reset_settings()
 
 
 def about(client, d, key: str | None = None):
