@@ -116,9 +116,11 @@ def _consumer_request(
 CurrentConsumer = Annotated[ConsumerRequest, Depends(_consumer_request)]
 
 
-def url_without_nul(request: Request) -> None:
+async def url_without_nul(request: Request) -> None:
     """Refuse (422) a path or query value holding a NUL character, before any lookup sees it:
-    PostgreSQL cannot compare or store one. Attached to every route in ``shared.api.app``."""
+    PostgreSQL cannot compare or store one. Attached to every route in ``shared.api.app``; async
+    (it does no I/O) so that it never waits for a worker thread: /health must not queue behind a
+    burst of requests holding every thread."""
     for where, values in (("path", request.path_params.items()), ("query", request.query_params.multi_items())):
         for name, value in values:
             if isinstance(value, str) and "\x00" in value:
