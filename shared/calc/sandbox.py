@@ -80,6 +80,9 @@ class PreparedUpload:
     named_ranges: list[dict[str, Any]]
     prepared: bytes  # the engine's serialized model
     child_peak_rss_mb: float = 0.0
+    # Input/output schemas suggested from the workbook (shared/calc/schema_suggestion.py), or
+    # None when the suggestion failed or ran out of its time: never a reason to refuse the upload.
+    suggested_schemas: dict[str, Any] | None = None
 
 
 def prepare_upload(data: bytes, limits: guard.Limits, fence: Fence) -> PreparedUpload:
@@ -89,7 +92,7 @@ def prepare_upload(data: bytes, limits: guard.Limits, fence: Fence) -> PreparedU
     for one over a limit, with macros, or that the reader crashed on or could not finish.
     """
     guard.check_directory(data, limits)
-    header, prepared = run("prepare", data, {"limits": asdict(limits)}, fence=fence)
+    header, prepared = run("prepare", data, {"limits": asdict(limits), "suggest_within_s": fence.timeout_s / 4}, fence=fence)
     return PreparedUpload(prepared=prepared, **header)
 
 
@@ -240,7 +243,32 @@ def _read(
 # --- The child side -----------------------------------------------------------------------------
 
 
-def _prepare(data: bytes, limits: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
+class _OutOfTime(Exception):
+    pass
+
+
+def _suggest(data: bytes, named_ranges: list[dict[str, Any]], within_s: float) -> dict[str, Any] | None:
+    """The suggested schemas, read with openpyxl here, after the guard passed and inside the
+    child's memory ceiling; given up (None) after ``within_s`` seconds so that the upload's own
+    deadline is never spent on it, and None on any failure."""
+    from shared.calc.schema_suggestion import suggest_schemas
+
+    def out_of_time(_signum: int, _frame: Any) -> None:
+        raise _OutOfTime
+
+    previous = signal.signal(signal.SIGALRM, out_of_time)
+    signal.setitimer(signal.ITIMER_REAL, max(within_s, 0.001))
+    try:
+        return suggest_schemas(data, named_ranges)
+    except Exception as exc:  # noqa: BLE001 - a suggestion is a help, never a reason to refuse
+        log.warning("no schema suggested for an upload: %s", type(exc).__name__)
+        return None
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _prepare(data: bytes, limits: dict[str, Any], suggest_within_s: float = 5.0) -> tuple[dict[str, Any], bytes]:
     from shared.calc.base import DEFAULT_ENGINE
     from shared.calc.fidelity.choice import choose_engine
 
@@ -254,7 +282,9 @@ def _prepare(data: bytes, limits: dict[str, Any]) -> tuple[dict[str, Any], bytes
         "warnings": list(choice.warnings),
         "named_ranges": [r.to_dict() for r in workbook.named_ranges()],
     }
-    return header, workbook.serialize()
+    prepared = workbook.serialize()
+    header["suggested_schemas"] = _suggest(data, header["named_ranges"], suggest_within_s)
+    return header, prepared
 
 
 def _serialize(data: bytes, engine: str) -> tuple[dict[str, Any], bytes]:

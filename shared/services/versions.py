@@ -43,6 +43,7 @@ class UploadedVersion(CheckedVersion):
     """A new version and its test key, returned only this once."""
 
     test_api_key: str
+    suggested_schemas: dict[str, Any] | None = None
 
 
 def _clean_filename(filename: str | None) -> str:
@@ -107,7 +108,8 @@ def upload(session: Session, *, tenant: Tenant, engine_id: uuid.UUID, version: s
             "The workbook is copied to the tenant's document library in the background "
             "(see the version's document_storage)"
         )
-    return UploadedVersion(version=row, test_api_key=test_key, is_active=False, warnings=warnings)
+    return UploadedVersion(version=row, test_api_key=test_key, is_active=False, warnings=warnings,
+                           suggested_schemas=choice.suggested_schemas)
 
 
 def get(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, version_id: uuid.UUID) -> EngineVersion:

@@ -118,3 +118,49 @@ def test_another_tenants_version_has_no_suggestion(client, version):
 
     engine, v = version
     assert make_admin(client).get(f"/engines/{engine['id']}/versions/{v['id']}/suggested-schema").status_code == 404
+
+
+# --- The suggestion returned with the upload answer -------------------------------------------
+
+
+def test_the_upload_answer_carries_the_suggestion_from_the_workbooks_validation(admin, version):
+    engine, v = version
+    props = v["suggested_input_schema"]["properties"]
+    assert v["suggested_input_schema"]["$schema"] == DRAFT7
+    assert sorted(v["suggested_input_schema"]["required"]) == sorted(props)
+    # Excel's own rules on the cells: a list, whole numbers 18..99, decimals >= 0, text of at most 20.
+    assert props["plan"] == {"type": "string", "enum": ["Bronze", "Silver", "Gold"]}
+    assert props["age"] == {"type": "integer", "minimum": 18, "maximum": 99}
+    assert props["rate"] == {"type": "number", "minimum": 0}
+    assert props["note"] == {"type": "string", "maxLength": 20}
+    assert v["suggested_output_schema"]["properties"] == {"premium": {"type": "number"}}
+    # The same as the suggestion asked for later, and nothing saved.
+    later = admin.get(f"/engines/{engine['id']}/versions/{v['id']}/suggested-schema").json()
+    assert (v["suggested_input_schema"], v["suggested_output_schema"]) == (later["input_schema"], later["output_schema"])
+    assert v["input_schema"] is None and v["output_schema"] is None
+
+
+def test_the_loan_workbooks_upload_answer_types_inputs_from_their_number_formats(admin, loan_xlsx):
+    engine = admin.post("/engines", json={"name": "Loan"}).json()
+    r = admin.post(f"/engines/{engine['id']}/versions", data={"version": "1"}, files={"file": ("loan-quote.xlsx", loan_xlsx)})
+    assert r.status_code == 201, r.text
+    # '#,##0.00' and '0.00%' show decimals (number), '0' a whole number (integer), 'yyyy-mm-dd' a date.
+    assert r.json()["suggested_input_schema"]["properties"] == {
+        "principal": {"type": "number"}, "annual_rate": {"type": "number"}, "years": {"type": "integer"},
+        "start_date": {"type": "string", "format": "date"}}
+    assert r.json()["suggested_input_schema"]["required"] == ["principal", "annual_rate", "years", "start_date"]
+    outputs = r.json()["suggested_output_schema"]["properties"]
+    assert outputs["monthly_payment"] == {"type": "number"} and outputs["end_date"] == {"type": "string", "format": "date"}
+
+
+def test_a_suggestion_out_of_time_or_failing_leaves_the_upload_whole(loan_xlsx):
+    """The child's work on an upload: the suggestion gives up after its share of the deadline
+    (null), and an unreadable file gives null too; the engine, named ranges and model stand."""
+    from shared.calc import sandbox
+
+    no_limits = {name: 10**9 for name in sandbox.guard.Limits.__dataclass_fields__}
+    header, prepared = sandbox._prepare(loan_xlsx, no_limits, suggest_within_s=1e-6)
+    assert header["suggested_schemas"] is None
+    assert header["engine"] == "ironcalc" and prepared
+    assert {r["name"] for r in header["named_ranges"]} >= {"principal", "monthly_payment"}
+    assert sandbox._suggest(b"PK\x03\x04 not a workbook", [], 5.0) is None

@@ -91,6 +91,8 @@ def version_created(uploaded: UploadedVersion) -> EngineVersionCreateResponse:
     return EngineVersionCreateResponse(
         **_version_detail(uploaded.version, is_active=uploaded.is_active),
         test_api_key=uploaded.test_api_key, warnings=uploaded.warnings,
+        suggested_input_schema=(uploaded.suggested_schemas or {}).get("input_schema"),
+        suggested_output_schema=(uploaded.suggested_schemas or {}).get("output_schema"),
     )
 
 

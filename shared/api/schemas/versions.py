@@ -66,6 +66,15 @@ class EngineVersionDetail(EngineVersionSummary):
 class EngineVersionCreateResponse(EngineVersionDetail):
     test_api_key: str = Field(description="Key for /jobs/test/... on this version; shown only once")
     warnings: list[str] = Field(default_factory=list, description="Where recalculated cells differ from Excel's saved values")
+    suggested_input_schema: dict[str, Any] | None = Field(
+        default=None,
+        description="A Draft 7 input schema suggested from the workbook (as GET .../suggested-schema gives it: types "
+        "from values and number formats, Excel's data validation, array shapes, every input required); nothing is "
+        "saved. Null when no suggestion could be made; the upload succeeds either way",
+    )
+    suggested_output_schema: dict[str, Any] | None = Field(
+        default=None, description="A Draft 7 output schema suggested from the workbook; null when none could be made"
+    )
     message: str = "Version uploaded. The test API key is shown only once: store it now."
 
 
