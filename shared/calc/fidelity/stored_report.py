@@ -119,7 +119,7 @@ def upload_warnings(report: dict[str, Any]) -> list[str]:
 
 def data_table_warning(table: dict[str, Any]) -> str:
     """The upload warning for one data table kept as Excel's saved values."""
-    text = table["note"] + " (a filled workbook holds them as constants)"
+    text = table["note"] + " (a filled workbook holds them as fixed values)"
     outputs = table.get("outputs") or []
     if outputs:
         text += (
