@@ -15,8 +15,9 @@ from collections import Counter
 from shared.calc.base import get_engine
 from shared.calc.corrections import flagged_cells
 from shared.calc.fidelity.compare import display, values_match
-from shared.calc.fidelity.references import excluded_cells, function_names
+from shared.calc.fidelity.references import excluded_cells, function_names, names_reading
 from shared.calc.fidelity.report import MISMATCH_LIMIT, FidelityReport
+from shared.calc.xlsx import data_tables
 from shared.calc.xlsx.cells import read_excel_cells
 from shared.errors import WorkbookError
 
@@ -24,8 +25,13 @@ from shared.errors import WorkbookError
 def check_book(data: bytes, engine: str) -> FidelityReport:
     """Run the check in this process (see check_isolated for engines that need a fence)."""
     started = time.perf_counter()
+    tables = data_tables.find_data_tables(data)
+    if tables:  # their cells are constants for every engine (shared.calc.xlsx.data_tables)
+        data = data_tables.as_constants(data)
     book = read_excel_cells(data)
     report = FidelityReport(engine=engine, application=book.application)
+    if tables:
+        report.data_tables = _data_table_notes(data, book, tables)
     # Flagged whether or not the file carries Excel's values: those cells are not compared.
     report.flagged, report.flagged_total = flagged_cells(book, engine)
     excluded = excluded_cells(book)
@@ -33,6 +39,9 @@ def check_book(data: bytes, engine: str) -> FidelityReport:
     targets = []
     for index, cell in enumerate(book.cells):
         if index in excluded:
+            continue
+        if tables and _in_data_table(cell, tables):
+            skipped["data_table"] += 1  # Excel's own value, written as a literal: nothing to check
             continue
         if cell.array_area:
             # Only cells holding a formula count, as Excel and the corpus define them;
@@ -77,6 +86,28 @@ def check_book(data: bytes, engine: str) -> FidelityReport:
     report.skipped = dict(skipped)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _in_data_table(cell, tables: list[data_tables.DataTable]) -> bool:
+    for table in tables:
+        box = data_tables.box(table)
+        if box and box[0].lower() == cell.sheet.lower() and box[1] <= cell.row <= box[3] \
+                and box[2] <= cell.col <= box[4]:
+            return True
+    return False
+
+
+def _data_table_notes(data: bytes, book, tables: list[data_tables.DataTable]) -> list[dict]:
+    """Each data table with the named ranges inside it or calculated from it: those outputs
+    keep Excel's saved values whatever a job's inputs are."""
+    names = data_tables.defined_names_as_written(data)
+    notes = []
+    for table in tables:
+        box = data_tables.box(table)
+        note = table.to_dict()
+        note["outputs"] = names_reading(book, [box], names) if box else []
+        notes.append(note)
+    return notes
 
 
 _FUNC_PREFIX_ANY = re.compile(r"_xl(?:fn|ws|l)\.", re.IGNORECASE)

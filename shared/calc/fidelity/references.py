@@ -133,3 +133,39 @@ def excluded_cells(book: ExcelBook) -> dict[int, str]:
                     changed = True
                     break
     return reasons
+
+
+def names_reading(book: ExcelBook, boxes: list[tuple[str, int, int, int, int]], names: dict[str, str]) -> list[str]:
+    """The defined names (`names`: name as written -> its formula text) whose cells lie in one
+    of `boxes` ((sheet, top, left, bottom, right)) or are calculated from them, directly or
+    through other formula cells."""
+    tainted = [(sheet.lower(), *box) for sheet, *box in boxes]
+
+    def hits(where: str, top: int, left: int, bottom: int, right: int) -> bool:
+        return any(
+            where == s and top <= b and t <= bottom and left <= r and l <= right
+            for s, t, l, b, r in tainted
+        )
+
+    refs = {
+        index: [r for r in _references(cell.formula, cell.sheet, book.defined_names) if r != "external"]
+        for index, cell in enumerate(book.cells)
+    }
+    reached: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        for index, boxes_read in refs.items():
+            if index in reached:
+                continue
+            if any(hits(*box) for box in boxes_read):
+                cell = book.cells[index]
+                reached.add(index)
+                tainted.append((cell.sheet.lower(), cell.row, cell.col, cell.row, cell.col))
+                changed = True
+    affected = []
+    for name, text in names.items():
+        boxes_named = [r for r in _references(text.lstrip("="), "", book.defined_names) if r != "external"]
+        if any(hits(*box) for box in boxes_named):
+            affected.append(name)
+    return affected

@@ -27,6 +27,8 @@ class FidelityReport:
     # cells known to be wrong in this engine that the correction layer cannot fix
     flagged: list[dict] = field(default_factory=list)
     flagged_total: int = 0
+    # Excel what-if data tables, kept as Excel's saved values (shared.calc.xlsx.data_tables)
+    data_tables: list[dict] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -56,6 +58,7 @@ class FidelityReport:
             "application": self.application,
             "flagged": self.flagged,
             "flagged_total": self.flagged_total,
+            "data_tables": self.data_tables,
         }
 
     @classmethod

@@ -28,6 +28,7 @@ def build_report(chosen: str, reports: dict[str, FidelityReport]) -> dict[str, A
         "skipped": main.skipped,
         "flagged": main.flagged[:REPORT_MISMATCH_LIMIT],
         "flagged_total": main.flagged_total,
+        "data_tables": main.data_tables[:REPORT_MISMATCH_LIMIT],
         "engines": {name: _engine_line(r) for name, r in reports.items()},
     }
 
@@ -106,12 +107,26 @@ def upload_warnings(report: dict[str, Any]) -> list[str]:
         )
         for flag in flagged[:5]:
             warnings.append(f"{flag['sheet']}!{flag['cell']} {flag['formula']}: {flag['reason']}")
+    for table in report.get("data_tables") or []:
+        warnings.append(data_table_warning(table))
     skipped = report.get("skipped") or {}
     if skipped.get("no_cached_value") and not compared:
         warnings.append(
             "The file carries no values computed by Excel, so it could not be checked"
         )
     return warnings
+
+
+def data_table_warning(table: dict[str, Any]) -> str:
+    """The upload warning for one data table kept as Excel's saved values."""
+    text = table["note"] + " (a filled workbook holds them as fixed values)"
+    outputs = table.get("outputs") or []
+    if outputs:
+        text += (
+            f"; named ranges {', '.join(outputs)} are in it or calculated from it, so they keep "
+            "Excel's saved values and do not follow a job's inputs"
+        )
+    return text
 
 
 def defer_slower_engines(report: dict[str, Any], engines: tuple[str, ...] = ENGINE_PREFERENCE[1:]) -> list[str]:

@@ -31,6 +31,7 @@ from shared.calc.formulas.ranges import Range, original, resolve_ranges
 from shared.calc.input_plan import plan_inputs
 from shared.calc.values import EMPTY, CellValue, output_value
 from shared.calc.xlsx.package import UNREADABLE
+from shared.calc.xlsx import data_tables
 from shared.calc.xlsx.write import write_values
 from shared.errors import WorkbookError
 
@@ -173,6 +174,7 @@ class FormulasEngine:
     def load_xlsx(self, data: bytes) -> FormulasWorkbook:
         if not data.startswith(b"PK"):
             raise WorkbookError(UNREADABLE)
+        data = data_tables.as_constants(data)  # formulas refuses what-if data tables
         return FormulasWorkbook(data, resolve_ranges(data))
 
     def load_serialized(self, data: bytes) -> FormulasWorkbook:
@@ -190,7 +192,7 @@ class FormulasEngine:
     ) -> tuple[list[CellValue], set[str]]:
         import formulas
 
-        model = build_model(data)
+        model = build_model(data_tables.as_constants(data))
         try:
             computed = solution_cells(model.calculate())
         except Exception as exc:  # noqa: BLE001

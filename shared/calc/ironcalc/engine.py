@@ -24,6 +24,7 @@ from shared.calc.ironcalc.model import (
     unknown_functions,
 )
 from shared.calc.values import EMPTY, CellValue, output_value
+from shared.calc.xlsx import data_tables
 from shared.calc.xlsx.package import UNREADABLE
 from shared.errors import WorkbookError
 
@@ -217,6 +218,7 @@ class IronCalcEngine:
         """The model of an upload with its named ranges, corrected (shared.calc.corrections)."""
         if not data.startswith(b"PK"):
             raise WorkbookError(UNREADABLE)
+        data = data_tables.as_constants(data)  # IronCalc refuses what-if data tables
         try:
             model = load_model(data)
             ranges = resolve_ranges(model)
