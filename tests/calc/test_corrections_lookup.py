@@ -100,9 +100,9 @@ def test_the_filled_workbook_keeps_the_formulas_as_written():
         assert values[cell].value == excel_value(value)
 
 
-def test_a_job_writing_input_cells_below_the_data_is_still_seen():
-    # GIVEN rate bands in A1:B3 and an input range A4:B5 (blank at upload) for more bands,
-    # looked up over the whole columns
+def bands_with_room_below() -> openpyxl.Workbook:
+    """Rate bands in Rates!A1:B3, an input range `extra_bands` A4:B5 (blank at upload) for more
+    bands, and E1 looking D1 = 760 up over the whole columns A:B."""
     wb = openpyxl.Workbook()
     ws = wb.active
     ws.title = "Rates"
@@ -112,6 +112,13 @@ def test_a_job_writing_input_cells_below_the_data_is_still_seen():
     ws["D1"] = 760
     ws["E1"] = "=VLOOKUP(D1,$A:$B,2,TRUE)"
     add_name(wb, "extra_bands", "Rates!$A$4:$B$5")
+    return wb
+
+
+def test_a_job_writing_input_cells_below_the_data_is_still_seen():
+    # GIVEN rate bands in A1:B3 and an input range A4:B5 (blank at upload) for more bands,
+    # looked up over the whole columns
+    wb = bands_with_room_below()
     add_name(wb, "score", "Rates!$D$1")
     add_name(wb, "rate", "Rates!$E$1")
     workbook = get_engine("ironcalc").load_xlsx(to_bytes(wb))
@@ -220,15 +227,7 @@ def test_excel_saved_lookups_over_leading_and_trailing_blanks_match_excel():
 def test_the_upload_check_sees_a_blank_input_range_below_the_data_as_blank():
     # GIVEN bands in A1:B3, an input range A4:B5 left blank in the file, a whole-column lookup,
     # and Excel's value for 760 (the largest band <= 760 is 670 -> 0.07)
-    wb = openpyxl.Workbook()
-    ws = wb.active
-    ws.title = "Rates"
-    for row, (score, rate) in enumerate([(300, 0.12), (580, 0.09), (670, 0.07)], start=1):
-        ws.cell(row, 1, score)
-        ws.cell(row, 2, rate)
-    ws["D1"] = 760
-    ws["E1"] = "=VLOOKUP(D1,$A:$B,2,TRUE)"
-    add_name(wb, "extra_bands", "Rates!$A$4:$B$5")
+    wb = bands_with_room_below()
     add_name(wb, "rate", "Rates!$E$1")
 
     # WHEN the upload is checked, THEN IronCalc matches Excel

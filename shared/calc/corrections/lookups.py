@@ -27,7 +27,7 @@ from functools import lru_cache
 
 from openpyxl.formula.tokenizer import Token, Tokenizer
 
-from shared.calc.refs import MAX_COLS, MAX_ROWS, column_letters, column_number
+from shared.calc.refs import MAX_COLS, MAX_ROWS, CellBox, column_letters, column_number
 
 LOOKUP_FUNCTIONS = frozenset({"VLOOKUP", "HLOOKUP", "MATCH", "LOOKUP"})
 # Functions that can hand a lookup a reference (and so a blank tail); SORT, FILTER and the like
@@ -48,22 +48,11 @@ _SINGLE_CELL = re.compile(r"\$?[A-Za-z]{1,3}\$?\d{1,7}")
 
 
 @dataclass(frozen=True)
-class Box:
-    """A rectangular reference: sheet name as written (None: the formula's own sheet), 1-based."""
+class Box(CellBox):
+    """A rectangular reference as a formula writes it: sheet name as written (None: the
+    formula's own sheet), 1-based; rows and cols as refs.CellBox has them."""
 
     sheet: str | None
-    top: int
-    left: int
-    bottom: int
-    right: int
-
-    @property
-    def rows(self) -> int:
-        return self.bottom - self.top + 1
-
-    @property
-    def cols(self) -> int:
-        return self.right - self.left + 1
 
     def text(self) -> str:
         """Absolute A1 text, sheet-qualified when the box names its sheet."""
