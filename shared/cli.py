@@ -37,8 +37,21 @@ def _database_shown() -> str:
 
 
 def _dev(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from shared.config import get_settings, reset_settings
     from shared.devstack.server import run_dev
 
+    # The process counts are settings (shared/config.py checks them); the options set them.
+    for value, variable in ((args.api_workers, "SHEETCALC_DEV_API_WORKERS"),
+                            (args.worker_processes, "SHEETCALC_DEV_WORKER_PROCESSES")):
+        if value is not None:
+            os.environ[variable] = str(value)
+    reset_settings()
+    try:
+        get_settings()
+    except ValidationError as exc:
+        raise SystemExit(f"sheetcalc dev: {exc}") from None
     run_dev(host=args.host, port=args.port, data_dir=data_dir_of(args))
     return 0
 
@@ -170,6 +183,10 @@ def build_parser() -> argparse.ArgumentParser:
     dev.add_argument("--host", default="127.0.0.1")
     dev.add_argument("--port", type=int, default=8000)
     dev.add_argument("--data-dir", default=None, help=DATA_DIR_HELP)
+    dev.add_argument("--api-workers", type=int, default=None,
+                     help="API processes (default: SHEETCALC_DEV_API_WORKERS, else 2)")
+    dev.add_argument("--worker-processes", type=int, default=None,
+                     help="processes polling the jobs queue (default: SHEETCALC_DEV_WORKER_PROCESSES, else 2)")
     dev.set_defaults(func=_dev)
 
     tenant = sub.add_parser("create-tenant", help="create a tenant and its first administrator")

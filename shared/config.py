@@ -70,6 +70,14 @@ class Settings(BaseSettings):
     # Children reading uploads at once in one process (more uploads wait, up to a minute, then 503).
     upload_parse_concurrency: int = 2
     model_cache_size: int = 32
+    # Batches (shared.services.batches): the jobs of one queue message, calculated on one loaded model.
+    # Excel what-if data tables: one recalculation per substituted value per job; a workbook
+    # whose tables need more keeps Excel's saved values in them (and its upload says so).
+    upload_max_data_table_substitutions: int = Field(default=10_000, ge=0)
+    batch_chunk_size: int = Field(default=500, ge=1, le=10_000)
+    # The filled workbook of a completed job is produced when it is first downloaded (and then
+    # stored); true stores it as each job completes instead (it then outlives the job's version).
+    keep_filled_workbooks: bool = False
     # The fidelity check of the slower `formulas` engine, run by the checks function after upload:
     # its deadline (inside that function's 300 s timeout) and its memory ceiling.
     fidelity_timeout_seconds: float = 240.0
@@ -88,6 +96,11 @@ class Settings(BaseSettings):
     # sheetcalc dev: the level of the service's own log lines on stderr (as LOG_LEVEL sets it for
     # the Lambda functions); unset, only warnings and errors are shown.
     log_level: str | None = Field(default=None, validation_alias=AliasChoices("LOG_LEVEL", "SHEETCALC_LOG_LEVEL"))
+    # sheetcalc dev: how many API processes (uvicorn, sharing one listening socket) and how many
+    # worker processes (each polling the jobs queue; the first also runs the other queues' pollers
+    # and the sweeper) it starts beside the local AWS's process.
+    dev_api_workers: int = Field(default=2, ge=1, le=64)
+    dev_worker_processes: int = Field(default=2, ge=1, le=64)
     webhook_timeout_seconds: float = 10.0
     # Every request body but a workbook upload, counted while it streams in (shared/api/limits.py);
     # room for the largest inputs object execute accepts, with its webhook_url and JSON around it.

@@ -2,7 +2,9 @@
 
 The jobs queue carries ``{"job_id": "<uuid>"}`` (compute a job); the checks queue carries
 ``{"version_id": "<uuid>"}`` (a new version's background work: slower engine checks, the copy to
-the document library); the webhooks queue carries ``{"job_id"}``.
+the document library); the webhooks queue carries ``{"job_id"}`` (a finished job's webhook) or
+``{"webhook_attempt_id"}`` (a redelivery an administrator asked for). The jobs queue also carries
+``{"batch_id": "<uuid>", "chunk": n}``: the n-th chunk of a batch's jobs (shared.services.batch_runner).
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
 
-KINDS = {"job_id": "job", "version_id": "version_check"}
+KINDS = {"job_id": "job", "version_id": "version_check", "webhook_attempt_id": "webhook_redelivery", "batch_id": "batch_chunk"}
 
 
 @dataclass(frozen=True)
 class Message:
-    kind: str  # "job" or "version_check"
+    kind: str  # "job", "version_check", "webhook_redelivery" or "batch_chunk"
     id: uuid.UUID
+    chunk: int = 0  # a batch_chunk's chunk number
 
 
 def parse(body: str) -> Message | None:
@@ -28,7 +31,10 @@ def parse(body: str) -> Message | None:
     try:
         data = json.loads(body)
         key = next(k for k in KINDS if k in data)
-        return Message(KINDS[key], uuid.UUID(str(data[key])))
+        chunk = data.get("chunk", 0) if key == "batch_id" else 0
+        if type(chunk) is not int or chunk < 0:
+            raise ValueError("chunk")
+        return Message(KINDS[key], uuid.UUID(str(data[key])), chunk)
     except (ValueError, TypeError, StopIteration, AttributeError):
         log.error("dropping a malformed queue message")
         return None

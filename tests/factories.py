@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from shared.db.session import session_scope
 from shared.repositories import tenants as tenant_repo
 from shared.security import hash_password
-from shared.services import auth, consumers, engines, jobs, tenants, versions
+from shared.services import auth, batches, consumers, engines, jobs, tenants, versions
 from shared.services.callers import ConsumerRequest
 
 DEFAULT_PASSWORD = "correct horse battery"
@@ -138,3 +138,13 @@ def submit_job(deployed: Deployed, inputs: dict, *, webhook_url: str | None = No
             tenant_slug=deployed.admin.slug, engine_slug=deployed.engine_slug, inputs=inputs, webhook_url=webhook_url,
         )
         return str(job.id)
+
+
+def submit_batch(deployed: Deployed, input_sets: list) -> str:
+    """A batch sent on the deployed engine by its consumer, through the batch service; its id."""
+    with session_scope() as session:
+        progress = batches.create(
+            session, request=ConsumerRequest(api_key=deployed.api_key, client_ip="127.0.0.1"),
+            tenant_slug=deployed.admin.slug, engine_slug=deployed.engine_slug, input_sets=input_sets,
+        )
+        return str(progress.batch.id)

@@ -9,11 +9,12 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class WebhookReceiver:
-    """Records each POST's path, headers and JSON body; answers ``status`` after ``delay`` seconds,
-    and, given a ``hold`` event, not before it is set (30 s at most; the POST is recorded first)."""
+    """Records each POST's path, headers, raw body and JSON body; answers ``status`` (with ``answer``
+    as its body) after ``delay`` seconds, and, given a ``hold`` event, not before it is set (30 s
+    at most; the POST is recorded first)."""
 
-    def __init__(self, status: int = 200, delay: float = 0.0, hold: threading.Event | None = None):
-        self.status, self.delay, self.hold = status, delay, hold
+    def __init__(self, status: int = 200, delay: float = 0.0, hold: threading.Event | None = None, answer: bytes = b""):
+        self.status, self.delay, self.hold, self.answer = status, delay, hold, answer
         self.requests: list[dict] = []
         self._arrived = threading.Condition()
         receiver = self
@@ -23,14 +24,17 @@ class WebhookReceiver:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 time.sleep(receiver.delay)
                 with receiver._arrived:
-                    receiver.requests.append({"path": self.path, "headers": dict(self.headers), "json": json.loads(body or b"null")})
+                    receiver.requests.append(
+                        {"path": self.path, "headers": dict(self.headers), "raw": body, "json": json.loads(body or b"null")}
+                    )
                     receiver._arrived.notify_all()
                 if receiver.hold is not None:
                     receiver.hold.wait(30)
                 try:
                     self.send_response(receiver.status)
-                    self.send_header("Content-Length", "0")
+                    self.send_header("Content-Length", str(len(receiver.answer)))
                     self.end_headers()
+                    self.wfile.write(receiver.answer)
                 except OSError:
                     pass
 

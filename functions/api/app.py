@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import threading
 
 from mangum import Mangum
@@ -21,7 +22,17 @@ def _mangum() -> Mangum:
         return _app
 
 
+def _event_loop() -> None:
+    # Mangum runs each event on asyncio.get_event_loop(). Once anything in the process has run
+    # asyncio.run() (it leaves the thread without a current loop), that raises: give the thread one.
+    try:
+        asyncio.get_event_loop()
+    except RuntimeError:
+        asyncio.set_event_loop(asyncio.new_event_loop())
+
+
 @instrument
 def handler(event: dict, context) -> dict:
     """The app's answer to one API Gateway event."""
+    _event_loop()
     return _mangum()(event, context)

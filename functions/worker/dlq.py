@@ -12,7 +12,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from shared.messages import parse
 from shared.observability import bind, instrument, logger, one_record_at_a_time
-from shared.services import job_runner, version_checks
+from shared.services import batch_runner, job_runner, version_checks
 
 processor = BatchProcessor(event_type=EventType.SQS)
 
@@ -25,6 +25,8 @@ def record_handler(record: SQSRecord) -> None:
         version_checks.give_up(message.id)
         logger.warning("dead-lettered version check recorded as failed")
         return
+    if message is not None and message.kind == "batch_chunk":
+        return batch_runner.give_up_chunk(message.id, message.chunk)
     job_id = message.id if message is not None else None
     if job_id is None:
         # Nothing to fail, and retrying cannot help; the body stays in the log for an operator.

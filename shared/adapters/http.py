@@ -11,24 +11,35 @@ extension, pins the connection without any private API. Environment proxies are 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 import httpx
 
 
-def post_json_pinned(
+@dataclass(frozen=True)
+class Answer:
+    """The receiver's status and the start of its body (at most ``read_limit`` bytes were read)."""
+
+    status_code: int
+    body_start: bytes
+
+
+def post_pinned(
     url: httpx.URL,
     addresses: tuple[str, ...],
     *,
-    body: Any,
+    content: bytes,
     timeout: float,
     headers: dict[str, str],
-) -> httpx.Response:
-    """POST `body` as JSON to `url` through the first of `addresses` that accepts a connection.
+    read_limit: int = 1024,
+) -> Answer:
+    """POST the bytes `content` to `url` through the first of `addresses` that accepts a connection.
 
     One request: a further address is tried only when the connection to the previous one could
     not be made, before anything was sent, and only while `timeout` has not run out. Redirects
-    are never followed. Raises httpx.HTTPError as httpx does.
+    are never followed; of the answer's body only the first `read_limit` bytes are read. Raises
+    httpx.HTTPError as httpx does.
     """
     host = url.raw_host.decode("ascii")
     extensions = {"sni_hostname": host} if url.scheme == "https" else {}
@@ -37,14 +48,28 @@ def post_json_pinned(
         for index, address in enumerate(addresses):
             remaining = deadline - time.monotonic()
             try:
-                return client.post(
+                with client.stream(
+                    "POST",
                     url.copy_with(host=address),
-                    json=body,
+                    content=content,
                     headers={**headers, "Host": url.netloc.decode("ascii")},
                     extensions=extensions,
                     timeout=timeout if index == 0 else max(remaining, 0.001),
-                )
+                ) as response:
+                    return Answer(response.status_code, _start_of(response, read_limit))
             except (httpx.ConnectError, httpx.ConnectTimeout):
                 if index == len(addresses) - 1 or deadline - time.monotonic() <= 0:
                     raise
     raise httpx.ConnectError("no address to connect to")
+
+
+def _start_of(response: httpx.Response, limit: int) -> bytes:
+    start = b""
+    try:
+        for chunk in response.iter_bytes():
+            start += chunk
+            if len(start) >= limit:
+                break
+    except httpx.HTTPError:
+        pass  # the status has arrived: a body cut short or too slow is kept as far as it came
+    return start[:limit]

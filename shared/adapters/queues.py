@@ -1,8 +1,20 @@
-"""Message queues (SQS). Messages carry ids, never objects."""
+"""Message queues (SQS). Messages carry ids, never objects.
+
+Sends are batched: one sender thread per process gathers the messages sent within
+``GATHER_SECONDS`` of each other (and all those sent while a batch is in flight) into
+SendMessageBatch calls of up to ten per queue. Each caller still waits until its own message was
+accepted, and gets ``ServiceUnavailable`` if it was not, exactly as with one SendMessage per
+message: "sent" still means "on the queue".
+"""
 
 from __future__ import annotations
 
 import json
+import logging
+import os
+import queue as stdlib_queue
+import threading
+from dataclasses import dataclass, field
 
 from botocore.exceptions import ClientError
 
@@ -10,19 +22,108 @@ from shared.adapters.aws import client
 from shared.config import get_settings
 from shared.errors import ServiceUnavailable
 
+log = logging.getLogger(__name__)
+
+# How long the sender waits for more messages once it has one (SQS takes ten per call).
+GATHER_SECONDS = 0.001
+BATCH_SIZE = 10
+NOT_AVAILABLE = "Job queue is not available"
+
+
+@dataclass
+class _Outgoing:
+    queue_url: str
+    body: str
+    done: threading.Event = field(default_factory=threading.Event)
+    accepted: bool = False
+    error: BaseException | None = None  # anything but SQS's own refusal, raised in the caller
+
+
+class _BatchSender:
+    """The process's sender thread and the messages waiting for it."""
+
+    def __init__(self) -> None:
+        self._waiting: stdlib_queue.SimpleQueue[_Outgoing] = stdlib_queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._run, name="sqs-batch-sender", daemon=True)
+        self._thread.start()
+
+    def send(self, queue_url: str, body: str) -> bool:
+        """Queue one message and wait until SQS accepted or refused it (True when accepted)."""
+        outgoing = _Outgoing(queue_url, body)
+        self._waiting.put(outgoing)
+        outgoing.done.wait()
+        if outgoing.error is not None:
+            raise outgoing.error
+        return outgoing.accepted
+
+    def _gather(self) -> list[_Outgoing]:
+        batch = [self._waiting.get()]
+        while True:
+            try:
+                batch.append(self._waiting.get(timeout=GATHER_SECONDS))
+            except stdlib_queue.Empty:
+                return batch
+
+    def _run(self) -> None:
+        while True:
+            gathered = self._gather()
+            by_queue: dict[str, list[_Outgoing]] = {}
+            for outgoing in gathered:
+                by_queue.setdefault(outgoing.queue_url, []).append(outgoing)
+            for queue_url, messages in by_queue.items():
+                for start in range(0, len(messages), BATCH_SIZE):
+                    _send_batch(queue_url, messages[start:start + BATCH_SIZE])
+
+
+def _send_batch(queue_url: str, messages: list[_Outgoing]) -> None:
+    """One SendMessageBatch; mark each message accepted or not, then wake its caller."""
+    try:
+        answer = client("sqs").send_message_batch(
+            QueueUrl=queue_url, Entries=[{"Id": str(i), "MessageBody": m.body} for i, m in enumerate(messages)]
+        )
+        for entry in answer.get("Successful", []):
+            messages[int(entry["Id"])].accepted = True
+        for entry in answer.get("Failed", []):
+            log.error("SQS refused a message: %s %s", entry.get("Code"), entry.get("Message"))
+    except ClientError:
+        log.exception("SendMessageBatch to %s failed", queue_url)
+    except Exception as exc:  # as SendMessage's would have: raised to each caller, none left waiting
+        for message in messages:
+            message.error = exc
+    finally:
+        for message in messages:
+            message.done.set()
+
+
+_sender: _BatchSender | None = None
+_sender_pid: int | None = None
+_sender_lock = threading.Lock()
+
+
+def _batch_sender() -> _BatchSender:
+    """This process's sender (a forked child starts its own: threads do not survive a fork)."""
+    global _sender, _sender_pid
+    with _sender_lock:
+        if _sender is None or _sender_pid != os.getpid():
+            _sender, _sender_pid = _BatchSender(), os.getpid()
+        return _sender
+
 
 def _send(queue_url: str | None, body: dict) -> None:
     if not queue_url:
         raise ServiceUnavailable("Job queue is not configured")
-    try:
-        client("sqs").send_message(QueueUrl=queue_url, MessageBody=json.dumps(body))
-    except ClientError as exc:
-        raise ServiceUnavailable("Job queue is not available") from exc
+    if not _batch_sender().send(queue_url, json.dumps(body)):
+        raise ServiceUnavailable(NOT_AVAILABLE)
 
 
 def enqueue_job(job_id) -> None:
     """Ask a worker to compute ``job_id``."""
     _send(get_settings().jobs_queue_url, {"job_id": str(job_id)})
+
+
+def enqueue_batch_chunk(batch_id, chunk: int) -> None:
+    """Ask a worker to compute one chunk of a batch's jobs (shared.services.batch_runner)."""
+    _send(get_settings().jobs_queue_url, {"batch_id": str(batch_id), "chunk": chunk})
 
 
 def enqueue_version_check(version_id) -> None:
@@ -34,3 +135,8 @@ def enqueue_version_check(version_id) -> None:
 def enqueue_webhook(job_id) -> None:
     """Ask the webhook function to deliver ``job_id``'s result."""
     _send(get_settings().webhooks_queue_url, {"job_id": str(job_id)})
+
+
+def enqueue_webhook_redelivery(attempt_id) -> None:
+    """Ask the webhook function to make a redelivery an administrator requested (its log row's id)."""
+    _send(get_settings().webhooks_queue_url, {"webhook_attempt_id": str(attempt_id)})

@@ -41,6 +41,16 @@ class ObjectStore:
                 raise NotFound("Stored file not found") from exc
             raise ServiceUnavailable("Storage is not available") from exc
 
+    def exists(self, key: str) -> bool:
+        """Whether an object is stored under ``key`` (a HEAD request)."""
+        try:
+            self._s3.head_object(Bucket=self.bucket, Key=key)
+            return True
+        except ClientError as exc:
+            if exc.response.get("Error", {}).get("Code") in ("NoSuchKey", "404", "NotFound"):
+                return False
+            raise ServiceUnavailable("Storage is not available") from exc
+
     def delete_prefix(self, prefix: str) -> int:
         """Delete every object under ``prefix``; returns how many."""
         deleted = 0

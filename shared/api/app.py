@@ -5,14 +5,16 @@ from fastapi import Depends, FastAPI
 from shared import __version__
 from shared.api import dashboard, docs, errors, limits, rate_headers
 from shared.api.deps import Authenticated, url_without_nul
-from shared.api.routers import admin_jobs, auth, consumers, engines, health, jobs, stats, tenant, users, version_reports
+from shared.api.routers import admin_jobs, auth, batches, consumers, engines, health, jobs, stats, tenant, users, version_reports
+from shared.api.routers import webhook_signing
 
 # In the order the OpenAPI document lists them.
-ROUTERS = (health, auth, users, tenant, engines, consumers, jobs, stats, admin_jobs, version_reports)
+ROUTERS = (health, auth, users, tenant, engines, consumers, jobs, batches, stats, admin_jobs, version_reports)
+ROUTERS += (webhook_signing,)
 # The routers that authenticate on their own terms: health is open, login starts a session (and
 # change-password admits a user who must change it), the consumer API checks its API keys.
 # Every other router needs an administrator's session, attached here once: authenticated by default.
-PUBLIC = (health, auth, jobs)
+PUBLIC = (health, auth, jobs, batches)
 
 
 def create_app() -> FastAPI:

@@ -2,9 +2,10 @@
 
 from pathlib import Path
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI
 from fastapi.responses import RedirectResponse
 from fastapi.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 DASHBOARD_DIR = Path(__file__).resolve().parent.parent / "dashboard"
 # The dashboard loads only its own files and talks only to this origin.
@@ -19,11 +20,33 @@ def mount(app: FastAPI) -> None:
     def root() -> RedirectResponse:
         return RedirectResponse("/dashboard/")
 
-    @app.middleware("http")
-    async def security_headers(request: Request, call_next):
-        response = await call_next(request)
-        if request.url.path.startswith("/dashboard"):
-            response.headers["Content-Security-Policy"] = CSP
-            response.headers["X-Content-Type-Options"] = "nosniff"
-            response.headers["Referrer-Policy"] = "same-origin"
-        return response
+    app.add_middleware(_SecurityHeaders)
+
+
+_DASHBOARD_HEADERS = [
+    (b"content-security-policy", CSP.encode()),
+    (b"x-content-type-options", b"nosniff"),
+    (b"referrer-policy", b"same-origin"),
+]
+
+
+class _SecurityHeaders:
+    """The dashboard's own headers on every answer under /dashboard (a pure ASGI middleware:
+    other requests pass straight through)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not scope["path"].startswith("/dashboard"):
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                names = {name for name, _ in _DASHBOARD_HEADERS}
+                kept = [(n, v) for n, v in message.get("headers", []) if n.lower() not in names]
+                message = {**message, "headers": [*kept, *_DASHBOARD_HEADERS]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)

@@ -1,5 +1,9 @@
 """FastAPI dependencies: the database session, the caller's identity and address.
 
+A dependency that does no blocking I/O is ``async def``: FastAPI runs a plain ``def`` one in a
+worker thread, a hop (and a wait for a free thread) per dependency per request. The ones that
+use the database stay plain functions.
+
 Management routers are included with ``Authenticated`` (``shared.api.app``), so no management
 route can forget it; consumer routes take ``CurrentConsumer``, which the services check.
 """
@@ -37,7 +41,7 @@ _bearer = HTTPBearer(auto_error=False, description="Management: the JWT from /au
 _api_key_header = APIKeyHeader(name="X-API-Key", auto_error=False, description="A consumer API key or a version's test key")
 
 
-def _token(
+async def _token(
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
     auth_token: Annotated[str | None, Cookie(include_in_schema=False)] = None,
 ) -> str | None:
@@ -68,7 +72,7 @@ def _current_tenant(session: SessionDep, user: CurrentUser) -> Tenant:
 CurrentTenant = Annotated[Tenant, Depends(_current_tenant)]
 
 
-def _api_key(
+async def _api_key(
     x_api_key: Annotated[str | None, Depends(_api_key_header)],
     credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> str | None:
@@ -84,7 +88,7 @@ def _trusted(address: str, proxies: list[str]) -> bool:
         return False
 
 
-def _client_ip(request: Request) -> str | None:
+async def _client_ip(request: Request) -> str | None:
     # Mangum reports API Gateway's sourceIp as the client. X-Forwarded-For is believed only when
     # the direct peer is a configured proxy, and then only up to the first untrusted hop.
     peer = request.client.host if request.client else None
@@ -102,7 +106,7 @@ def _client_ip(request: Request) -> str | None:
 ClientAddress = Annotated[str | None, Depends(_client_ip)]
 
 
-def _consumer_request(
+async def _consumer_request(
     request: Request, api_key: Annotated[str | None, Depends(_api_key)], client_ip: ClientAddress
 ) -> ConsumerRequest:
     # Resolved by the services, not here: the engine's whitelist is checked before the key. The

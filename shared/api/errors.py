@@ -11,6 +11,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException
+from sqlalchemy.exc import DBAPIError, TimeoutError as PoolTimeout
 from starlette.routing import compile_path
 
 from shared.api.schemas.common import UNPROCESSABLE, ErrorResponse
@@ -61,6 +62,19 @@ async def _method_not_allowed(request: Request, exc: HTTPException) -> JSONRespo
     return JSONResponse({"detail": "Method Not Allowed"}, status_code=405, headers={"Allow": ", ".join(sorted(allowed))})
 
 
+BUSY = "Service temporarily unavailable, try again shortly"
+BUSY_RETRY_AFTER_SECONDS = 1
+
+
+async def _database_busy(request: Request, exc: Exception) -> JSONResponse:
+    # Every pooled connection taken for the pool's whole timeout, or the connection lost (SQLAlchemy's
+    # dialect calls it a disconnect): the request can be retried as it is, so 503 with Retry-After.
+    if isinstance(exc, DBAPIError) and not exc.connection_invalidated:
+        return await _unexpected(request, exc)
+    log.warning("database unavailable on %s %s: %s", request.method, request.url.path, type(exc).__name__)
+    return JSONResponse({"detail": BUSY}, status_code=503, headers={"Retry-After": str(BUSY_RETRY_AFTER_SECONDS)})
+
+
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
     log.exception("unhandled error on %s %s", request.method, request.url.path)
     return JSONResponse({"detail": "Internal server error"}, status_code=500)
@@ -71,6 +85,8 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(SheetcalcError, _sheetcalc_error)
     app.add_exception_handler(RequestValidationError, _invalid_request)
     app.add_exception_handler(405, _method_not_allowed)
+    app.add_exception_handler(PoolTimeout, _database_busy)
+    app.add_exception_handler(DBAPIError, _database_busy)
     app.add_exception_handler(Exception, _unexpected)
 
 

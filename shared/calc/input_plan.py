@@ -42,10 +42,12 @@ class CellWrite:
 
 
 def plan_inputs(
-    inputs: dict[str, Any], ranges: Iterable[NamedRange], date_names: Iterable[str] = ()
+    inputs: dict[str, Any], ranges: Iterable[NamedRange], date_names: Iterable[str] = (),
+    date_offset: int = 0,
 ) -> list[CellWrite]:
     """The cells `inputs` write into `ranges`, in input order; InputValidationError naming the
-    first problem, before anything is written."""
+    first problem, before anything is written. `date_offset`: 1462 for a workbook in the 1904
+    date system (its serials count from 1904-01-01)."""
     by_name = {r.name.lower(): r for r in ranges}
     dates = {name.lower() for name in date_names}
     writes = []
@@ -56,7 +58,7 @@ def plan_inputs(
         as_date = rng.name.lower() in dates or key.lower() in dates
         for row, col, scalar in place(rng.name, rng.rows, rng.cols, value):
             is_date = as_date or rng.cell_is_date(row * rng.cols + col)
-            writes.append(CellWrite(rng, row, col, date_scalar(rng.name, scalar, is_date)))
+            writes.append(CellWrite(rng, row, col, date_scalar(rng.name, scalar, is_date, date_offset)))
     return writes
 
 
@@ -112,12 +114,17 @@ def cell_scalar(name: str, value: Any) -> float | str | bool | None:
     raise InputValidationError(f"'{name}' expects numbers, text, booleans or null")
 
 
-def date_scalar(name: str, scalar: Any, is_date: bool) -> Any:
+def date_scalar(name: str, scalar: Any, is_date: bool, offset: int = 0) -> Any:
     """A scalar for a date cell: ISO text becomes Excel's serial (InputValidationError if it is
-    not a date); anything else, or any scalar for a cell that is not a date, is kept."""
+    not a date, or before 1904-01-01 in a 1904 workbook: `offset` 1462); anything else, or any
+    scalar for a cell that is not a date, is kept."""
     if not (is_date and isinstance(scalar, str)):
         return scalar
     serial = iso_to_serial(scalar)
     if serial is None:
         raise InputValidationError(f"'{name}' expects a date like 2026-01-31, got {scalar!r}")
-    return float(serial)
+    if serial < offset:
+        raise InputValidationError(
+            f"'{name}' expects a date from 1904-01-01 on (the workbook uses the 1904 date system), got {scalar!r}"
+        )
+    return float(serial - offset)

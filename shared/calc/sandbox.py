@@ -98,7 +98,10 @@ def prepare_upload(data: bytes, limits: guard.Limits, fence: Fence) -> PreparedU
 
 def prepare_engine_model(data: bytes, engine: str, fence: Fence) -> bytes:
     """An accepted workbook's serialized model for another engine, read in a child too."""
-    return run("serialize", data, {"engine": engine}, fence=fence)[1]
+    from shared.config import get_settings  # the child has no SHEETCALC_ environment
+
+    limit = get_settings().upload_max_data_table_substitutions
+    return run("serialize", data, {"engine": engine, "data_table_limit": limit}, fence=fence)[1]
 
 
 # --- The parent side ----------------------------------------------------------------------------
@@ -270,11 +273,13 @@ def _suggest(data: bytes, named_ranges: list[dict[str, Any]], within_s: float) -
 
 def _prepare(data: bytes, limits: dict[str, Any], suggest_within_s: float = 5.0) -> tuple[dict[str, Any], bytes]:
     from shared.calc.base import DEFAULT_ENGINE
+    from shared.calc.corrections import data_tables
     from shared.calc.fidelity.choice import choose_engine
 
     guard.check_contents(data, guard.Limits(**limits))
     # IronCalc is checked now (a second or two); slower engines by a worker, after the answer.
-    choice = choose_engine(data, engines=(DEFAULT_ENGINE,))
+    with data_tables.substitution_limit(limits.get("max_data_table_substitutions")):
+        choice = choose_engine(data, engines=(DEFAULT_ENGINE,))
     workbook = choice.workbook
     header = {
         "engine": choice.engine,
@@ -287,10 +292,12 @@ def _prepare(data: bytes, limits: dict[str, Any], suggest_within_s: float = 5.0)
     return header, prepared
 
 
-def _serialize(data: bytes, engine: str) -> tuple[dict[str, Any], bytes]:
+def _serialize(data: bytes, engine: str, data_table_limit: int | None = None) -> tuple[dict[str, Any], bytes]:
     from shared.calc.base import get_engine
+    from shared.calc.corrections import data_tables
 
-    return {}, get_engine(engine).load_xlsx(data).serialize()
+    with data_tables.substitution_limit(data_table_limit):
+        return {}, get_engine(engine).load_xlsx(data).serialize()
 
 
 _TASKS = {"prepare": _prepare, "serialize": _serialize}

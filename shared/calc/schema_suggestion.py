@@ -170,7 +170,11 @@ def _range_schema(workbook, rng: dict[str, Any], *, with_validation: bool) -> di
                     schema = _apply_validation(schema, rule, workbook, sheet)
             cells.append(schema)
     item = cells[0] if all(s == cells[0] for s in cells) else {"type": sorted({s.get("type", "string") for s in cells})[0]}
-    rows, cols = max_row - min_row + 1, max_col - min_col + 1
+    return shaped(item, max_row - min_row + 1, max_col - min_col + 1)
+
+
+def shaped(item: dict[str, Any], rows: int, cols: int) -> dict[str, Any]:
+    """A range's schema from its cells' schema: a scalar, a list for a row or column, rows for a block."""
     if rows == 1 and cols == 1:
         return item
     if rows == 1 or cols == 1:
@@ -178,6 +182,20 @@ def _range_schema(workbook, rng: dict[str, Any], *, with_validation: bool) -> di
         return {"type": "array", "items": item, "minItems": n, "maxItems": n}
     return {"type": "array", "minItems": rows, "maxItems": rows,
             "items": {"type": "array", "items": item, "minItems": cols, "maxItems": cols}}
+
+
+def shapes_only(named_ranges: list[dict[str, Any]], kind: str) -> dict[str, Any]:
+    """A schema of the `kind` ("input"/"output") ranges from their stored shapes alone, for a
+    version without a declared schema: no workbook read, a cell's type left open (any JSON scalar)
+    except where it shows a date. Inputs are optional, as execute treats them."""
+    properties = {}
+    for rng in named_ranges:
+        if rng["kind"] != kind:
+            continue
+        dates = rng.get("date_cells") or [bool(rng.get("is_date"))]
+        item = {"type": "string", "format": "date"} if all(dates) else {}
+        properties[rng["name"]] = shaped(item, rng["rows"], rng["cols"])
+    return {"type": "object", "properties": properties}
 
 
 def suggest_schemas(data: bytes, named_ranges: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:

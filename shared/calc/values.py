@@ -69,8 +69,12 @@ def iso_to_serial(text: str) -> float | int | None:
     return datetime_to_serial(parsed)
 
 
-def serial_to_iso(serial: float) -> str | float | int:
-    """ISO text of an Excel serial; serials outside Excel's date range come back as numbers."""
+def serial_to_iso(serial: float, offset: int = 0) -> str | float | int:
+    """ISO text of an Excel serial; serials outside Excel's date range come back as numbers.
+    `offset`: days to add to reach the 1900 date system (1462 for a 1904 workbook)."""
+    if not 0 <= serial < _MAX_SERIAL + 1 - offset:
+        return number_out(serial)
+    serial += offset
     if not 0 <= serial < _MAX_SERIAL + 1:
         return number_out(serial)
     days = math.floor(serial)
@@ -114,13 +118,16 @@ def shape_output(rows: int, cols: int, values: list[Any]) -> Any:
     return [values[r * cols : (r + 1) * cols] for r in range(rows)]
 
 
-def output_value(rows: int, cols: int, cells: Iterable[CellValue], date_cells: list[bool]) -> Any:
+def output_value(
+    rows: int, cols: int, cells: Iterable[CellValue], date_cells: list[bool], date_offset: int = 0,
+) -> Any:
     """A named output's typed cells (row-major) as JSON: numbers in date-formatted cells as ISO
-    dates, other numbers as int or float, errors as their text; a circular reference refuses."""
+    dates, other numbers as int or float, errors as their text; a circular reference refuses.
+    `date_offset`: 1462 for a workbook in the 1904 date system."""
     values = []
     for (kind, value), is_date in zip(cells, date_cells):
         if kind == "n":
-            value = serial_to_iso(value) if is_date else number_out(value)
+            value = serial_to_iso(value, date_offset) if is_date else number_out(value)
         elif kind == "e" and value == "#CIRC!":
             raise WorkbookError("The workbook contains a circular reference")
         values.append(value)

@@ -1,4 +1,5 @@
-// An engine's jobs: filter by status, page through, open one, download its workbook.
+// An engine's jobs: filter by status, page through, open one, download its workbook, see its
+// webhook's delivery log and redeliver it; calculate a completed job again and compare.
 import { action, api, breadcrumbs, fmt, h, render, section, table, toast, when } from "./lib.js";
 
 const PAGE = 20;
@@ -54,6 +55,8 @@ export async function showJob(engineId, jobId) {
     ["Version", j.version],
     ["Created", when(j.created_at)], ["Completed", j.completed_at ? when(j.completed_at) : "—"],
     ["Execution time", j.execution_time_ms === null ? "—" : `${j.execution_time_ms} ms`],
+    ["Version hash (SHA-256)", j.version_sha256 ? h("code", { class: "hash" }, j.version_sha256) : "not recorded"],
+    ["Calculation engine", j.calc_engine || (j.status === "completed" ? "not recorded" : "—")],
     ["Webhook", j.webhook_url ? `${j.webhook_url} → ${j.webhook_sent_at ? (j.webhook_response_status === 0 ? "no answer (connection failed or timed out)" : `HTTP ${j.webhook_response_status}`) : "not sent yet"}` : "none"],
   ];
   render(breadcrumbs({ label: "Engines", href: "#/engines" }, { label: e.name, href: `#/engines/${engineId}` }, { label: "Jobs", href: `#/engines/${engineId}/jobs` }, { label: jobId.slice(0, 8) }),
@@ -62,7 +65,53 @@ export async function showJob(engineId, jobId) {
       j.error_message ? h("p", { class: "error", role: "alert" }, j.error_message) : "",
       j.status === "completed" ? [action("Download workbook", async () => { await downloadLink(engineId, jobId, dl); }, { cls: "primary" }), dl] : ""),
     section("Inputs", json(j.inputs)),
-    section("Outputs", j.outputs ? json(j.outputs) : h("p", { class: "muted" }, "None yet.")));
+    section("Outputs", j.outputs ? json(j.outputs) : h("p", { class: "muted" }, "None yet.")),
+    j.status === "completed" ? rerunSection(engineId, jobId) : "",
+    j.webhook_url ? webhookLog(engineId, jobId, j) : "");
+}
+
+// Calculate the job again in its own run context (its clock, its seed); nothing is stored.
+function rerunSection(engineId, jobId) {
+  const out = h("div", { id: "rerun-result", role: "status" });
+  const same = (a, b) => (a === null ? "not recorded" : a === b ? "same" : "different");
+  const show = (r) => {
+    const verdict = r.error_message ? h("p", { class: "error", id: "rerun-verdict" }, `The re-run failed to calculate: ${r.error_message}`)
+      : r.identical ? h("p", { class: "ok", id: "rerun-verdict" }, "Identical: every output came out exactly as the job recorded it.")
+        : h("p", { class: "error", id: "rerun-verdict" }, `Different: ${r.differing_outputs.length} output${r.differing_outputs.length === 1 ? "" : "s"} changed (${r.differing_outputs.join(", ")}).`);
+    const differing = !r.identical && r.differing_outputs.length
+      ? table("rerun-differences", ["Output", "Recorded", "Re-run"], r.differing_outputs.map(n => h("tr", {}, h("td", {}, h("code", {}, n)),
+        h("td", {}, h("code", {}, JSON.stringify((r.recorded_outputs || {})[n]))), h("td", {}, h("code", {}, JSON.stringify((r.outputs || {})[n])))))) : "";
+    out.replaceChildren(verdict, differing,
+      table("rerun-context", ["", "Job", "Re-run", "Compared"], [
+        h("tr", {}, h("th", { scope: "row" }, "Version hash (SHA-256)"), h("td", {}, h("code", { class: "hash" }, r.recorded_version_sha256 || "not recorded")),
+          h("td", {}, h("code", { class: "hash" }, r.version_sha256)), h("td", {}, same(r.recorded_version_sha256, r.version_sha256))),
+        h("tr", {}, h("th", { scope: "row" }, "Calculation engine"), h("td", {}, r.recorded_calc_engine || "not recorded"),
+          h("td", {}, r.calc_engine), h("td", {}, same(r.recorded_calc_engine, r.calc_engine)))]));
+  };
+  return section("Re-run",
+    h("p", {}, "Calculate this job's inputs again on its version, with the job's clock (NOW, TODAY) and random seed, and compare the outputs. Nothing is stored: the job, its file and the statistics stay as they are."),
+    action("Re-run", async () => { show(await api("POST", `/engines/${engineId}/jobs/${jobId}/rerun`)); }, { id: "rerun-job", cls: "primary" }), out);
+}
+
+// Every POST of the job's webhook, and a button for one more (never automatic).
+function webhookLog(engineId, jobId, j) {
+  const log = h("div", { id: "webhook-attempts" });
+  const outcome = (a) => a.status_code === null ? (a.attempted_at ? "in flight" : "queued")
+    : a.status_code === 0 ? `no answer (${a.error_class})` : `HTTP ${a.status_code}${a.error_class ? ` (${a.error_class})` : ""}`;
+  const draw = (attempts) => log.replaceChildren(table("webhook-attempt-list", ["When", "Kind", "Outcome", "Time (ms)", "Answer (first 1 KB)"],
+    attempts.map(a => h("tr", {},
+      h("td", {}, a.attempted_at ? when(a.attempted_at) : `asked ${when(a.requested_at)}`),
+      h("td", {}, a.redelivery ? "redelivery" : "first attempt"),
+      h("td", {}, outcome(a)), h("td", { class: "num" }, fmt(a.duration_ms)),
+      h("td", {}, a.response_excerpt ? h("code", {}, a.response_excerpt) : "—"))),
+    { empty: "Not attempted yet." }));
+  draw(j.webhook_attempts);
+  const redeliver = action("Redeliver webhook", async () => {
+    await api("POST", `/engines/${engineId}/jobs/${jobId}/webhook-redeliveries`);
+    toast("Redelivery queued: it appears below once sent.");
+    draw((await api("GET", `/engines/${engineId}/jobs/${jobId}`)).webhook_attempts);
+  }, { id: "redeliver-webhook", confirmText: `POST this job's result to ${j.webhook_url} again?`, confirmLabel: "Redeliver" });
+  return section("Webhook deliveries", log, j.webhook_sent_at ? redeliver : "");
 }
 
 export async function downloadLink(engineId, jobId, target) {

@@ -1,7 +1,7 @@
 // Settings: the tenant's name; document storage (SharePoint through Microsoft Graph): the app
 // registration's client id, tenant id and secret (masked), test connection, pick a site and a
-// document library; the copy status of each version.
-import { action, api, field, form, h, render, section, table, toast, when } from "./lib.js";
+// document library; the copy status of each version; the webhook signing secret (reveal once, rotate).
+import { action, api, field, form, h, render, secretOnce, section, table, toast, when } from "./lib.js";
 
 const MASK = "********";
 
@@ -9,6 +9,37 @@ async function copies() {
   const engines = await api("GET", "/engines");
   const details = await Promise.all(engines.map(e => api("GET", `/engines/${e.id}`)));
   return details.flatMap(e => e.versions.map(v => ({ engine: e, version: v })));
+}
+
+// The secret that signs the tenant's webhooks. The API shows it once (the first read, then each
+// rotation), so the page reads it only when asked: opening Settings never uses up the reveal.
+function signingSecret() {
+  const out = h("div", { id: "signing-secret-result", role: "status" });
+  const previous = (s) => s.previous_expires_at
+    ? h("p", { id: "previous-secret" }, "The previous secret also signs until ", h("strong", {}, when(s.previous_expires_at)),
+      " (a second v1= in Sheetcalc-Signature), so receivers still holding it keep verifying while you switch.")
+    : "";
+  const shown = (s, title) => {
+    out.replaceChildren(secretOnce("signing-secret", title, s.secret, "the signing secret"), previous(s));
+    out.querySelector("button.copy").focus();
+  };
+  const reveal = action("Reveal signing secret", async () => {
+    const s = await api("GET", "/tenant/webhook-signing-secret");
+    if (s.secret) return shown(s, "Webhook signing secret");
+    out.replaceChildren(h("p", { class: "warning", id: "signing-secret-shown" },
+      `The signing secret was shown already (made ${when(s.created_at)}${s.rotated_at ? `, last rotated ${when(s.rotated_at)}` : ""}); it is never shown twice. Lost it? Rotate to make a new one.`),
+      previous(s));
+  }, { id: "reveal-signing-secret" });
+  const rotate = action("Rotate signing secret", async () => {
+    shown(await api("POST", "/tenant/webhook-signing-secret/rotate"), "New webhook signing secret");
+    toast("Signing secret rotated");
+  }, { id: "rotate-signing-secret", confirmLabel: "Rotate",
+    confirmText: "Make a new webhook signing secret? For 24 hours the current one signs too (rotating again within them drops it at once); after that only the new one does." });
+  return section("Webhook signing secret",
+    h("p", {}, "Every webhook POST carries ", h("code", {}, "Sheetcalc-Signature: t=<unix seconds>,v1=<hex>"),
+      ": the HMAC-SHA256, keyed with this secret, of ", h("code", {}, "<t>.<raw body>"), "."),
+    h("div", { class: "actions" }, reveal, rotate), out,
+    h("p", { class: "muted", id: "signing-how-to" }, "How to verify: the README's section “Signed webhooks and the delivery log” has a verify function in Python and in JavaScript. Check the raw bytes before parsing them, and refuse a t far from your clock."));
 }
 
 export async function show() {
@@ -83,5 +114,6 @@ export async function show() {
         h("p", { id: "chosen-drive" }, s.drive_id ? ["Copies go to ", h("strong", {}, s.drive_name || s.drive_id), " on ", h("strong", {}, s.site_name || s.site_id), "."] : "No document library chosen yet: discover the sites and pick one."),
         picker,
       ] : h("p", { class: "muted" }, "Save the three credentials to test the connection and pick a library.")),
+    signingSecret(),
     section("Copies of each version", table("copies", ["Engine", "Version", "Copy", "Where", "Stored"], rows, { empty: "No versions yet." })));
 }

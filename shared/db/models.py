@@ -110,6 +110,8 @@ class EngineVersion(Base):
     # The copy of the workbook in the tenant's document library (status, web_url, path, error,
     # stored_at), made by a worker after the upload; null for versions uploaded before copies.
     document_storage: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # SHA-256 (hex) of the uploaded workbook's bytes; null for versions uploaded before it was kept (0007).
+    content_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
     test_key_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
@@ -192,6 +194,59 @@ class Job(Base):
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    completed_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    # What the job was calculated from, for reproducible runs (0007): the version's content hash
+    # (recorded at execute; null when the version predates it) and the engine that calculated it.
+    version_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    calc_engine: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    # A job made by a batch (shared.services.batches): the batch and the input set's index in it.
+    batch_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, nullable=True)
+    batch_index: Mapped[int | None] = mapped_column(Integer, nullable=True)
+
+
+# The jobs of a batch in input order: a chunk's claim, the batch's counts and its results (0009).
+Index("ix_jobs_batch_index", Job.batch_id, Job.batch_index)
+
+
+class IdempotencyKey(Base):
+    """An ``Idempotency-Key`` a caller sent with execute, bound to the job it created (24 hours).
+
+    ``caller`` is who sent it (``Caller.rate_key``: a consumer, or a version's test key), so two
+    consumers' keys never meet; ``request_hash`` fingerprints the request the key was first sent with.
+    """
+
+    __tablename__ = "idempotency_keys"
+    __table_args__ = (PrimaryKeyConstraint("tenant_id", "caller", "key"),)
+
+    tenant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    caller: Mapped[str] = mapped_column(String(60))
+    key: Mapped[str] = mapped_column(String(255))
+    request_hash: Mapped[str] = mapped_column(String(64))
+    job_id: Mapped[uuid.UUID] = mapped_column(Uuid)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class Batch(Base):
+    """Many input sets sent at once: one job per valid set (``Job.batch_id``), calculated in chunks."""
+
+    __tablename__ = "batches"
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=_uuid)
+    tenant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)
+    engine_id: Mapped[uuid.UUID] = mapped_column(Uuid)
+    engine_slug: Mapped[str] = mapped_column(String(100))
+    version_id: Mapped[uuid.UUID] = mapped_column(Uuid)
+    consumer_id: Mapped[uuid.UUID] = mapped_column(Uuid)
+    total: Mapped[int] = mapped_column(Integer)
+    chunk_size: Mapped[int] = mapped_column(Integer)
+    # The refused input sets: [{"index": i, "error": "..."}], in index order.
+    invalid: Mapped[list[Any]] = mapped_column(JSON)
+    input_names: Mapped[list[Any]] = mapped_column(JSON)
+    output_names: Mapped[list[Any]] = mapped_column(JSON)
+    webhook_url: Mapped[str | None] = mapped_column(Text, nullable=True)
+    webhook_sent_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    webhook_response_status: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
     completed_at: Mapped[datetime | None] = mapped_column(nullable=True)
 
 
@@ -294,3 +349,44 @@ class ThrottleCounter(Base):
     count: Mapped[int] = mapped_column(Integer)
     window_started_at: Mapped[datetime]
     expires_at: Mapped[datetime] = mapped_column(index=True)
+
+
+# --- Signed webhooks and their delivery log (shared.services.webhook_signing, webhooks) --------
+
+
+class WebhookSigningSecret(Base):
+    """A tenant's webhook signing secret, encrypted (shared.security.encrypt), and the one it
+    replaced, which keeps signing until 24 hours after ``rotated_at``."""
+
+    __tablename__ = "webhook_signing_secrets"
+
+    tenant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), primary_key=True)
+    secret_encrypted: Mapped[str] = mapped_column(Text)
+    previous_secret_encrypted: Mapped[str | None] = mapped_column(Text, nullable=True)
+    rotated_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    # When an administrator was shown the current secret (read once; a rotation shows the new one).
+    revealed_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+
+
+class WebhookAttempt(Base):
+    """One webhook POST of a job: the first attempt, or a redelivery an administrator asked for.
+
+    A redelivery is requested (``attempted_at`` null) by the API and claimed by the webhook
+    function before its POST, so each request posts at most once."""
+
+    __tablename__ = "webhook_attempts"
+    __table_args__ = (Index("ix_webhook_attempts_job", "job_id", "requested_at"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=_uuid)
+    tenant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)
+    job_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("jobs.id", ondelete="CASCADE"))
+    redelivery: Mapped[bool] = mapped_column(Boolean, default=False)
+    requested_at: Mapped[datetime] = mapped_column(default=utcnow)
+    attempted_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    target_url: Mapped[str] = mapped_column(Text)
+    # Null until the attempt ends; 0 when no HTTP answer came (error_class says why).
+    status_code: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    duration_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    response_excerpt: Mapped[str | None] = mapped_column(Text, nullable=True)
+    error_class: Mapped[str | None] = mapped_column(String(40), nullable=True)

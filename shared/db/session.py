@@ -26,6 +26,8 @@ _factories: dict[str, sessionmaker[Session]] = {}
 _lock = threading.Lock()
 # Tests only (see bind_sessions): the connection every new session joins, inside a savepoint.
 _bound_connection: Connection | None = None
+# The configured database's session factory and the settings it was found under (new_session).
+_default_factory: tuple[object, sessionmaker[Session]] | None = None
 
 
 def get_engine(url: str | None = None) -> Engine:
@@ -45,6 +47,9 @@ def _create(url: str) -> Engine:
         def _sqlite_pragmas(dbapi_conn, _record):
             cur = dbapi_conn.cursor()
             cur.execute("PRAGMA journal_mode=WAL")
+            # In WAL mode NORMAL is still durable against an application crash (a power loss may
+            # lose the last commits, never corrupt the file), and a commit does not wait for fsync.
+            cur.execute("PRAGMA synchronous=NORMAL")
             cur.execute("PRAGMA foreign_keys=ON")
             cur.execute("PRAGMA busy_timeout=30000")
             cur.close()
@@ -69,13 +74,22 @@ def probe_engine() -> Engine:
 
 def new_session(url: str | None = None) -> Session:
     """A new session on the configured database."""
+    global _default_factory
     if _bound_connection is not None and url is None:
         return Session(bind=_bound_connection, join_transaction_mode="create_savepoint", expire_on_commit=False)
+    if url is None:
+        # Every request opens a session: the configured database's factory is found once per
+        # settings object, not by resolving the URL (a filesystem lookup for SQLite) each time.
+        settings, remembered = get_settings(), _default_factory
+        if remembered is not None and remembered[0] is settings:
+            return remembered[1]()
     engine = get_engine(url)
     key = str(engine.url)
     factory = _factories.get(key)
     if factory is None:
         factory = _factories.setdefault(key, sessionmaker(bind=engine, expire_on_commit=False))
+    if url is None:
+        _default_factory = (settings, factory)
     return factory()
 
 
@@ -108,7 +122,9 @@ def bind_sessions(connection: Connection) -> Iterator[None]:
 
 def reset_engines() -> None:
     """Dispose of every engine (tests and the dev command switch databases)."""
+    global _default_factory
     with _lock:
+        _default_factory = None
         for engine in (*_engines.values(), *_probe_engines.values()):
             engine.dispose()
         _engines.clear()

@@ -46,14 +46,25 @@ class LocalAws:
     checks_dlq_url: str
     webhooks_queue_url: str
     webhooks_dlq_url: str
-    server: ThreadedMotoServer = field(repr=False, compare=False)
+    # None in a process that only talks to a moto server another process runs (the dev stack).
+    server: ThreadedMotoServer | None = field(default=None, repr=False, compare=False)
     mirror: ObjectMirror | None = field(default=None, repr=False, compare=False)
 
     def stop(self) -> None:
         """Shut the moto server down (its in-memory state is lost; mirrored objects stay on disk)."""
         if self.mirror is not None:
             self.mirror.detach()
-        self.server.stop()
+        if self.server is not None:
+            self.server.stop()
+
+    def addresses(self) -> dict[str, str]:
+        """Where the endpoints are, as plain strings another process rebuilds this from
+        (``LocalAws(**addresses)``): no server, no mirror."""
+        return {name: getattr(self, name) for name in _ADDRESS_FIELDS}
+
+
+_ADDRESS_FIELDS = ("endpoint_url", "region", "bucket", "jobs_queue_url", "jobs_dlq_url", "checks_queue_url",
+                   "checks_dlq_url", "webhooks_queue_url", "webhooks_dlq_url")
 
 
 def ensure_dummy_credentials(region: str = "us-east-1") -> None:

@@ -134,6 +134,21 @@ class SqsPoller(threading.Thread):
         )["Attributes"]["QueueArn"]
         _, _, _, self.region, self.account_id, _ = self.queue_arn.split(":", 5)
         self._stopping = threading.Event()
+        # Held while a batch is with the handler: finish() waits for it, not for a long poll.
+        self._delivering = threading.Lock()
+
+    def finish(self, timeout: float = 60.0) -> bool:
+        """Ask the poller to end and wait only for a batch being handled (up to ``timeout`` s).
+
+        A long poll still waiting is left to end by itself: a batch it brings after this is not
+        handled (its messages come back after the visibility timeout). Returns False when a
+        batch was still being handled at the timeout.
+        """
+        self._stopping.set()
+        if threading.current_thread() is self or not self._delivering.acquire(timeout=timeout):
+            return False
+        self._delivering.release()
+        return True
 
     def stop(self, timeout: float | None = 5.0) -> None:
         """Ask the poller to finish its current batch and end; wait up to ``timeout`` seconds."""
@@ -152,7 +167,10 @@ class SqsPoller(threading.Thread):
                 self._stopping.wait(_ERROR_BACKOFF_SECONDS)
                 continue
             if messages:
-                self.deliver(messages)
+                with self._delivering:
+                    if self._stopping.is_set():
+                        break  # asked to end while polling: not handed over, they come back
+                    self.deliver(messages)
 
     def receive(self, wait_time_seconds: int | None = None) -> list[dict]:
         """One ``ReceiveMessage`` call for up to a batch, with every attribute Lambda passes on."""

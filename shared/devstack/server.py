@@ -1,9 +1,13 @@
-"""``run_dev``: the whole service on one machine (``sheetcalc dev``).
+"""``run_dev``: the whole service on one machine (``sheetcalc dev``), as one unit of processes.
 
-It starts a local AWS (moto), points the settings at it, migrates the database, runs the worker,
-checks, dead-letter and webhook handlers behind SQS pollers (one per queue, as on AWS), and
-serves the API with uvicorn until SIGINT or SIGTERM, after which everything is stopped and it
-returns normally.
+It binds the API's port, starts a local AWS (moto) in its own process, points the settings at it,
+migrates the database, then starts ``dev_api_workers`` API processes (uvicorn, all accepting on
+the one listening socket) and ``dev_worker_processes`` poller processes running the worker,
+checks, dead-letter and webhook handlers behind SQS pollers (the same Lambda handler code as on
+AWS; see ``children.py``). It prints "ready" when every process is, and runs until SIGINT or
+SIGTERM, after which it stops the API and poller processes (each finishes what it is handling),
+then the local AWS, and returns normally. If a child ends on its own, everything is stopped and
+it exits with status 1. The children die with it when it is killed (``processes.py``).
 
 Nothing accepted is lost when it is killed: the database and the local S3 objects are under the
 data dir (``<data dir>/aws``), and at start the sweeper queues again what the lost in-memory
@@ -14,35 +18,21 @@ keeps sweeping on a timer.
 from __future__ import annotations
 
 import json
-import logging
 import os
 import secrets
 import shlex
 import signal
+import socket
 import sys
 import threading
 import time
 from pathlib import Path
 
-import uvicorn
-
-from functions.checks.app import handler as checks_handler
-from functions.checks.dlq import handler as checks_dlq_handler
-from functions.webhook.app import handler as webhook_handler
-from functions.worker.app import handler as worker_handler
-from functions.worker.dlq import handler as dlq_handler
 from shared.adapters.aws import reset_clients
 from shared.config import reset_settings
 from shared.db.session import reset_engines
-from shared.devstack.local_aws import (
-    CHECKS_VISIBILITY_TIMEOUT,
-    JOBS_VISIBILITY_TIMEOUT,
-    WEBHOOKS_VISIBILITY_TIMEOUT,
-    LocalAws,
-    start_local_aws,
-)
-from shared.devstack.pollers import SqsPoller
-from shared.devstack.sweeping import SweeperTimer
+from shared.devstack.local_aws import LocalAws, ensure_dummy_credentials
+from shared.devstack.processes import Child, ChildFailed, spawn, stop_all
 
 SECRETS_FILE = "secrets.json"
 _SECRET_ENV = {"jwt_secret": "SHEETCALC_JWT_SECRET", "encryption_key": "SHEETCALC_ENCRYPTION_KEY"}
@@ -70,10 +60,16 @@ def load_dev_secrets(data_dir: Path) -> None:
         os.environ[env] = stored[key]
 
 
-def _point_settings_at(aws: LocalAws, data_dir: Path) -> None:
+def _point_settings_at(aws: LocalAws | None, data_dir: Path) -> None:
+    """The settings of a dev stack on ``data_dir`` (in the environment, for the children too);
+    without ``aws``, those the database needs."""
+    os.environ.update({"SHEETCALC_ENV": "dev", "SHEETCALC_DATA_DIR": str(data_dir)})
+    reset_settings()
+    reset_engines()
+    if aws is None:
+        return
+    ensure_dummy_credentials(aws.region)
     os.environ.update({
-        "SHEETCALC_ENV": "dev",
-        "SHEETCALC_DATA_DIR": str(data_dir),
         "SHEETCALC_AWS_ENDPOINT_URL": aws.endpoint_url,
         "SHEETCALC_AWS_REGION": aws.region,
         "SHEETCALC_BUCKET": aws.bucket,
@@ -86,53 +82,31 @@ def _point_settings_at(aws: LocalAws, data_dir: Path) -> None:
     reset_engines()
 
 
-def _log_library_lines() -> None:
-    # The service's own loggers (shared.*, functions.*) at the level asked for, on stderr.
-    from shared.config import get_settings
-
-    level = get_settings().log_level
-    if not level:
-        return
-    handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    for name in ("shared", "functions"):
-        library = logging.getLogger(name)
-        library.setLevel(level.upper())
-        library.addHandler(handler)
+# Only a hung process reaches these: no verdict depends on the machine's speed.
+START_TIMEOUT_SECONDS = 180.0
+# API processes finish the requests they hold, poller processes the batch they handle (a formulas
+# check may take 240 s); a child still running after this is killed.
+STOP_TIMEOUT_SECONDS = 300.0
+AWS_STOP_TIMEOUT_SECONDS = 30.0
+# How often the parent looks whether a child ended on its own.
+_SUPERVISE_INTERVAL_SECONDS = 0.5
 
 
-def _start_sweeper(queues_empty_since) -> SweeperTimer:
-    from shared.config import get_settings
-
-    timer = SweeperTimer(queues_empty_since=queues_empty_since, interval_seconds=get_settings().sweeper_interval_seconds)
-    timer.start()
-    return timer
-
-
-def _start_pollers(aws: LocalAws) -> list[SqsPoller]:
-    common = {"endpoint_url": aws.endpoint_url, "region": aws.region}
-    pollers = [
-        SqsPoller(aws.jobs_queue_url, worker_handler, function_name="sheetcalc-worker",
-                  timeout_seconds=JOBS_VISIBILITY_TIMEOUT, **common),
-        SqsPoller(aws.jobs_dlq_url, dlq_handler, function_name="sheetcalc-worker-dlq", **common),
-        # As on AWS, one version check at a time, beside the jobs rather than in front of them.
-        SqsPoller(aws.checks_queue_url, checks_handler, function_name="sheetcalc-checks", batch_size=1,
-                  timeout_seconds=CHECKS_VISIBILITY_TIMEOUT, **common),
-        SqsPoller(aws.checks_dlq_url, checks_dlq_handler, function_name="sheetcalc-checks-dlq", **common),
-        SqsPoller(aws.webhooks_queue_url, webhook_handler, function_name="sheetcalc-webhook",
-                  timeout_seconds=WEBHOOKS_VISIBILITY_TIMEOUT, **common),
-    ]
-    for poller in pollers:
-        poller.start()
-    return pollers
+def _listen(host: str, port: int) -> socket.socket:
+    """The API's listening socket, bound here once and shared by every API process."""
+    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+        sock.listen(2048)
+    except OSError as exc:
+        sock.close()
+        raise SystemExit(f"sheetcalc dev: cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.set_inheritable(True)
+    return sock
 
 
-def _announce_when_started(server: uvicorn.Server, host: str, data_dir: Path) -> None:
-    while not server.started:
-        if server.should_exit:
-            return
-        time.sleep(0.01)
-    port = server.servers[0].sockets[0].getsockname()[1]  # the real one, also for --port 0
+def _announce(host: str, port: int, data_dir: Path) -> None:
     base_url = f"http://{_url_host(host)}:{port}"
     # What the README's walkthrough asks for, to reach this server and its database.
     walkthrough = f"export BASE={base_url} DATA_DIR={shlex.quote(str(data_dir))}"
@@ -148,63 +122,83 @@ def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
+def _first_to_end(children: list[Child], stop_requested: threading.Event) -> str | None:
+    """Wait for a stop request (None) or for a child to end on its own (what happened)."""
+    while not stop_requested.wait(_SUPERVISE_INTERVAL_SECONDS):
+        for child in children:
+            if not child.running():
+                return f"the {child.role} process (pid {child.pid}) exited with status {child.process.returncode}"
+    return None
+
+
 def run_dev(host: str = "127.0.0.1", port: int = 8000, data_dir: Path = Path(".sheetcalc")) -> None:
-    """Serve API, worker, webhook sender and local AWS on this machine until SIGINT/SIGTERM."""
+    """Serve API, worker, webhook sender and local AWS on this machine until SIGINT/SIGTERM, in
+    ``dev_api_workers`` API and ``dev_worker_processes`` poller processes (the settings)."""
     data_dir = Path(data_dir).resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
     load_dev_secrets(data_dir)
 
-    server: uvicorn.Server | None = None
     stop_requested = threading.Event()
 
     def request_stop(_signum, _frame) -> None:
-        # Installed for the whole run: uvicorn replaces it while serving and re-raises the
-        # signal it caught once it has shut down, which then lands here harmlessly.
         stop_requested.set()
-        if server is not None:
-            server.should_exit = True
 
     previous: dict = {}
     if threading.current_thread() is threading.main_thread():
         previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-    aws: LocalAws | None = None
-    pollers: list[SqsPoller] = []
-    sweeper: SweeperTimer | None = None
+    listener: socket.socket | None = None
+    aws_child: Child | None = None
+    children: list[Child] = []
+    failed: str | None = None
     try:
         from shared.db.types import utcnow
 
         queues_empty_since = utcnow()  # moto's queues begin empty: no message is older
-        aws = start_local_aws(state_dir=data_dir / "aws")
-        _point_settings_at(aws, data_dir)
-        _log_library_lines()
+        listener = _listen(host, port)
+        fd = listener.fileno()
+        aws_child = spawn("aws", {"state_dir": str(data_dir / "aws")})
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
+        _point_settings_at(None, data_dir)
+        from shared.config import get_settings
         from shared.db.migrate import upgrade
 
+        settings = get_settings()
+        # The API and poller processes import the service while the local AWS starts and the
+        # database is migrated here; they are configured once both are done.
+        api = [spawn("api", pass_fds=(fd,)) for _ in range(settings.dev_api_workers)]
+        pollers = [spawn("pollers") for _ in range(settings.dev_worker_processes)]
+        children = [*api, *pollers]
         upgrade()
-        pollers = _start_pollers(aws)
-        sweeper = _start_sweeper(queues_empty_since)
-
-        from shared.api.app import create_app
-
-        # proxy_headers off: uvicorn would otherwise believe X-Forwarded-For from 127.0.0.1 and hand
-        # the app a forged client address; only SHEETCALC_TRUSTED_PROXIES (shared/api/deps.py) decides.
-        config = uvicorn.Config(
-            create_app(), host=host, port=port, log_level="warning", access_log=False, proxy_headers=False
-        )
-        server = uvicorn.Server(config)
+        addresses = aws_child.wait_ready(deadline, stop_requested)
         if stop_requested.is_set():
             return
-        threading.Thread(target=_announce_when_started, args=(server, host, data_dir), daemon=True).start()
-        server.run()
+        aws = LocalAws(**addresses)
+        _point_settings_at(aws, data_dir)
+        env = dict(os.environ)
+        for child in api:
+            child.configure({"fd": fd}, env)
+        for i, child in enumerate(pollers):
+            since = queues_empty_since.isoformat() if i == 0 else None
+            child.configure({"aws": aws.addresses(), "queues_empty_since": since}, env)
+        for child in children:
+            child.wait_ready(deadline, stop_requested)
+        if stop_requested.is_set():
+            return
+        _announce(host, listener.getsockname()[1], data_dir)  # the real port, also for --port 0
+        failed = _first_to_end([*children, aws_child], stop_requested)
+    except ChildFailed as exc:
+        failed = str(exc)
     finally:
-        if sweeper is not None:
-            sweeper.stop()
-        for poller in pollers:
-            poller.stop(timeout=0)
-        for poller in pollers:
-            poller.stop()
-        if aws is not None:
-            aws.stop()
+        for child in stop_all(children, STOP_TIMEOUT_SECONDS):
+            print(f"sheetcalc dev: the {child.role} process (pid {child.pid}) did not stop; killed it",
+                  file=sys.stderr, flush=True)
+        if aws_child is not None:
+            stop_all([aws_child], AWS_STOP_TIMEOUT_SECONDS)
+        if listener is not None:
+            listener.close()
         reset_engines()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
         sys.stdout.flush()
+    if failed:
+        raise SystemExit(f"sheetcalc dev: {failed}; stopped everything")

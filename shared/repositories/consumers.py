@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.orm import Session
 
 from shared.db.models import Consumer
@@ -16,9 +16,13 @@ def get_consumer(session: Session, *, tenant_id: uuid.UUID, consumer_id: uuid.UU
     return session.scalar(select(Consumer).where(Consumer.tenant_id == tenant_id, Consumer.id == consumer_id))
 
 
+# Every consumer request looks its key up: one statement object, compiled once (see engines.py).
+_BY_KEY_HASH = select(Consumer).where(Consumer.api_key_hash == bindparam("key_hash"))
+
+
 def get_by_key_hash(session: Session, *, key_hash: str) -> Consumer | None:
     """The consumer whose API key hashes to ``key_hash``."""
-    return session.scalar(select(Consumer).where(Consumer.api_key_hash == key_hash))
+    return session.scalar(_BY_KEY_HASH, {"key_hash": key_hash})
 
 
 def list_consumers(session: Session, *, tenant_id: uuid.UUID, include_inactive: bool = False) -> list[Consumer]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime, timedelta
 
-from sqlalchemy import and_, func, or_, select, text, update
+from sqlalchemy import and_, bindparam, func, or_, select, text, update
 from sqlalchemy.orm import Session
 
 from shared.db.models import UNFINISHED_JOBS_SQL, Job, JobStatus, Tenant
@@ -26,23 +26,36 @@ def get_job(session: Session, *, job_id: uuid.UUID) -> Job | None:
     return session.get(Job, job_id)
 
 
+def _claimable(now: datetime, lease_seconds: int):
+    # Pending, or processing on a claim older than the lease (its worker died).
+    stale = now - timedelta(seconds=lease_seconds)
+    return or_(Job.status == JobStatus.PENDING, and_(Job.status == JobStatus.PROCESSING, Job.started_at < stale))
+
+
 def claim_for_processing(session: Session, *, job_id: uuid.UUID, lease_seconds: int) -> datetime | None:
     """Move pending (or abandoned processing) to processing; returns the claim time, or None if not ours."""
     now = utcnow()
-    stale = now - timedelta(seconds=lease_seconds)
     result = session.execute(
         update(Job)
-        .where(
-            Job.id == job_id,
-            or_(
-                Job.status == JobStatus.PENDING,
-                and_(Job.status == JobStatus.PROCESSING, Job.started_at < stale),
-            ),
-        )
+        .where(Job.id == job_id, _claimable(now, lease_seconds))
         .values(status=JobStatus.PROCESSING, started_at=now, updated_at=now)
         .execution_options(synchronize_session=False)
     )
     return now if result.rowcount == 1 else None
+
+
+def claim_many(session: Session, *, job_ids: list[uuid.UUID], lease_seconds: int) -> tuple[datetime, list[Job]]:
+    """``claim_for_processing`` for many jobs in one conditional UPDATE: the claim time, and the
+    jobs this call claimed (any order; the others were not ours)."""
+    now = utcnow()
+    claimed = session.scalars(
+        update(Job)
+        .where(Job.id.in_(job_ids), _claimable(now, lease_seconds))
+        .values(status=JobStatus.PROCESSING, started_at=now, updated_at=now)
+        .returning(Job)
+        .execution_options(synchronize_session=False)
+    )
+    return now, list(claimed)
 
 
 def release_claim(session: Session, *, job_id: uuid.UUID, claimed_at: datetime) -> None:
@@ -57,19 +70,51 @@ def release_claim(session: Session, *, job_id: uuid.UUID, claimed_at: datetime) 
 
 def finish(session: Session, *, job_id: uuid.UUID, claimed_at: datetime, **values) -> bool:
     """Record the outcome of a claimed job; False when the claim was lost meanwhile."""
+    return bool(finish_many(session, claimed_at=claimed_at, outcomes=[(job_id, values)]))
+
+
+def finish_many(session: Session, *, claimed_at: datetime, outcomes: list[tuple[uuid.UUID, dict]]) -> set[uuid.UUID]:
+    """Record the outcomes of jobs claimed together, each by its own conditional update (one
+    prepared statement run for all of them), and count them in the rollups folded; returns the
+    jobs finished (a job whose claim was lost meanwhile is not)."""
+    if not outcomes:
+        return set()
     now = utcnow()
-    result = session.execute(
-        update(Job)
-        .where(Job.id == job_id, Job.status == JobStatus.PROCESSING, Job.started_at == claimed_at)
-        .values(updated_at=now, completed_at=now, **values)
-        .returning(*rollups.JOB_COLUMNS)
-        .execution_options(synchronize_session=False)
-    )
-    return _finished(session, result.one_or_none())
+    by_fields: dict[tuple[str, ...], list[dict]] = {}
+    for job_id, values in outcomes:
+        by_fields.setdefault(tuple(sorted(values)), []).append(
+            {"job_id": job_id, "claimed_at": claimed_at, "now": now, **{f"new_{k}": v for k, v in values.items()}}
+        )
+    changed = sum(session.connection().execute(_finish_statement(fields), rows).rowcount for fields, rows in by_fields.items())
+    # Only the update that finished a job counts it, so a redelivery or a lost claim never counts
+    # twice. Every update changed its row (the usual case): all are ours. Otherwise ours are the
+    # rows on our claim that carry our finish time (the claim was lost for the others).
+    ours = [Job.id.in_([job_id for job_id, _ in outcomes])]
+    if changed != len(outcomes):
+        ours += [Job.started_at == claimed_at, Job.completed_at == now, Job.status.in_([JobStatus.COMPLETED, JobStatus.FAILED])]
+    finished = session.execute(select(Job.id, *rollups.JOB_COLUMNS).where(*ours)).all()
+    if finished:
+        rollups.record_finished_many(session.connection(), finished)
+    return {row.id for row in finished}
+
+
+_finish_statements: dict[tuple[str, ...], object] = {}
+
+
+def _finish_statement(fields: tuple[str, ...]):
+    """The conditional finish setting ``fields``, built once per set of fields (bound per job)."""
+    statement = _finish_statements.get(fields)
+    if statement is None:
+        table = Job.__table__
+        statement = _finish_statements[fields] = (
+            update(table)
+            .where(table.c.id == bindparam("job_id"), table.c.status == JobStatus.PROCESSING, table.c.started_at == bindparam("claimed_at"))
+            .values(updated_at=bindparam("now"), completed_at=bindparam("now"), **{k: bindparam(f"new_{k}") for k in fields})
+        )
+    return statement
 
 
 def _finished(session: Session, job) -> bool:
-    # Only the update that actually finished the job counts it, so a redelivery never counts twice.
     if job is None:
         return False
     rollups.record_finished(session.connection(), job)

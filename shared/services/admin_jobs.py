@@ -1,6 +1,6 @@
 """Jobs as a signed-in administrator reaches them (the console's "Try it" and job pages): run a
 version as a test job without handling its test key, open one job of an engine, download its
-filled workbook.
+filled workbook, see its webhook's delivery log and ask for a redelivery.
 
 A test run is the same job the spec's test endpoint (``POST /jobs/test/...``) makes with the
 version's test key: validated by the same input rules, ``is_test`` true, no consumer; it counts
@@ -14,10 +14,10 @@ from typing import Any
 
 from sqlalchemy.orm import Session
 
-from shared.db.models import Job
+from shared.db.models import Job, WebhookAttempt
 from shared.errors import NotFound
 from shared.repositories import jobs as job_repo
-from shared.services import engines, jobs, versions
+from shared.services import engines, jobs, versions, webhooks
 
 
 def run_test(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, version_id: uuid.UUID, inputs: dict[str, Any]) -> Job:
@@ -38,4 +38,14 @@ def get(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, job_id:
 
 def download(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, job_id: uuid.UUID) -> jobs.Download:
     """A temporary URL to the filled workbook of one of the engine's completed jobs."""
-    return jobs.result_link(get(session, tenant_id=tenant_id, engine_id=engine_id, job_id=job_id))
+    return jobs.result_link(session, get(session, tenant_id=tenant_id, engine_id=engine_id, job_id=job_id))
+
+
+def webhook_attempts(session: Session, *, job: Job) -> list[WebhookAttempt]:
+    """The delivery log of a job already opened with ``get``."""
+    return webhooks.attempts(session, job=job)
+
+
+def redeliver_webhook(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, job_id: uuid.UUID) -> WebhookAttempt:
+    """Queue one more POST of the webhook of one of the engine's jobs (a new, logged attempt)."""
+    return webhooks.request_redelivery(session, job=get(session, tenant_id=tenant_id, engine_id=engine_id, job_id=job_id))

@@ -1,4 +1,12 @@
-"""The worker's rules: claim a job once, calculate it, store the filled workbook, finish it.
+"""The worker's rules: claim a batch of jobs once, calculate them, finish them.
+
+A batch of messages is claimed in one conditional UPDATE; the jobs of one version are calculated
+one after another on the version's loaded model; their outcomes are written in one transaction
+(each by its own conditional update, the statistics rollups folded), and then their webhooks are
+queued (``_after_finish``). The filled workbook is not written here: a completed job records the
+key it will live under, and the first download produces it from the job's recorded inputs and
+version (``filled_workbook``; ``shared.services.jobs.result_link``), unless the setting
+``keep_filled_workbooks`` asks for it at once.
 
 A message may arrive twice; the conditional claim (pending -> processing) makes the second
 delivery a no-op. A job whose worker died stays claimed until its lease runs out, then a
@@ -11,18 +19,21 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from dataclasses import dataclass, field
+from datetime import datetime
 
 from shared import calc
 from shared.adapters import queues
 from shared.adapters.storage import XLSX_CONTENT_TYPE, get_store, job_result_key
+from shared.calc import run_context
 from shared.config import get_settings
 from shared.db.models import EngineVersion, Job, JobStatus
 from shared.db.session import session_scope
-from shared.db.types import utcnow
 from shared.errors import InputValidationError, NotFound, WorkbookError
-from shared.observability import bind_job, record_job_metrics
+from shared.observability import bind_job, record_job_metrics, unbind_job
 from shared.repositories import engines as engine_repo
 from shared.repositories import jobs as job_repo
+from shared.services import job_waits
 from shared.services.inputs import date_inputs
 
 log = logging.getLogger(__name__)
@@ -42,9 +53,9 @@ def model_cache() -> calc.ModelCache:
     return _cache
 
 
-def _loader(version: EngineVersion):
+def _loader(version: EngineVersion, engine_name: str):
     def load() -> calc.Workbook:
-        engine = calc.get_engine(version.calc_engine)
+        engine = calc.get_engine(engine_name)
         store = get_store()
         if version.prepared_key:
             try:
@@ -61,64 +72,192 @@ def _output_names(version: EngineVersion) -> list[str] | None:
     return list(props) if isinstance(props, dict) and props else None
 
 
-def _calculate(job: Job, version: EngineVersion) -> tuple[dict, bytes, float]:
-    started = time.perf_counter()
-    # Keyed by engine too: a version whose engine an administrator changes is loaded afresh.
-    with model_cache().checkout(f"{version.id}:{version.calc_engine}", _loader(version)) as workbook:
-        outputs = workbook.calculate(job.inputs, outputs=_output_names(version), date_inputs=date_inputs(version.input_schema))
-        filled = workbook.to_xlsx()
-    return outputs, filled, (time.perf_counter() - started) * 1000
+def loaded_model(version: EngineVersion, engine: str | None = None):
+    """The version's model loaded by ``engine`` (default the version's), checked out of the
+    process's cache for the ``with`` block. Keyed by engine too: a version whose engine an
+    administrator changes is loaded afresh."""
+    engine = engine or version.calc_engine
+    return model_cache().checkout(f"{version.id}:{engine}", _loader(version, engine))
+
+
+def _calculate(job: Job, version: EngineVersion, workbook: calc.Workbook) -> dict:
+    """The job's outputs, its inputs set on the version's loaded workbook in the job's own run
+    context (its clock and seed: reproducible runs): the one place a job is calculated, by the
+    worker, for a filled workbook produced later (``filled_workbook``) and for a re-run."""
+    with run_context.running(run_context.RunContext.for_job(job_id=job.id, created_at=job.created_at)):
+        return workbook.calculate(job.inputs, outputs=_output_names(version), date_inputs=date_inputs(version.input_schema))
+
+
+def recalculate(job: Job, version: EngineVersion, engine: str | None = None) -> dict:
+    """The job's outputs calculated again on ``version`` (by ``engine``, default the version's)."""
+    with loaded_model(version, engine) as workbook:
+        return _calculate(job, version, workbook)
+
+
+def filled_workbook(job: Job, version: EngineVersion) -> bytes:
+    """The job's filled workbook: its recorded inputs calculated again on its version by the
+    engine that calculated the job, exported as the worker would have right after the job."""
+    with loaded_model(version, job.calc_engine) as workbook:
+        _calculate(job, version, workbook)
+        return workbook.to_xlsx()
+
+
+@dataclass
+class Batch:
+    """The outcome of ``run_jobs``: each job's final status (None when it was not ours), and the
+    jobs whose message must come again (a transient failure: the job was handed back, or its
+    webhook could not be queued)."""
+
+    statuses: dict[uuid.UUID, str | None] = field(default_factory=dict)
+    retry: dict[uuid.UUID, BaseException] = field(default_factory=dict)
 
 
 def run_job(job_id: uuid.UUID) -> str | None:
     """Process one job message; returns the job's final status, or None when it was not ours."""
-    settings = get_settings()
-    with session_scope() as session:
-        claimed_at = job_repo.claim_for_processing(session, job_id=job_id, lease_seconds=settings.processing_lease_seconds)
-        job = job_repo.get_job(session, job_id=job_id) if claimed_at else None
-        version = engine_repo.get_version_any_tenant(session, version_id=job.version_id) if job else None
-    if claimed_at is None or job is None:
-        log.info("job %s already handled or unknown; skipping", job_id)
-        _requeue_lost_webhook(job_id)
-        return None
-    bind_job(job)
-    calc_ms: float | None = None
+    batch = run_jobs([job_id])
+    if job_id in batch.retry:
+        raise batch.retry[job_id]
+    return batch.statuses.get(job_id)
 
-    values: dict
+
+def run_jobs(job_ids: list[uuid.UUID]) -> Batch:
+    """Process a batch of job messages: claim them all at once, calculate the claimed jobs of each
+    version on one loaded model, finish them in one transaction, then queue their webhooks.
+
+    A job already handled (or unknown) is a no-op, as a second message for it must be. Raises
+    only when the batch's claim or its finish could not be written: then nothing of it counts.
+    """
+    settings = get_settings()
+    job_ids = list(dict.fromkeys(job_ids))  # a message twice in one batch: computed once
+    batch = Batch(statuses=dict.fromkeys(job_ids))
+    with session_scope() as session:
+        claimed_at, jobs = job_repo.claim_many(session, job_ids=job_ids, lease_seconds=settings.processing_lease_seconds)
+        versions = {v: engine_repo.get_version_any_tenant(session, version_id=v) for v in {job.version_id for job in jobs}}
+    claimed = {job.id for job in jobs}
+    for job_id in job_ids:
+        if job_id not in claimed:
+            log.info("job %s already handled or unknown; skipping", job_id)
+            _handled_already(job_id, batch)
+
+    outcomes: list[tuple[Job, dict, float | None]] = []
     try:
-        if version is None:
-            values = dict(status=JobStatus.FAILED, error_message=VERSION_GONE)
-        else:
-            outputs, filled, calc_ms = _calculate(job, version)
-            result_key = job_result_key(job.tenant_id, job.id)
-            get_store().put(result_key, filled, XLSX_CONTENT_TYPE)
-            values = dict(
-                status=JobStatus.COMPLETED,
-                outputs=outputs,
-                result_key=result_key,
-                execution_time_ms=round((utcnow() - claimed_at).total_seconds() * 1000),
-            )
-            log.info("job %s completed in %.1f ms of calculation", job_id, calc_ms)
-    except InputValidationError as exc:
-        values = dict(status=JobStatus.FAILED, error_message=exc.message)
-    except (WorkbookError, ArithmeticError, LookupError, ValueError, TypeError):
-        # Deterministic: another delivery would fail the same way.
-        log.exception("job %s failed to calculate", job_id)
-        values = dict(status=JobStatus.FAILED, error_message=CALCULATION_FAILED)
+        for version_id, group in _by_version(jobs):
+            outcomes += _calculate_group(group, versions[version_id], claimed_at, batch, keep=settings.keep_filled_workbooks)
     except BaseException:
-        # Storage, database or anything transient: hand the job back and let the queue redeliver.
-        with session_scope() as session:
-            job_repo.release_claim(session, job_id=job_id, claimed_at=claimed_at)
+        # Interrupted (not a failure of one job): hand back every claimed job not yet finished.
+        _release([job.id for job in jobs], claimed_at)
         raise
 
     with session_scope() as session:
-        finished = job_repo.finish(session, job_id=job_id, claimed_at=claimed_at, **values)
-    if not finished:
-        return None
-    record_job_metrics(values["status"], None if calc_ms is None else round(calc_ms))
-    if job.webhook_url:
-        queues.enqueue_webhook(job_id)
-    return values["status"]
+        finished = job_repo.finish_many(session, claimed_at=claimed_at, outcomes=[(job.id, values) for job, values, _ in outcomes])
+    _after_finish([(job, values, calc_ms) for job, values, calc_ms in outcomes if job.id in finished], batch)
+    return batch
+
+
+def _by_version(jobs: list[Job]) -> list[tuple[uuid.UUID, list[Job]]]:
+    groups: dict[uuid.UUID, list[Job]] = {}
+    for job in jobs:
+        groups.setdefault(job.version_id, []).append(job)
+    return list(groups.items())
+
+
+def _calculate_group(
+    jobs: list[Job], version: EngineVersion | None, claimed_at: datetime, batch: Batch, *, keep: bool
+) -> list[tuple[Job, dict, float | None]]:
+    """The outcome of each job of one version, calculated one after another on the version's
+    loaded model; a job that failed transiently is handed back and left out."""
+    if version is None:
+        return [(job, dict(status=JobStatus.FAILED, error_message=VERSION_GONE), None) for job in jobs]
+    outcomes = []
+    mark = time.perf_counter()  # each job's time is its own; the first also loads the model
+    try:
+        with loaded_model(version) as workbook:
+            for job in jobs:
+                values = _outcome(job, version, workbook, claimed_at, batch, keep=keep)
+                now = time.perf_counter()
+                if values is not None:
+                    calc_ms = (now - mark) * 1000
+                    if values["status"] == JobStatus.COMPLETED:
+                        values["execution_time_ms"] = round(calc_ms)
+                        log.info("job %s completed in %.1f ms of calculation", job.id, calc_ms)
+                    outcomes.append((job, values, calc_ms))
+                mark = now
+    except Exception as exc:
+        # The model could not be had: every job of the version not yet calculated fails the same way.
+        done = {job.id for job, _, _ in outcomes}
+        for job in jobs:
+            if job.id not in done and job.id not in batch.retry:
+                values = _failure(job, exc, claimed_at, batch)
+                if values is not None:
+                    outcomes.append((job, values, None))
+    return outcomes
+
+
+def _outcome(job: Job, version: EngineVersion, workbook: calc.Workbook, claimed_at: datetime, batch: Batch, *, keep: bool) -> dict | None:
+    """One job's outcome (None when it was handed back)."""
+    bind_job(job)
+    try:
+        outputs = _calculate(job, version, workbook)
+        result_key = job_result_key(job.tenant_id, job.id)
+        if keep:
+            get_store().put(result_key, workbook.to_xlsx(), XLSX_CONTENT_TYPE)
+        # calc_engine: the engine that calculated it (reproducible runs; the file made later uses it too)
+        return dict(status=JobStatus.COMPLETED, outputs=outputs, result_key=result_key, calc_engine=version.calc_engine)
+    except Exception as exc:
+        return _failure(job, exc, claimed_at, batch)
+    finally:
+        unbind_job()
+
+
+def failed_calculation(job: Job, exc: Exception) -> dict | None:
+    """The failed outcome of a calculation that raised ``exc``, when another delivery would fail
+    the same way; None when the failure may be transient (storage, database, ...)."""
+    if isinstance(exc, InputValidationError):
+        return dict(status=JobStatus.FAILED, error_message=exc.message)
+    if isinstance(exc, (WorkbookError, ArithmeticError, LookupError, ValueError, TypeError)):
+        log.error("job %s failed to calculate", job.id, exc_info=exc)
+        return dict(status=JobStatus.FAILED, error_message=CALCULATION_FAILED)
+    return None
+
+
+def _failure(job: Job, exc: Exception, claimed_at: datetime, batch: Batch) -> dict | None:
+    """A failed job's outcome; None when the failure is transient and the job was handed back."""
+    failed = failed_calculation(job, exc)
+    if failed is not None:
+        return failed
+    # Storage, database or anything transient: hand the job back and let the queue redeliver.
+    log.warning("job %s handed back after a transient failure", job.id, exc_info=exc)
+    _release([job.id], claimed_at)
+    batch.retry[job.id] = exc
+    return None
+
+
+def _release(job_ids: list[uuid.UUID], claimed_at: datetime) -> None:
+    with session_scope() as session:
+        for job_id in job_ids:
+            job_repo.release_claim(session, job_id=job_id, claimed_at=claimed_at)
+
+
+def _after_finish(finished: list[tuple[Job, dict, float | None]], batch: Batch) -> None:
+    """What follows a batch's finish commit, for the jobs it finished: their waiters woken, their
+    metrics, their webhooks."""
+    job_waits.announce([job.id for job, _, _ in finished])
+    for job, values, calc_ms in finished:
+        batch.statuses[job.id] = values["status"]
+        record_job_metrics(values["status"], None if calc_ms is None else round(calc_ms))
+        if job.webhook_url:
+            try:
+                queues.enqueue_webhook(job.id)
+            except Exception as exc:
+                # The job stays finished; its message comes again and queues the webhook then.
+                batch.retry[job.id] = exc
+
+
+def _handled_already(job_id: uuid.UUID, batch: Batch) -> None:
+    try:
+        _requeue_lost_webhook(job_id)
+    except Exception as exc:
+        batch.retry[job_id] = exc
 
 
 def _requeue_lost_webhook(job_id: uuid.UUID) -> None:
@@ -145,5 +284,7 @@ def fail_dead_lettered(job_id: str) -> None:
     with session_scope() as session:
         failed = job_repo.fail_unfinished(session, job_id=key, message=DEAD_LETTERED)
         job = job_repo.get_job(session, job_id=key) if failed else None
+    if failed:
+        job_waits.announce([key])
     if job is not None and job.webhook_url:
         queues.enqueue_webhook(key)

@@ -7,6 +7,7 @@ engine's IP whitelist first, then the key, then whether the engine or job is the
 from __future__ import annotations
 
 import logging
+import threading
 import uuid
 from dataclasses import dataclass
 from datetime import datetime
@@ -15,13 +16,15 @@ from typing import Any
 from sqlalchemy.orm import Session
 
 from shared.adapters import queues
-from shared.adapters.storage import get_store
+from shared.adapters.storage import XLSX_CONTENT_TYPE, get_store
 from shared.config import get_settings
-from shared.db.models import Engine, EngineVersion, Job, JobStatus
-from shared.errors import BadRequest, Forbidden, NotFound, SheetcalcError, Unauthorized
+from shared.db.models import Batch, Engine, EngineVersion, Job, JobStatus
+from shared.errors import BadRequest, Conflict, Forbidden, InputValidationError, NotFound, SheetcalcError, Unauthorized, WorkbookError
 from shared.repositories import engines as engine_repo
 from shared.repositories import jobs as job_repo
+from shared.services import idempotency
 from shared.services import inputs as input_rules
+from shared.services import job_runner
 from shared.services import rate_limits
 from shared.services.callers import INVALID_API_KEY, Caller, ConsumerRequest
 
@@ -35,6 +38,7 @@ NO_DOWNLOAD = "Consumer does not have download permission for this job"
 NO_ABOUT = "Consumer does not have view about permission for this engine"
 NO_FILE = "The result file is not available for this job"
 QUEUE_FAILED = "The job could not be queued"
+NO_WAIT = "Consumer does not have view permission for this engine's jobs, which wait needs"
 
 
 @dataclass(frozen=True)
@@ -71,11 +75,29 @@ def _active_version(session: Session, engine: Engine) -> EngineVersion:
 
 
 def _queue(
-    session: Session, *, engine: Engine, version: EngineVersion, caller: Caller, inputs: dict[str, Any], webhook_url: str | None
+    session: Session, *, engine: Engine, version: EngineVersion, caller: Caller, inputs: dict[str, Any], webhook_url: str | None,
+    idempotency_key: str | None = None,
 ) -> Job:
+    once = None
+    if idempotency_key is not None:
+        once = dict(
+            tenant_id=engine.tenant_id, caller=caller.rate_key, key=idempotency.check_key(idempotency_key),
+            request_hash=idempotency.fingerprint(target=engine.id, inputs=inputs, webhook_url=webhook_url),
+        )
+        first = idempotency.replay(session, **once)
+        if first is not None:
+            return first
     rate_limits.ensure_room_for_a_job(session, tenant_id=engine.tenant_id)
     input_rules.validate(inputs, input_schema=version.input_schema, named_ranges=version.named_ranges)
+    job_id = uuid.uuid4()
+    if once is not None and not idempotency.bind(session, **once, job_id=job_id):
+        # A concurrent request with this key won (and has committed): answer with its job.
+        first = idempotency.replay(session, **once)
+        if first is None:
+            raise Conflict(idempotency.KEY_REUSED)
+        return first
     job = job_repo.add(session, Job(
+        id=job_id,
         tenant_id=engine.tenant_id,
         engine_id=engine.id,
         engine_name=engine.name,
@@ -88,6 +110,7 @@ def _queue(
         status=JobStatus.PENDING,
         inputs=inputs,
         webhook_url=webhook_url,
+        version_sha256=version.content_sha256,
     ))
     session.commit()
     try:
@@ -95,6 +118,7 @@ def _queue(
     except SheetcalcError:
         log.exception("could not queue job %s", job.id)
         job_repo.fail_unfinished(session, job_id=job.id, message=QUEUE_FAILED)
+        idempotency.release(session, job_id=job.id)
         session.commit()
         raise
     return job
@@ -102,21 +126,27 @@ def _queue(
 
 def execute(
     session: Session, *, request: ConsumerRequest, tenant_slug: str, engine_slug: str,
-    inputs: dict[str, Any], webhook_url: str | None = None,
+    inputs: dict[str, Any], webhook_url: str | None = None, waiting: bool = False, idempotency_key: str | None = None,
 ) -> Job:
-    """Queue a job on the engine's active version for a consumer with execute permission."""
+    """Queue a job on the engine's active version for a consumer with execute permission (and view
+    permission when ``waiting`` for the answer, which shows the job); with an idempotency key
+    already used for this same request, the job that request made."""
     engine, caller = _engine_for_caller(session, request=request, tenant_slug=tenant_slug, engine_slug=engine_slug)
     if caller.consumer is None:
         raise Unauthorized(INVALID_API_KEY)
     if not _permission(session, caller, engine.id, "can_execute"):
         raise Forbidden(NO_EXECUTE)
+    if waiting and not _permission(session, caller, engine.id, "can_view_jobs"):
+        raise Forbidden(NO_WAIT)
     version = _active_version(session, engine)
-    return _queue(session, engine=engine, version=version, caller=caller, inputs=inputs, webhook_url=webhook_url)
+    return _queue(
+        session, engine=engine, version=version, caller=caller, inputs=inputs, webhook_url=webhook_url, idempotency_key=idempotency_key
+    )
 
 
 def test_execute(
     session: Session, *, request: ConsumerRequest, tenant_slug: str, engine_slug: str, version_id: uuid.UUID,
-    inputs: dict[str, Any], webhook_url: str | None = None,
+    inputs: dict[str, Any], webhook_url: str | None = None, idempotency_key: str | None = None,
 ) -> Job:
     """Queue a job on a given version, for that version's test key only."""
     engine, caller = _engine_for_caller(session, request=request, tenant_slug=tenant_slug, engine_slug=engine_slug)
@@ -127,7 +157,9 @@ def test_execute(
         raise NotFound("Engine version not found")
     if caller.test_version.id != version.id:
         raise Unauthorized(INVALID_API_KEY)
-    return _queue(session, engine=engine, version=version, caller=caller, inputs=inputs, webhook_url=webhook_url)
+    return _queue(
+        session, engine=engine, version=version, caller=caller, inputs=inputs, webhook_url=webhook_url, idempotency_key=idempotency_key
+    )
 
 
 def queue_test_job(session: Session, *, engine: Engine, version: EngineVersion, inputs: dict[str, Any]) -> Job:
@@ -145,14 +177,20 @@ def about(session: Session, *, request: ConsumerRequest, tenant_slug: str, engin
     return engine, _active_version(session, engine)
 
 
-def _own_job(session: Session, *, request: ConsumerRequest, job_id: uuid.UUID, flag: str, denied: str) -> Job:
-    # The whitelist of the job's engine applies, before the key is looked at.
-    job = job_repo.get_job(session, job_id=job_id)
-    if job is not None:
-        request.admit(engine_repo.get_engine(session, tenant_id=job.tenant_id, engine_id=job.engine_id))
+def owner_caller(session: Session, *, request: ConsumerRequest, row: Job | Batch | None, not_found: str) -> Caller:
+    """The caller asking about a job or batch (``row``, None when unknown): the whitelist of its
+    engine first, before the key is looked at; NotFound unless it is of the caller's tenant."""
+    if row is not None:
+        request.admit(engine_repo.get_engine(session, tenant_id=row.tenant_id, engine_id=row.engine_id))
     caller = request.resolve(session)
-    if job is None or job.tenant_id != caller.tenant_id:
-        raise NotFound(JOB_NOT_FOUND)
+    if row is None or row.tenant_id != caller.tenant_id:
+        raise NotFound(not_found)
+    return caller
+
+
+def _own_job(session: Session, *, request: ConsumerRequest, job_id: uuid.UUID, flag: str, denied: str) -> Job:
+    job = job_repo.get_job(session, job_id=job_id)
+    caller = owner_caller(session, request=request, row=job, not_found=JOB_NOT_FOUND)
     if caller.test_version is not None:
         allowed = job.is_test and job.version_id == caller.test_version.id
     else:
@@ -170,16 +208,47 @@ def get_job(session: Session, *, request: ConsumerRequest, job_id: uuid.UUID) ->
 def download(session: Session, *, request: ConsumerRequest, job_id: uuid.UUID) -> Download:
     """A temporary URL to a completed job's filled workbook."""
     job = _own_job(session, request=request, job_id=job_id, flag="can_download", denied=NO_DOWNLOAD)
-    return result_link(job)
+    return result_link(session, job)
 
 
-def result_link(job: Job) -> Download:
-    """A temporary URL to a job's filled workbook: 400 until it has completed, 404 without one."""
+def result_link(session: Session, job: Job) -> Download:
+    """A temporary URL to a job's filled workbook: 400 until it has completed, 404 without one.
+
+    The file is produced on the first download (``_store_result``) and stored, so later ones
+    only sign a URL."""
     if job.status != JobStatus.COMPLETED:
         raise BadRequest(f"Job not completed yet. Current status: {job.status}")
     if not job.result_key:
         raise NotFound(NO_FILE)
+    _store_result(session, job)
     stamp = (job.completed_at or job.updated_at).strftime("%Y%m%d_%H%M%S")
     filename = f"{job.engine_slug}_{str(job.id)[:8]}_{stamp}.xlsx"
     url, expires_at = get_store().presigned_get(job.result_key, filename, get_settings().download_url_ttl_seconds)
     return Download(url=url, filename=filename, expires_at=expires_at)
+
+
+# Concurrent first downloads of one job in this process wait for one another (a lock per key,
+# striped); across processes both may calculate, and both put the same file under the same key.
+_producing = [threading.Lock() for _ in range(64)]
+
+
+def _store_result(session: Session, job: Job) -> None:
+    """Store the job's filled workbook under its result key unless it is there: calculated again
+    from the job's recorded inputs on its version, in this process, with the worker's code and
+    model cache. NotFound when it cannot be (the version was deleted meanwhile)."""
+    store = get_store()
+    if store.exists(job.result_key):
+        return
+    with _producing[hash(job.result_key) % len(_producing)]:
+        if store.exists(job.result_key):
+            return
+        version = engine_repo.get_version_any_tenant(session, version_id=job.version_id)
+        if version is None:
+            raise NotFound(NO_FILE)
+        try:
+            data = job_runner.filled_workbook(job, version)
+        except (NotFound, WorkbookError, InputValidationError, ArithmeticError, LookupError, ValueError, TypeError) as exc:
+            # The version's stored workbook is gone, or the job no longer calculates on it.
+            log.warning("filled workbook of job %s could not be produced", job.id, exc_info=exc)
+            raise NotFound(NO_FILE) from exc
+        store.put(job.result_key, data, XLSX_CONTENT_TYPE)

@@ -16,7 +16,7 @@ from sqlalchemy.orm import Session
 
 from shared.config import get_settings
 from shared.db.types import utcnow
-from shared.errors import TooManyRequests
+from shared.errors import BadRequest, TooManyRequests
 from shared.repositories import jobs as job_repo
 from shared.repositories import throttles as repo
 
@@ -24,6 +24,9 @@ RATE_LIMITED = "Rate limit exceeded: {limit} requests per {window} seconds for t
 TOO_MANY_JOBS = (
     "Too many jobs in progress: this tenant may have {limit} jobs pending or processing at once. "
     "Retry when some have finished."
+)
+BATCH_OVER_QUOTA = (
+    "A batch of {jobs} jobs is more than this tenant may have pending or processing at once ({limit}); send smaller batches"
 )
 # When a tenant's quota is full: most jobs finish in 2 to 5 seconds (the spec's polling guidance).
 QUOTA_RETRY_AFTER_SECONDS = 2
@@ -66,8 +69,11 @@ def enforce(allowance: Allowance | None) -> None:
         raise TooManyRequests(message, retry_after=allowance.reset_seconds)
 
 
-def ensure_room_for_a_job(session: Session, *, tenant_id: uuid.UUID) -> None:
-    """Refuse a new job (429) while the tenant has its quota of jobs pending or processing."""
+def ensure_room_for_a_job(session: Session, *, tenant_id: uuid.UUID, jobs: int = 1) -> None:
+    """Refuse a new job, or ``jobs`` new jobs at once (a batch), (429) while the tenant's quota of
+    jobs pending or processing has no room for them; a batch larger than the quota itself is 400."""
     limit = get_settings().tenant_max_unfinished_jobs
-    if limit and job_repo.count_unfinished(session, tenant_id=tenant_id) >= limit:
+    if limit and jobs > limit:
+        raise BadRequest(BATCH_OVER_QUOTA.format(jobs=jobs, limit=limit))
+    if limit and job_repo.count_unfinished(session, tenant_id=tenant_id) + jobs > limit:
         raise TooManyRequests(TOO_MANY_JOBS.format(limit=limit), retry_after=QUOTA_RETRY_AFTER_SECONDS)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+
 import uuid
 from dataclasses import dataclass
 from typing import Any, TypedDict, Unpack
@@ -89,6 +91,7 @@ def upload(session: Session, *, tenant: Tenant, engine_id: uuid.UUID, version: s
         fidelity_report=choice.report,
         named_ranges=named_ranges,
         test_key_hash=digest(test_key),
+        content_sha256=hashlib.sha256(data).hexdigest(),
     )
     copy_to_library = tenant_settings.document_library_configured(tenant)
     row.document_storage = document_storage_record(PENDING_COPY if copy_to_library else NOT_CONFIGURED)

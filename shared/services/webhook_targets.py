@@ -29,6 +29,10 @@ class Refused(Exception):
     """The webhook target may not be reached; the message is for the log."""
 
 
+class NotPublic(Refused):
+    """The target resolves to a loopback, private or otherwise non-public address."""
+
+
 @dataclass(frozen=True)
 class Target:
     """A webhook URL and the checked addresses its connection may use, in resolver order."""
@@ -87,7 +91,7 @@ def resolve(url: str, *, allow_private: bool) -> Target:
             continue
         text = str(sockaddr[0]).split("%")[0]
         if not allow_private and is_refused(ipaddress.ip_address(text)):
-            raise Refused("the host resolves to an address that is not public")
+            raise NotPublic("the host resolves to an address that is not public")
         if text not in addresses:
             addresses.append(text)
     if not addresses:

@@ -130,6 +130,7 @@ def test_delete_engine_removes_versions_access_and_files_but_keeps_jobs(client, 
     run_worker()
     queued = client.post(d.execute_path, json={"inputs": INPUTS}, headers={"X-API-Key": d.api_key}).json()["job_id"]
     assert len(stored_keys(engine_prefix(d))) == 4  # two workbooks, two prepared models
+    client.get(f"/jobs/{done}/download", headers={"X-API-Key": d.api_key})  # its filled workbook, stored on first download
     result_key = f"results/{d.admin.tenant_id}/{done}.xlsx"
     assert stored_keys(result_key) == [result_key]
 

@@ -70,3 +70,29 @@ def test_a_nul_character_in_an_uploaded_version_string_is_a_validation_error(adm
     engine = admin.post("/engines", json={"name": "E"}).json()
     r = admin.post(f"/engines/{engine['id']}/versions", data={"version": NUL}, files={"file": ("loan.xlsx", loan_xlsx)})
     assert r.status_code == 422, r.text
+
+
+@pytest.mark.own_transactions
+def test_a_request_that_finds_every_database_connection_taken_is_503_with_retry_after(client, monkeypatch):
+    # A real pool of one connection, held by someone else for longer than the pool waits.
+    import os
+    import uuid
+
+    from sqlalchemy import create_engine
+
+    from shared.db import session as db_session
+
+    url = db_session._normalise(os.environ["DATABASE_URL"])
+    tiny = create_engine(url, pool_size=1, max_overflow=0, pool_timeout=0.05)
+    monkeypatch.setattr(db_session, "get_engine", lambda url=None: tiny)
+    monkeypatch.setattr(db_session, "_factories", {})  # sessionmakers cached by URL would bypass tiny
+    monkeypatch.setattr(db_session, "_default_factory", None)  # and the one remembered per settings; restored after
+    holder = tiny.connect()
+    try:
+        r = client.get(f"/jobs/{uuid.uuid4()}", headers={"X-API-Key": "sk_anything"})
+    finally:
+        holder.close()
+        tiny.dispose()
+    assert r.status_code == 503
+    assert r.json() == {"detail": "Service temporarily unavailable, try again shortly"}
+    assert r.headers["Retry-After"] == "1"

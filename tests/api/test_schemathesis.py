@@ -21,7 +21,7 @@ from shared.api.app import create_app
 from shared.services import webhooks
 from tests.conftest import drain
 from tests.envtools import settings_env
-from tests.factories import ALL_PERMISSIONS, Deployed, create_tenant, deploy_loan, sign_in, submit_job
+from tests.factories import ALL_PERMISSIONS, Deployed, create_tenant, deploy_loan, sign_in, submit_batch, submit_job
 
 # Bounds the run: about 40 operations x (explicit examples + this many generated cases).
 MAX_EXAMPLES = 12
@@ -49,10 +49,12 @@ def world(local_aws, loan_xlsx) -> tuple[Deployed, dict[str, str]]:
 
     deployed = deploy_loan(sign_in(None, create_tenant()), loan_xlsx, flags=ALL_PERMISSIONS)
     job_id = submit_job(deployed, INPUTS)
+    batch_id = submit_batch(deployed, [INPUTS, {"principal": [1]}])
     drain(local_aws.jobs_queue_url, handler)
     return deployed, {
         "engine_id": deployed.engine_id, "version_id": deployed.version_id, "consumer_id": deployed.consumer_id,
         "tenant_slug": deployed.admin.slug, "engine_slug": deployed.engine_slug, "job_id": job_id,
+        "batch_id": batch_id,
     }
 
 

@@ -27,6 +27,13 @@ def to_bytes(wb: openpyxl.Workbook) -> bytes:
     return buffer.getvalue()
 
 
+def uploaded_and_stored(data: bytes) -> tuple:
+    """The IronCalc workbook of an upload and the same restored from its stored model, as a
+    job gets it: every correction must hold on both."""
+    workbook = get_engine("ironcalc").load_xlsx(data)
+    return workbook, get_engine("ironcalc").load_serialized(workbook.serialize())
+
+
 @pytest.fixture
 def engine():
     return get_engine("ironcalc")

@@ -256,3 +256,63 @@ def test_pickup_is_prompt(sqs, queue, start_poller):
     # for a busy one, so the verdict is about what wakes the poller, not about speed)
     latencies.sort()
     assert latencies[len(latencies) // 2] < LONG_POLL_S / 4, latencies
+
+
+def test_a_handled_batch_is_deleted_in_one_call(sqs, queue, start_poller):
+    # GIVEN ten messages waiting, and a handler that reports the first record of each batch as failed
+    url, _ = queue
+    for i in range(10):
+        sqs.send_message(QueueUrl=url, MessageBody=f"m{i}")
+    calls: list[str] = []
+    sqs.meta.events.register("before-call.sqs.*", lambda model, **_: calls.append(model.name))
+    handler = Recorder(lambda event: {"batchItemFailures": [{"itemIdentifier": event["Records"][0]["messageId"]}]})
+
+    # WHEN the poller feeds them to the handler
+    start_poller(url, handler, batch_size=10)
+    handler.wait_for(lambda h: len(h.records) >= 10)
+    wait_until(lambda: calls.count("DeleteMessageBatch") >= len(handler.calls))
+
+    # THEN each batch's handled messages leave the queue in one DeleteMessageBatch, never one by one
+    assert calls.count("DeleteMessageBatch") == len(handler.calls)
+    assert "DeleteMessage" not in calls
+
+
+def test_finish_does_not_wait_for_a_long_poll_and_hands_nothing_over_after_it(sqs, queue, start_poller):
+    # GIVEN an idle poller inside a 20 s long poll
+    url, _ = queue
+    handler = Recorder()
+    poller = start_poller(url, handler, wait_time_seconds=LONG_POLL_S)
+    time.sleep(0.3)
+
+    # WHEN it is finished, and then a message arrives that its long poll receives
+    assert poller.finish(timeout=30) is True
+    sqs.send_message(QueueUrl=url, MessageBody="late")
+    poller.join(30)
+
+    # THEN the poller ended without handing the message over: it comes back to the queue
+    assert not poller.is_alive()
+    assert handler.calls == []
+    wait_until(lambda: queue_counts(sqs, url) == (1, 0))
+
+
+def test_finish_waits_for_the_batch_being_handled(sqs, queue, start_poller):
+    # GIVEN a poller whose handler is busy with a batch
+    url, _ = queue
+    entered, release = threading.Event(), threading.Event()
+
+    def handler(event, context):
+        entered.set()
+        assert release.wait(30)
+        return {}
+
+    poller = start_poller(url, handler)
+    sqs.send_message(QueueUrl=url, MessageBody="work")
+    assert entered.wait(10)
+
+    # WHEN it is finished while the handler works
+    # THEN finish reports the batch still being handled until the handler returns
+    assert poller.finish(timeout=0.05) is False
+    release.set()
+    assert poller.finish(timeout=30) is True
+    # AND the batch it finished is deleted, not redelivered
+    wait_until(lambda: queue_counts(sqs, url) == (0, 0))

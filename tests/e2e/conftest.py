@@ -45,6 +45,19 @@ class DevStack:
         """Everything the process has written to stdout and stderr so far."""
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
+    def children(self) -> dict[int, str]:
+        """The stack's child processes (Linux, from /proc): pid -> role (aws, api, pollers)."""
+        found = {}
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                ppid = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+                argv = (stat.parent / "cmdline").read_bytes().split(b"\0")
+            except (OSError, IndexError, ValueError):
+                continue
+            if ppid == self.process.pid and b"shared.devstack.children" in argv:
+                found[int(stat.parent.name)] = argv[argv.index(b"shared.devstack.children") + 1].decode()
+        return found
+
     def cli(self, *args: str, **kwargs) -> subprocess.CompletedProcess:
         """Run another ``sheetcalc`` command against the same database and data dir."""
         return subprocess.run(

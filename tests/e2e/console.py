@@ -86,3 +86,15 @@ def screenshot(page, name: str) -> None:
     """Save the page as ``<name>-<width>.png`` under the artefacts folder."""
     ARTEFACTS.mkdir(parents=True, exist_ok=True)
     page.screenshot(path=str(ARTEFACTS / f"{name}-{page.viewport_size['width']}.png"), full_page=True)
+
+
+def deployed_loan(dev_stack, prefix: str) -> tuple[dict, dict, dict]:
+    """A new tenant with the loan workbook active and a consumer allowed everything: tenant, engine, key headers."""
+    tenant = new_tenant(dev_stack, prefix)
+    with api_session(dev_stack, tenant) as api:
+        engine = api.post("/engines", json={"name": "Loan quote"}).json()
+        v = api.post(f"/engines/{engine['id']}/versions", data={"version": "1.0"}, files={"file": ("loan.xlsx", LOAN.read_bytes())}).json()
+        api.post(f"/engines/{engine['id']}/versions/{v['id']}/activate")
+        consumer = api.post("/consumers", json={"name": "Pricing app"}).json()
+        api.put(f"/engines/{engine['id']}/access/{consumer['id']}", json={"can_execute": True, "can_view_jobs": True, "can_download": True, "can_view_about": True})
+    return tenant, engine, {"X-API-Key": consumer["api_key"]}

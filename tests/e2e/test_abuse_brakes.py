@@ -130,11 +130,13 @@ def test_with_a_trusted_proxy_configured_the_service_rule_believes_it(tmp_path):
 
 
 BURST = 600
-# /health may take this long on any machine; on a loaded one, up to a quarter of the time the burst
-# takes to be answered (it scales with the load as the burst does). On main /health queued behind
-# the burst: 36 s of a burst of about 45 s here, 6.6 s of 7 s in the issue.
-HEALTH_BOUND_SECONDS = 2.0
-HEALTH_SHARE_OF_BURST = 0.25
+# What this test tells apart is waiting behind the burst or not: a /health queued behind the burst
+# waited most of it (36 s of a burst of about 45 s here, 6.6 s of 7 s in the issue). A probe that
+# does not queue may still be slowed by a busy machine (3.5 s of a 12 s burst in one CI run on two
+# cores shared with the burst), so the bound is half of the burst's time, and never under 5 s. How
+# fast /health answers is the benchmark's to measure (bench/throughput.py), not this test's.
+HEALTH_BOUND_SECONDS = 5.0
+HEALTH_SHARE_OF_BURST = 0.5
 
 
 def burst_of_executes(base_url: str, slug: str, key: str, count: int) -> subprocess.Popen:

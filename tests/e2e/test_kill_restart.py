@@ -42,8 +42,8 @@ from tests.receiver import WebhookReceiver
 pytestmark = pytest.mark.e2e
 
 REPO = Path(__file__).resolve().parents[2]
-# The issue asks for 2,000; on a shared 2-core machine that takes about 15 minutes (the dev
-# stack computes jobs in the process that answers the load), so the suite runs 200 and
+# The issue asks for 2,000; on a shared 2-core machine that took about 15 minutes (when the dev
+# stack computed jobs in the process that answered the load), so the suite runs 200 and
 # `KILL_TEST_JOBS=2000` runs the full one (README, Security, has both sets of figures).
 JOBS = int(os.environ.get("KILL_TEST_JOBS", "200"))
 CLIENTS = 20

@@ -68,3 +68,14 @@ def test_worker_event_for_an_unknown_job_is_consumed_quietly(local_aws):
     from functions.worker.app import handler
 
     assert handler(event("sqs_jobs.json"), None) == {"batchItemFailures": []}
+
+
+def test_the_api_handler_answers_after_something_in_the_process_ran_asyncio_run(local_aws):
+    # asyncio.run() leaves the main thread without a current event loop; Mangum needs one.
+    import asyncio
+
+    from functions.api.app import handler
+
+    asyncio.run(asyncio.sleep(0))
+    response = handler(event("api_health.json"), None)
+    assert response["statusCode"] == 200

@@ -34,31 +34,31 @@ def test_the_second_record_of_a_batch_does_not_log_with_the_first_records_job(cl
     from functions.worker.app import handler
     from shared.services import job_runner
 
-    # GIVEN a batch: a real job, then a message naming a job that does not exist
-    r = client.post(deployed.execute_path, json={"inputs": {"principal": 1000, "annual_rate": 0.05, "years": 1}},
-                    headers={"X-API-Key": deployed.api_key})
-    assert r.status_code == 202, r.text
-    job_id, unknown = r.json()["job_id"], str(uuid.uuid4())
+    # GIVEN a batch: a real job, a message naming a job that does not exist, another real job
+    def submit() -> str:
+        r = client.post(deployed.execute_path, json={"inputs": {"principal": 1000, "annual_rate": 0.05, "years": 1}},
+                        headers={"X-API-Key": deployed.api_key})
+        assert r.status_code == 202, r.text
+        return r.json()["job_id"]
+
+    first, unknown, second = submit(), str(uuid.uuid4()), submit()
     seen: dict[str, dict] = {}
-    real = job_runner.run_job
+    real = job_runner._calculate
 
-    def run_job(job_uuid):
-        seen[f"{job_uuid} before"] = _job_keys()
-        outcome = real(job_uuid)
-        seen[f"{job_uuid} after"] = _job_keys()
-        return outcome
+    def calculate(job, version, workbook):
+        seen[str(job.id)] = _job_keys()
+        return real(job, version, workbook)
 
-    monkeypatch.setattr(job_runner, "run_job", run_job)
+    monkeypatch.setattr(job_runner, "_calculate", calculate)
 
-    # WHEN the worker handles the batch
-    assert handler(_batch("sqs_jobs.json", {"job_id": job_id}, {"job_id": unknown}), None) == {"batchItemFailures": []}
+    # WHEN the worker handles the batch (the jobs are calculated together)
+    assert handler(_batch("sqs_jobs.json", {"job_id": first}, {"job_id": unknown}, {"job_id": second}), None) == {"batchItemFailures": []}
 
-    # THEN the first record logged with its job's keys while it ran
-    assert seen[f"{job_id} after"]["job_id"] == job_id
-    assert seen[f"{job_id} after"]["tenant_id"] == deployed.admin.tenant_id
-    # AND the second started with none of them, and none are left after the batch
-    assert seen[f"{unknown} before"] == {}
-    assert seen[f"{unknown} after"] == {}
+    # THEN each job was calculated logging with its own keys only
+    for job_id in (first, second):
+        assert seen[job_id] == {"job_id": job_id, "tenant_id": deployed.admin.tenant_id, "engine_id": deployed.engine_id}
+    assert unknown not in seen
+    # AND none are left after the batch
     assert _job_keys() == {}
 
 

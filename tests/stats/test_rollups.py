@@ -64,7 +64,7 @@ def test_rollups_follow_execute_complete_and_fail(client, deployed, run_worker, 
     # AND a third fails to calculate, and a test-key job completes
     original = job_runner._calculate
 
-    def broken(job, version):
+    def broken(job, version, workbook):
         raise ValueError("cannot")
 
     job_runner._calculate = broken

@@ -82,9 +82,9 @@ def test_a_batch_with_a_duplicate_inside_computes_once(client, deployed):
     calls = []
     original = job_runner._calculate
 
-    def counting(job, version):
+    def counting(job, version, workbook):
         calls.append(job.id)
-        return original(job, version)
+        return original(job, version, workbook)
 
     job_runner._calculate = counting
     try:
@@ -113,7 +113,7 @@ def test_a_job_that_cannot_be_calculated_fails_generically(client, deployed, run
     job_id = submit(client, deployed)
     original = job_runner._calculate
 
-    def broken(job, version):
+    def broken(job, version, workbook):
         raise ValueError("internal detail: cell Z99 exploded")
 
     job_runner._calculate = broken
@@ -158,7 +158,7 @@ def test_failed_job_webhook_payload(client, deployed, run_worker, run_webhooks):
     with WebhookReceiver(status=204) as receiver:
         job_id = submit(client, deployed, webhook_url=receiver.url)
         original = job_runner._calculate
-        job_runner._calculate = lambda job, version: (_ for _ in ()).throw(ValueError("boom"))
+        job_runner._calculate = lambda job, version, workbook: (_ for _ in ()).throw(ValueError("boom"))
         try:
             run_worker()
         finally:

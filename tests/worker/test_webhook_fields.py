@@ -36,7 +36,7 @@ def test_a_completed_jobs_webhook_writes_its_timestamps_as_the_api_does(client, 
 
 
 def test_a_failed_jobs_webhook_writes_its_timestamps_as_the_api_does(client, deployed, run_worker, run_webhooks, monkeypatch):
-    monkeypatch.setattr(job_runner, "_calculate", lambda job, version: (_ for _ in ()).throw(ValueError("boom")))
+    monkeypatch.setattr(job_runner, "_calculate", lambda job, version, workbook: (_ for _ in ()).throw(ValueError("boom")))
     with WebhookReceiver() as receiver:
         job_id = submit(client, deployed, receiver.url)
         run_worker()

@@ -89,9 +89,9 @@ def literal(address: str) -> str:
 @pytest.mark.parametrize("address", REFUSED)
 def test_a_non_global_address_is_refused_outside_dev(outside_dev, connections, address):
     # WHEN a webhook targets the address directly
-    status = webhooks._post(f"http://{literal(address)}:8080/hook", {"job_id": "x"})
+    outcome = webhooks._post(f"http://{literal(address)}:8080/hook", b'{"job_id":"x"}', {})
     # THEN nothing is connected to, and the attempt is recorded as a connection failure
-    assert status == 0 and connections == []
+    assert outcome.status_code == 0 and outcome.error_class == "refused_private_address" and connections == []
     assert webhook_targets.is_refused(ipaddress.ip_address(address))
 
 
@@ -158,7 +158,7 @@ def test_a_refused_connection_moves_to_the_next_checked_address_and_posts_once(c
     with WebhookReceiver(status=202) as receiver:
         port = receiver.server.server_address[1]
         url = httpx.URL(f"http://hooks.example.com:{port}/hook")
-        response = http.post_json_pinned(url, (PUBLIC, "127.0.0.1"), body={"a": 1}, timeout=10, headers={})
+        response = http.post_pinned(url, (PUBLIC, "127.0.0.1"), content=b'{"a": 1}', timeout=10, headers={})
         got = receiver.wait_for(1)
     assert response.status_code == 202 and len(got) == 1 and got[0]["json"] == {"a": 1}
     assert connections == [PUBLIC, "127.0.0.1"]
@@ -180,7 +180,7 @@ def test_a_redirect_is_not_followed():
 
     with serving(ThreadingHTTPServer(("127.0.0.1", 0), Redirect)) as server:
         url = httpx.URL(f"http://hooks.example.com:{server.server_address[1]}/hook")
-        response = http.post_json_pinned(url, ("127.0.0.1",), body={}, timeout=10, headers={})
+        response = http.post_pinned(url, ("127.0.0.1",), content=b"{}", timeout=10, headers={})
     assert response.status_code == 307 and hits == ["/hook"]
 
 
@@ -254,14 +254,14 @@ def test_https_through_a_pinned_address_sends_the_name_as_sni_and_checks_the_cer
         url = httpx.URL(f"https://hooks.example.com:{server.server_address[1]}/hook")
         # WHEN the POST is pinned to 127.0.0.1
         if certified == "hooks.example.com":
-            response = http.post_json_pinned(url, ("127.0.0.1",), body={"ok": True}, timeout=10, headers={})
+            response = http.post_pinned(url, ("127.0.0.1",), content=b'{"ok": true}', timeout=10, headers={})
             # THEN TLS named the host, the certificate was checked for it, and Host is the URL's
             assert response.status_code == 200
             assert requests == [{"host": f"hooks.example.com:{url.port}", "json": {"ok": True}}]
         else:
             # THEN a certificate for another name is refused, although the address is the pinned one
             with pytest.raises(httpx.ConnectError):
-                http.post_json_pinned(url, ("127.0.0.1",), body={"ok": True}, timeout=10, headers={})
+                http.post_pinned(url, ("127.0.0.1",), content=b'{"ok": true}', timeout=10, headers={})
             assert requests == []
     assert server_names[:1] == ["hooks.example.com"]
 
@@ -292,6 +292,6 @@ def test_an_ipv6_address_is_pinned_in_brackets():
         pytest.skip("no IPv6 loopback here")
     with serving(server):
         url = httpx.URL(f"http://hooks.example.com:{server.server_address[1]}/hook")
-        response = http.post_json_pinned(url, ("::1",), body={}, timeout=10, headers={})
+        response = http.post_pinned(url, ("::1",), content=b"{}", timeout=10, headers={})
     assert response.status_code == 204 and hosts == [f"hooks.example.com:{url.port}"]
 

@@ -19,7 +19,9 @@ from shared.services.jobs import Download
 
 
 def accepted(job: Job) -> ExecuteResponse:
-    return ExecuteResponse(job_id=job.id, status=job.status, message="Job queued for processing", created_at=job.created_at)
+    # The answer to the request that made the job (a new job is pending): a request replayed with
+    # its Idempotency-Key gets the same answer, whatever the job's status has become since.
+    return ExecuteResponse(job_id=job.id, status=JobStatus.PENDING, message="Job queued for processing", created_at=job.created_at)
 
 
 def job_status(job: Job) -> JobResponse:

@@ -1,15 +1,18 @@
 """The consumer API: execute, test, about, job status, download (API key auth, checked by the services)."""
 
 import uuid
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi.responses import JSONResponse
 
 from shared.api.deps import CurrentConsumer, SessionDep
 from shared.api import rate_headers
 from shared.api.errors import responses
+from shared.api.presenters import engine_contract as present_contract
 from shared.api.presenters import jobs as present
 from shared.api.schemas.jobs import AboutResponse, DownloadResponse, ExecuteRequest, ExecuteResponse, JobResponse
-from shared.services import jobs
+from shared.services import engine_contract, job_waits, jobs
 
 
 def _consumer_responses() -> dict[int, dict]:
@@ -30,36 +33,71 @@ def _counted(status: int) -> dict[int, dict]:
 
 router = APIRouter(prefix="/jobs", tags=["jobs"], responses=_consumer_responses())
 
+IdempotencyKey = Annotated[str | None, Header(
+    alias="Idempotency-Key",
+    description=(
+        "Optional, 1 to 255 characters (letters, digits, '-', '_', '.', ':'). The same key with the same request "
+        "from the same key holder within 24 hours answers with the first job (202, same job_id); with a "
+        "different request 409. Concurrent requests with one key make one job."
+    ),
+)]
+
+
+async def _wait(
+    wait: Annotated[str | None, Query(description=(
+        "Seconds (more than 0, at most 25) to hold the request until the job finishes; "
+        "the answer then carries its outputs. Without it, or when the time passes first, the answer is as without wait."
+    ), examples=["2"])] = None,
+) -> float | None:
+    return job_waits.seconds(wait)
+
+
+Wait = Annotated[float | None, Depends(_wait)]
+# execute?wait=N: the finished job, as GET /jobs/{job_id} shows it.
+_FINISHED = {200: {"model": JobResponse, "description": "With wait: the job finished within it (the body GET /jobs/{job_id} gives)"}}
+
+
+def _accepted_or_finished(job, wait: float | None):
+    if wait is not None and job_waits.finished(job):
+        return JSONResponse(present.job_status(job).model_dump(mode="json", exclude_unset=True))
+    return present.accepted(job)
+
 
 @router.post(
     "/execute/{tenant_slug}/{engine_slug}", status_code=202, response_model=ExecuteResponse,
-    responses={**responses(400, 404, 413, 503), **_counted(202)},
+    responses={**responses(400, 404, 409, 413, 503), **_counted(202), **_FINISHED},
 )
-def execute(tenant_slug: str, engine_slug: str, body: ExecuteRequest, session: SessionDep, consumer: CurrentConsumer):
-    """Queue a calculation on the engine's active version. Poll the job, or give a webhook_url.
+async def execute(
+    tenant_slug: str, engine_slug: str, body: ExecuteRequest, consumer: CurrentConsumer, wait: Wait = None,
+    idempotency_key: IdempotencyKey = None,
+):
+    """Queue a calculation on the engine's active version. Poll the job, or give a webhook_url,
+    or give wait=N to have the finished job (200) in this answer when it finishes within N seconds.
 
     The inputs are checked before anything is queued: against the input schema (whose `$ref`s
     stay inside it and whose patterns run in linear time), then against the named ranges.
     """
-    job = jobs.execute(
-        session, request=consumer, tenant_slug=tenant_slug, engine_slug=engine_slug, inputs=body.inputs, webhook_url=body.webhook_url
-    )
-    return present.accepted(job)
+    job = await job_waits.execute(lambda session: jobs.execute(
+        session, request=consumer, tenant_slug=tenant_slug, engine_slug=engine_slug, inputs=body.inputs, webhook_url=body.webhook_url,
+        waiting=wait is not None, idempotency_key=idempotency_key,
+    ), wait=wait)
+    return _accepted_or_finished(job, wait)
 
 
 @router.post(
     "/test/{tenant_slug}/{engine_slug}/{version_id}", status_code=202, response_model=ExecuteResponse,
-    responses={**responses(400, 404, 413, 503), **_counted(202)},
+    responses={**responses(400, 404, 409, 413, 503), **_counted(202), **_FINISHED},
 )
-def test_execute(
-    tenant_slug: str, engine_slug: str, version_id: uuid.UUID, body: ExecuteRequest, session: SessionDep, consumer: CurrentConsumer
+async def test_execute(
+    tenant_slug: str, engine_slug: str, version_id: uuid.UUID, body: ExecuteRequest, consumer: CurrentConsumer, wait: Wait = None,
+    idempotency_key: IdempotencyKey = None,
 ):
-    """Queue a calculation on a given version, active or not, with that version's test key."""
-    job = jobs.test_execute(
+    """Queue a calculation on a given version, active or not, with that version's test key (wait=N as at execute)."""
+    job = await job_waits.execute(lambda session: jobs.test_execute(
         session, request=consumer, tenant_slug=tenant_slug, engine_slug=engine_slug, version_id=version_id,
-        inputs=body.inputs, webhook_url=body.webhook_url,
-    )
-    return present.accepted(job)
+        inputs=body.inputs, webhook_url=body.webhook_url, idempotency_key=idempotency_key,
+    ), wait=wait)
+    return _accepted_or_finished(job, wait)
 
 
 @router.get("/about/{tenant_slug}/{engine_slug}", response_model=AboutResponse, responses={**responses(400, 404), **_counted(200)})
@@ -68,11 +106,23 @@ def about(tenant_slug: str, engine_slug: str, session: SessionDep, consumer: Cur
     return present.about(*jobs.about(session, request=consumer, tenant_slug=tenant_slug, engine_slug=engine_slug))
 
 
+@router.get(
+    "/openapi/{tenant_slug}/{engine_slug}", response_model=dict[str, Any], responses={**responses(400, 404), **_counted(200)},
+)
+def engine_openapi(tenant_slug: str, engine_slug: str, request: Request, session: SessionDep, consumer: CurrentConsumer):
+    """An OpenAPI 3.1 document of this engine alone: execute, poll and download, with the active
+    version's input and output schemas inlined, to generate a typed client from. Same access as about."""
+    contract = engine_contract.for_consumer(session, request=consumer, tenant_slug=tenant_slug, engine_slug=engine_slug)
+    return present_contract.document(contract, base_url=str(request.base_url).rstrip("/"), tenant_slug=tenant_slug)
+
+
 # Only the fields the job's status carries are set (spec rule 3), so unset fields are left out.
-@router.get("/{job_id}", response_model=JobResponse, response_model_exclude_unset=True, responses={**responses(404), **_counted(200)})
-def get_job(job_id: uuid.UUID, session: SessionDep, consumer: CurrentConsumer):
-    """The job's status; inputs and outputs once it has finished."""
-    return present.job_status(jobs.get_job(session, request=consumer, job_id=job_id))
+@router.get("/{job_id}", response_model=JobResponse, response_model_exclude_unset=True, responses={**responses(400, 404), **_counted(200)})
+async def get_job(job_id: uuid.UUID, consumer: CurrentConsumer, wait: Wait = None):
+    """The job's status; inputs and outputs once it has finished. With wait=N, answered when the
+    job finishes or N seconds have passed, whichever comes first."""
+    job = await job_waits.get_job(lambda session: jobs.get_job(session, request=consumer, job_id=job_id), job_id=job_id, wait=wait)
+    return present.job_status(job)
 
 
 @router.get("/{job_id}/download", response_model=DownloadResponse, responses={**responses(400, 404), **_counted(200)})

@@ -11,6 +11,14 @@ Mechanisms:
   per uploaded model and kept in its serialized form: a job pays nothing, and a workbook with no
   lookup costs one scan of its sheet XML at upload. The exported workbook shows the formulas as
   written (`restore_formulas`).
+- Defined names IronCalc gets wrong (`names.py`): names to formulas or constants inlined,
+  relative names resolved from each cell, `@` written where Excel intersects a multi-cell name.
+- Date functions (`dates.py`): YEAR/MONTH/DAY/WEEKDAY of serials 0-60 as Excel has them
+  (1900-02-29), and every date function moved across in 1904 workbooks.
+- Arguments (`arguments.py`): TRUE or "3" typed into STDEV/VAR/DEVSQ/SUMSQ/... counted as
+  Excel counts them; OFFSET's omitted height or width as the reference's.
+- Structured references to tables and 3-D references as plain references (`tables.py`).
+- FORMULATEXT of a rewritten cell answers the upload's formula (`formula_text.py`).
 - Our own implementations of functions, evaluated after IronCalc (subpackage `functions`).
 - Flags (`flagged_cells`): cells known to be wrong in an engine that no correction can fix are
   named in the version's fidelity report and the upload warnings.
@@ -29,10 +37,23 @@ from shared.calc.corrections.model import (
     adjust_to_inputs,
     bound_lookups,
 )
-from shared.calc.corrections.package import restore_formulas as _restore, survey
+from shared.calc.corrections.arguments import KEYWORDS as ARGUMENT_KEYWORDS, MENTION as ARGUMENT_MENTION, correct_arguments
+from shared.calc.corrections.dates import KEYWORDS as DATE_KEYWORDS, MENTION as DATE_MENTION, OFFSET_1904, correct_dates
+from shared.calc.corrections.formula_text import keep_formula_text
+from shared.calc.corrections.functions.subtotal import correct_filtered_subtotals
+from shared.calc.corrections.names import (
+    INTERSECTION_KEYWORDS,
+    INTERSECTION_MENTION,
+    defined_names,
+    inline_names,
+    intersect_ranges,
+)
+from shared.calc.corrections.package import array_cells, names_survey, restore_formulas as _restore, survey
+from shared.calc.corrections.tables import correct_references, may_need_3d, tables_in
+from shared.calc.xlsx.package import open_package
 
 __all__ = [
-    "InputBox", "ModelCorrections", "Rewrite", "adjust_to_inputs", "correct_model", "flagged_cells",
+    "OFFSET_1904", "InputBox", "ModelCorrections", "Rewrite", "adjust_to_inputs", "correct_model", "flagged_cells",
     "restore_formulas",
 ]
 
@@ -40,10 +61,80 @@ __all__ = [
 def correct_model(model, data: bytes, inputs: list[InputBox]) -> ModelCorrections:
     """Apply every formula rewrite to an IronCalc `model` freshly loaded from the xlsx `data`;
     `inputs` are the named input ranges (sheet index, top, left, bottom, right)."""
+    fixes: list[Rewrite] = []
+    for rewrite in (_correct_references, _inline_names, _intersect_ranges, _correct_dates, _correct_arguments,
+                    correct_filtered_subtotals):
+        fixes = _merged(fixes, rewrite(model, data))
     candidates, arrays = survey(data)
+    if candidates:
+        fixes = _merged(fixes, bound_lookups(model, inputs, sorted(candidates - arrays)).rewrites)
+    if fixes:
+        fixes = _merged(fixes, keep_formula_text(model, data, fixes))
+    return ModelCorrections(fixes)
+
+
+def _merged(earlier: list[Rewrite], later: list[Rewrite]) -> list[Rewrite]:
+    """Both lists of rewrites; a cell rewritten twice is the later one (the formula the model
+    holds) with the earlier one's original (the formula as the upload had it)."""
+    if not earlier:
+        return later
+    originals = {(w.sheet, w.row, w.col): w for w in earlier}
+    for rewrite in later:
+        first = originals.pop((rewrite.sheet, rewrite.row, rewrite.col), None)
+        if first is not None:
+            rewrite.original = first.original
+    return list(originals.values()) + later
+
+
+def _correct_dates(model, data: bytes) -> list[Rewrite]:
+    """Date functions at serials 0-60 and in the 1904 date system (dates.py); a workbook
+    without date functions costs one scan of its sheet XML."""
+    from shared.calc.corrections.functions import uses_1904_dates
+
+    candidates, arrays = survey(data, DATE_MENTION, DATE_KEYWORDS)
     if not candidates:
-        return ModelCorrections()
-    return bound_lookups(model, inputs, sorted(candidates - arrays))
+        return []
+    return correct_dates(model, sorted(candidates - arrays), uses_1904_dates(data))
+
+
+def _correct_arguments(model, data: bytes) -> list[Rewrite]:
+    """Literal values given to statistical functions and OFFSET's omitted height or width
+    (arguments.py); a workbook without those functions costs one scan of its sheet XML."""
+    candidates, arrays = survey(data, ARGUMENT_MENTION, ARGUMENT_KEYWORDS)
+    if not candidates:
+        return []
+    return correct_arguments(model, sorted(candidates - arrays))
+
+
+def _correct_references(model, data: bytes) -> list[Rewrite]:
+    """Structured references to tables and 3-D references (tables.py); a workbook without
+    tables or 3-D references costs a look at its part names and one scan of its sheet XML."""
+    tables = tables_in(data)
+    if not tables and not may_need_3d(data):
+        return []
+    package = open_package(data)
+    defined = {name for name, _ in defined_names(package.read("xl/workbook.xml"))}
+    cells = sorted(set(model.get_all_cells()) - array_cells(data))
+    return correct_references(model, tables, cells, defined)
+
+
+def _intersect_ranges(model, data: bytes) -> list[Rewrite]:
+    """Multi-cell ranges in single-value arguments (names.intersect_ranges); a workbook without
+    such a formula costs one scan of its sheet XML."""
+    candidates, arrays = survey(data, INTERSECTION_MENTION, INTERSECTION_KEYWORDS)
+    if not candidates:
+        return []
+    return intersect_ranges(model, sorted(candidates - arrays))
+
+
+def _inline_names(model, data: bytes) -> list[Rewrite]:
+    """Defined names IronCalc gets wrong (names.py), rewritten where formulas use them; a
+    workbook without such names costs one look at workbook.xml."""
+    surveyed = names_survey(data)
+    if surveyed is None:
+        return []
+    definitions, arrays = surveyed
+    return inline_names(model, definitions, model.get_all_cells(), arrays)
 
 
 def restore_formulas(xlsx: bytes, corrections: ModelCorrections) -> bytes:

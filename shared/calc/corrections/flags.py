@@ -10,6 +10,9 @@ from shared.calc.corrections.lookups import (
     parse_range,
     references_by_function,
 )
+from shared.calc.corrections.functions.unfixable import unfixable_functions
+from shared.calc.corrections.names import unfixable_names
+from shared.calc.corrections.tables import unfixable_references
 from shared.calc.xlsx.cells import ExcelBook
 
 # The engines whose known defects this module describes.
@@ -54,4 +57,11 @@ def flagged_cells(book: ExcelBook, engine: str) -> tuple[list[dict], int]:
                         "reason": _reason(site.function, text),
                     })
                 break
+    for cell, reason in unfixable_names(book) + unfixable_references(book) + unfixable_functions(book):
+        total += 1
+        if len(flags) < FLAG_LIMIT:
+            flags.append({
+                "sheet": cell.sheet, "cell": cell.address,
+                "formula": "=" + cell.formula.lstrip("="), "reason": reason,
+            })
     return flags, total

@@ -66,6 +66,27 @@ class ModelCorrections:
         return [w for w in self.rewrites if w.dynamic]
 
 
+def rewrite_cells(model, cells: list[tuple[int, int, int]], rewrite) -> list[Rewrite]:
+    """Put `rewrite(formula, sheet, row, col)` (IronCalc's text of the cell's formula -> the
+    corrected text without "=", or None to leave it) into each of `cells` (sheet index, row, col) in `model`; a text
+    IronCalc refuses leaves the formula as it was. Returns what changed."""
+    rewrites = []
+    for sheet, row, col in cells:
+        formula = model.get_cell_formula(sheet, row, col)
+        if not formula:
+            continue
+        text = rewrite(formula, sheet, row, col)
+        if text is None or text == formula.lstrip("="):
+            continue
+        try:
+            model.update_cell_with_formula(sheet, row, col, "=" + text)
+        except Exception:  # noqa: BLE001 - IronCalc refused the text: the formula stays
+            model.update_cell_with_formula(sheet, row, col, formula)
+            continue
+        rewrites.append(Rewrite(sheet, row, col, formula.lstrip("=")))
+    return rewrites
+
+
 class _Occupancy:
     """Where a sheet's cells can hold values: non-empty cells and named input cells."""
 

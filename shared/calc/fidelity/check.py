@@ -13,6 +13,7 @@ import time
 from collections import Counter
 
 from shared.calc.base import get_engine
+from shared.calc.corrections import data_tables as table_layer
 from shared.calc.corrections import flagged_cells
 from shared.calc.fidelity.compare import display, values_match
 from shared.calc.fidelity.references import excluded_cells, function_names, names_reading
@@ -26,12 +27,17 @@ def check_book(data: bytes, engine: str) -> FidelityReport:
     """Run the check in this process (see check_isolated for engines that need a fence)."""
     started = time.perf_counter()
     tables = data_tables.find_data_tables(data)
-    if tables:  # their cells are constants for every engine (shared.calc.xlsx.data_tables)
+    # IronCalc calculates the tables (shared.calc.corrections.data_tables): their cells are
+    # compared with Excel's like any other; otherwise they are constants, Excel's own values.
+    calculated = table_layer.calculated(tables, engine)
+    original = data
+    if tables:
         data = data_tables.as_constants(data)
     book = read_excel_cells(data)
     report = FidelityReport(engine=engine, application=book.application)
     if tables:
-        report.data_tables = _data_table_notes(data, book, tables)
+        report.data_tables = _data_table_notes(data, book, tables, calculated)
+        tables = [t for t in tables if t not in calculated]
     # Flagged whether or not the file carries Excel's values: those cells are not compared.
     report.flagged, report.flagged_total = flagged_cells(book, engine)
     excluded = excluded_cells(book)
@@ -59,7 +65,7 @@ def check_book(data: bytes, engine: str) -> FidelityReport:
     # and the functions it does not know.
     try:
         values, unsupported = get_engine(engine).recalculate_cells(
-            data, [(c.sheet, c.row, c.col) for c in targets], functions
+            original if calculated else data, [(c.sheet, c.row, c.col) for c in targets], functions
         )
     except WorkbookError as exc:  # readable xlsx, but not by this engine
         report.status, report.error = "failed", exc.message
@@ -97,14 +103,15 @@ def _in_data_table(cell, tables: list[data_tables.DataTable]) -> bool:
     return False
 
 
-def _data_table_notes(data: bytes, book, tables: list[data_tables.DataTable]) -> list[dict]:
-    """Each data table with the named ranges inside it or calculated from it: those outputs
-    keep Excel's saved values whatever a job's inputs are."""
+def _data_table_notes(data: bytes, book, tables: list[data_tables.DataTable],
+                      calculated: list[data_tables.DataTable]) -> list[dict]:
+    """Each data table, calculated or not, with the named ranges inside it or calculated from
+    it (those of a table kept as constants keep Excel's saved values whatever the inputs)."""
     names = data_tables.defined_names_as_written(data)
     notes = []
     for table in tables:
         box = data_tables.box(table)
-        note = table.to_dict()
+        note = table.to_dict(calculated=table in calculated)
         note["outputs"] = names_reading(book, [box], names) if box else []
         notes.append(note)
     return notes

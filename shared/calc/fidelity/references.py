@@ -15,6 +15,7 @@ VOLATILE_FUNCTIONS = frozenset({"RAND", "RANDBETWEEN", "NOW", "TODAY", "CELL", "
 _FUNC_PREFIX = re.compile(r"^(?:_xlfn\.|_xlws\.|_xll\.)+", re.IGNORECASE)
 _COL_REF = re.compile(r"^\$?([A-Za-z]{1,3})$")
 _ROW_REF = re.compile(r"^\$?(\d{1,7})$")
+_EXTERNAL = re.compile(r"\[(?:\d+\]|[^\[\]]*\][^\[\]]*!)")
 
 
 def _tokens(formula: str) -> list[Token]:
@@ -45,7 +46,9 @@ def _references(formula: str, sheet: str, names: dict[str, str], depth: int = 0)
         if token.type != Token.OPERAND or token.subtype != Token.RANGE:
             continue
         value = token.value
-        if value.startswith("[") and "]" in value and not value.startswith("[#"):
+        # another workbook: [1]Sheet1!A1, [1]!Name; not a structured reference inside a table
+        # ([Amount], [@Amount], [[#This Row],[Amount]])
+        if _EXTERNAL.match(value):
             yield "external"
             continue
         if "!" in value:

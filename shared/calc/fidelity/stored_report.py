@@ -118,7 +118,9 @@ def upload_warnings(report: dict[str, Any]) -> list[str]:
 
 
 def data_table_warning(table: dict[str, Any]) -> str:
-    """The upload warning for one data table kept as Excel's saved values."""
+    """The upload warning for one data table: calculated, or kept as Excel's saved values."""
+    if table.get("calculated"):
+        return table["note"] + " (IronCalc only: with the formulas engine it keeps Excel's saved values)"
     text = table["note"] + " (a filled workbook holds them as fixed values)"
     outputs = table.get("outputs") or []
     if outputs:

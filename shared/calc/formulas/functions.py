@@ -67,6 +67,10 @@ def install() -> None:
             check_error=lambda *a: get_error(a[1]), excluded={3, 4, 5, 6, 7, 8},
         )
         table.update(regression.functions())  # LINEST, TREND
+        # NOW, TODAY, RAND, RANDBETWEEN from the job's run context (shared/calc/run_context.py).
+        from shared.calc.corrections.functions.registry import volatile_functions
+
+        table.update(volatile_functions())
         table["TIMEVALUE"] = wrap_ufunc(
             _timevalue_text, input_parser=lambda *a: a, check_error=lambda *a: None
         )

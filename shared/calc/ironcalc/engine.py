@@ -11,6 +11,7 @@ import ironcalc
 
 from shared.calc import corrections
 from shared.calc.base import NamedRange, pack_blob, unpack_blob
+from shared.calc.corrections import data_tables as table_layer
 from shared.calc.corrections import functions as corrected_functions
 from shared.calc.input_plan import plan_inputs
 from shared.calc.ironcalc.cells import as_content, read_cell, write_cell
@@ -53,6 +54,7 @@ class IronCalcWorkbook:
         date1904: bool = False,
         plan_functions: bool = True,
         fixes: corrections.ModelCorrections | None = None,
+        tables: list[data_tables.DataTable] | None = None,
     ):
         if all_dirty:  # a deserialized model may still hold the inputs of a calculation
             for rng in ranges:
@@ -69,6 +71,9 @@ class IronCalcWorkbook:
         self._date1904 = date1904  # IronCalc ignores the file's date system; our TEXT does not
         self._corrections = corrected_functions.plan(model, date1904) if plan_functions else None
         self._corrected: corrected_functions.Outcome | None = None
+        # What-if data tables we calculate after IronCalc (shared.calc.corrections.data_tables).
+        self._tables = list(tables or [])
+        self._table_plan = table_layer.plan(model, self._tables) if self._tables else []
 
     def named_ranges(self) -> list[NamedRange]:
         return list(self._public)
@@ -80,7 +85,7 @@ class IronCalcWorkbook:
         date_inputs: frozenset[str] = frozenset(),
     ) -> dict[str, Any]:
         # The whole plan is made before any model is touched, so a bad input changes nothing.
-        writes = plan_inputs(inputs, self._public, date_inputs)
+        writes = plan_inputs(inputs, self._public, date_inputs, self._date_offset)
         self._model = None
         try:
             model = fresh_model(self._pristine)
@@ -92,6 +97,8 @@ class IronCalcWorkbook:
                 corrections.adjust_to_inputs(model, self._fixes)
             model.evaluate()
             corrected = corrected_functions.apply(model, self._corrections)
+            if self._table_plan:
+                corrected = _fill_tables(model, self._table_plan, self._fixes, self._corrections, corrected)
         except BaseException as exc:
             if not is_engine_failure(exc):
                 raise
@@ -101,7 +108,7 @@ class IronCalcWorkbook:
             targets = [r for r in self._ranges if r.kind == "output"]
         else:
             targets = [r for r in (self._by_name.get(n.lower()) for n in outputs) if r is not None]
-        values = {r.name: self._read(model, r) for r in targets}
+        values = {r.name: self._read(model, r, self._date_offset) for r in targets}
         self._model, self._corrected = model, corrected
         return values
 
@@ -119,6 +126,7 @@ class IronCalcWorkbook:
         try:
             exported = bytes(self._model.to_xlsx())
             exported = corrected_functions.restore_formulas(exported, self._corrected)
+            exported = data_tables.restore_definitions(exported, self._tables)
         except BaseException as exc:
             if not is_engine_failure(exc):
                 raise
@@ -136,15 +144,52 @@ class IronCalcWorkbook:
             header["date1904"] = True
         if self._corrections is None:
             header["function_corrections"] = False  # nothing to evaluate: loading skips the scan
+        header["volatile_functions"] = True  # the scan knew NOW/TODAY/RAND/RANDBETWEEN (run_context.py)
         if self._fixes:
             header["corrections"] = self._fixes.to_header()
+        if self._tables:
+            header["data_tables"] = [table.to_header() for table in self._tables]
         return pack_blob(ENGINE_NAME, header, self._pristine)
 
+    @property
+    def _date_offset(self) -> int:
+        """Days from the workbook's serials to the 1900 system's: dates in and out of the API."""
+        return corrections.OFFSET_1904 if self._date1904 else 0
+
     @staticmethod
-    def _read(model: "ironcalc.Model", rng: Range) -> Any:
+    def _read(model: "ironcalc.Model", rng: Range, date_offset: int = 0) -> Any:
         sheet = rng.sheet_index
         cells = (read_cell(model, sheet, row, col) for row, col in rng.box.cells())
-        return output_value(rng.bottom - rng.top + 1, rng.right - rng.left + 1, cells, rng.date_cells)
+        return output_value(rng.bottom - rng.top + 1, rng.right - rng.left + 1, cells, rng.date_cells, date_offset)
+
+
+def _fill_tables(model, table_plan, fixes, function_plan, corrected):
+    """Calculate the what-if data tables of an evaluated model, each substitution recalculated
+    as a job is (input-aware range cuts, IronCalc, our functions); the corrected functions'
+    outcome of the final state, naming every cell corrected on the way (the export puts their
+    formulas back, with the values the model finally holds)."""
+    from shared.calc.ironcalc.cells import read_cell as read
+
+    outcomes = [corrected] if corrected is not None else []
+
+    def recalculate() -> None:
+        if fixes.dynamic:
+            corrections.adjust_to_inputs(model, fixes)
+        model.evaluate()
+        outcome = corrected_functions.apply(model, function_plan)
+        if outcome is not None:
+            outcomes.append(outcome)
+
+    table_layer.fill(model, table_plan, recalculate)
+    if not outcomes:
+        return corrected
+    final = outcomes[-1]
+    targets = {}
+    for outcome in outcomes:
+        for target, _ in outcome.written:
+            targets[(target.sheet, target.row, target.col)] = target
+    final.written = [(t, read(model, *key)) for key, t in targets.items()]
+    return final
 
 
 class IronCalcEngine:
@@ -159,6 +204,7 @@ class IronCalcEngine:
             date1904=corrected_functions.uses_1904_dates(data),
             plan_functions=corrected_functions.may_need_plan(data),
             fixes=fixes,
+            tables=table_layer.calculated(data_tables.find_data_tables(data)),
         )
 
     def load_serialized(self, data: bytes) -> IronCalcWorkbook:
@@ -169,6 +215,7 @@ class IronCalcEngine:
             model = ironcalc.load_from_bytes(payload)
             ranges = [Range.from_header(r) for r in header["ranges"]]
             fixes = corrections.ModelCorrections.from_header(header.get("corrections"))
+            tables = [data_tables.DataTable.from_header(t) for t in header.get("data_tables") or []]
         except BaseException as exc:
             if not is_engine_failure(exc):
                 raise
@@ -176,7 +223,10 @@ class IronCalcEngine:
             raise WorkbookError("The stored calculation model is unreadable") from None
         return IronCalcWorkbook(
             model, ranges, all_dirty=True, date1904=bool(header.get("date1904")),
-            plan_functions=header.get("function_corrections", True), fixes=fixes,
+            # A blob from before the volatile functions were corrected is scanned again at load.
+            plan_functions=header.get("function_corrections", True) or not header.get("volatile_functions"),
+            fixes=fixes,
+            tables=tables,  # decided at upload (the size limit then in force)
         )
 
     def recalculate_cells(
@@ -192,6 +242,10 @@ class IronCalcEngine:
                 date1904 = corrected_functions.uses_1904_dates(data)
                 the_plan = corrected_functions.plan(model, date1904)
                 corrected = corrected_functions.apply(model, the_plan)
+            tables = table_layer.calculated(data_tables.find_data_tables(data))
+            if tables:
+                function_plan = the_plan if corrected is not None else None
+                _fill_tables(model, table_layer.plan(model, tables), fixes, function_plan, corrected)
         except BaseException as exc:
             if not is_engine_failure(exc):
                 raise

@@ -39,6 +39,7 @@ class FormulaCell:
     formula: str
     expected: CellValue | None  # None when the file carries no cached value
     array_area: bool = False  # filled by another cell's array formula, no formula of its own
+    array_formula: bool = False  # the cell's own formula is an array formula (t="array")
 
     @property
     def address(self) -> str:
@@ -142,7 +143,8 @@ def _sheet_cells(
             plain_values[(row_number, col_number)] = expected
             element.clear()
             continue
-        cells.append(FormulaCell(sheet, row_number, col_number, text, expected))
+        cells.append(FormulaCell(sheet, row_number, col_number, text, expected,
+                                 array_formula=f_kind == "array"))
         element.clear()
     # Cells an array formula fills carry only a <v>: they are formula results too.
     for top, left, bottom, right, text in arrays:

@@ -1,18 +1,20 @@
-"""Excel what-if data tables (``{=TABLE(r1,r2)}``), kept as Excel's saved values.
+"""Excel what-if data tables (``{=TABLE(r1,r2)}``): read from the package, held as constants
+for the engines, and written back into a filled workbook.
 
 A data table is a range whose first cell holds ``<f t="dataTable" ref="B5:D10" r1="B1" .../>``
 (ECMA-376 Part 1, 18.3.1.40 ``f``, ST_CellFormulaType ``dataTable``): Excel fills the range by
 recalculating the sheet once per row/column value with that value substituted into the input
 cell(s) ``r1``/``r2``, and saves the results as the cells' values. Neither IronCalc nor
-`formulas` calculates data tables (both refuse such a package), so the service rewrites the
-package before any engine sees it: every cell of the table holds the value Excel saved as a
-formula of that one literal (``=110``), so it stays an output cell (a job cannot write into it)
-whose value is Excel's. Such cells therefore do not follow a job's inputs; the version's fidelity report (``data_tables``) and the upload warnings name the
-range and every named output inside it or calculated from it.
+`formulas` reads such a package, so the service rewrites it before any engine sees it: every
+cell of the table holds the value Excel saved as a formula of that one literal (``=110``), so it
+stays an output cell (a job cannot write into it) whose value is Excel's.
 
-The filled workbook (a job's export) holds those cells as the same literal formulas: the
-table's definition is not written back (IronCalc writes its own package; neither engine knows
-the TABLE construct).
+IronCalc then calculates the tables for every job (shared.calc.corrections.data_tables, which
+overwrites those literals with the job's results) and its filled workbook gets each table's
+definition back (`restore_definitions`). With `formulas`, or beyond the upload's substitution
+limit, the cells keep Excel's saved values and do not follow a job's inputs; the version's
+fidelity report (``data_tables``) and the upload warnings say which, naming every named output
+inside a table or calculated from it.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from dataclasses import dataclass
 
 from xml.sax.saxutils import escape, unescape
 
-from shared.calc.refs import column_number, parse_cell
+from shared.calc.refs import cell_name, column_number, parse_cell
 from shared.calc.xlsx.package import open_package, shared_strings, workbook_parts
 
 _MARK = b'"dataTable"'
@@ -34,9 +36,10 @@ _R_ATTR = re.compile(rb'\br="([A-Z]+)(\d+)"')
 _T_ATTR = re.compile(rb'\s+t="([^"]*)"')
 _V_ELEMENT = re.compile(rb"<v>(.*?)</v>", re.DOTALL)
 _T_ELEMENT = re.compile(rb"<t\b[^>]*>(.*?)</t>", re.DOTALL)
-_ATTR = re.compile(rb'\b(ref|r1|r2|dt2D|dtr)="([^"]*)"')
+_ATTR = re.compile(rb'\b(ref|r1|r2|dt2D|dtr|del1|del2)="([^"]*)"')
 
 NOTE = "is an Excel what-if data table: kept as Excel's saved values, not recalculated from inputs"
+CALCULATED = "is an Excel what-if data table: calculated for every job, as Excel does, from its input cell"
 
 
 @dataclass(frozen=True)
@@ -46,15 +49,52 @@ class DataTable:
     sheet: str
     ref: str
     inputs: tuple[str, ...]
+    two_d: bool = False  # dt2D="1": r1 takes the top row's values, r2 the left column's
+    row_input: bool = False  # dtr="1" (one variable): the values are in the row above the body
 
     @property
     def where(self) -> str:
         quoted = f"'{self.sheet}'" if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", self.sheet) else self.sheet
         return f"{quoted}!{self.ref}"
 
-    def to_dict(self) -> dict:
+    def to_dict(self, calculated: bool = False) -> dict:
+        if calculated:
+            cells = " and ".join(self.inputs)
+            note = f"{self.where} {CALCULATED}{'s' if len(self.inputs) > 1 else ''} {cells}"
+        else:
+            note = f"{self.where} {NOTE}"
+        return {"sheet": self.sheet, "ref": self.ref, "inputs": list(self.inputs), "note": note,
+                **({"calculated": True} if calculated else {})}
+
+    def to_header(self) -> dict:
         return {"sheet": self.sheet, "ref": self.ref, "inputs": list(self.inputs),
-                "note": f"{self.where} {NOTE}"}
+                "dt2D": self.two_d, "dtr": self.row_input}
+
+    @classmethod
+    def from_header(cls, fields: dict) -> "DataTable":
+        return cls(fields["sheet"], fields["ref"], tuple(fields["inputs"]),
+                   bool(fields.get("dt2D")), bool(fields.get("dtr")))
+
+    @property
+    def definition(self) -> bytes:
+        """The ``<f>`` element Excel writes on the table's first cell."""
+        attrs = f'ref="{self.ref}" dt2D="{int(self.two_d)}" dtr="{int(self.row_input)}"'
+        for key, cell in zip(("r1", "r2"), self.inputs):
+            attrs += f' {key}="{cell}"'
+        return f'<f t="dataTable" {attrs}/>'.encode()
+
+    @property
+    def substitutions(self) -> int:
+        """How many recalculations the table costs: one per value substituted (per cell for a
+        two-variable table, per row or column for a one-variable table)."""
+        found = box(self)
+        if found is None:
+            return 0
+        _, top, left, bottom, right = found
+        rows, cols = bottom - top + 1, right - left + 1
+        if self.two_d:
+            return rows * cols
+        return cols if self.row_input else rows
 
 
 def _sheet_parts(package: zipfile.ZipFile) -> list[tuple[str, str]]:
@@ -67,8 +107,11 @@ def _tables_in(sheet: str, xml: bytes) -> list[DataTable]:
         attrs = dict((k.decode(), v.decode()) for k, v in _ATTR.findall(match.group(0)))
         if "ref" not in attrs:
             continue
-        inputs = tuple(attrs[k] for k in ("r1", "r2") if attrs.get(k))
-        tables.append(DataTable(sheet, attrs["ref"], inputs))
+        two_d = attrs.get("dt2D") in ("1", "true")
+        inputs = tuple(attrs[k].replace("$", "") for k in ("r1", "r2") if attrs.get(k) and (k == "r1" or two_d))
+        if any(attrs.get(k) in ("1", "true") for k in ("del1", "del2")):
+            inputs = ()  # an input cell was deleted (Excel shows #REF!): nothing to substitute into
+        tables.append(DataTable(sheet, attrs["ref"], inputs, two_d, attrs.get("dtr") in ("1", "true")))
     return tables
 
 
@@ -113,16 +156,14 @@ def as_constants(data: bytes) -> bytes:
         rewritten[path] = _CELL_RE.sub(one, xml)
     if not rewritten:
         return data
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
-        for info in package.infolist():
-            target.writestr(info, rewritten.get(info.filename, package.read(info.filename)))
-    return out.getvalue()
+    return _with_parts(package, rewritten)
 
 
 def _literal_cell(attrs: bytes, body: bytes, strings: list[str]) -> bytes:
-    """A cell holding its saved value as a formula of that one literal; no saved value, no
-    formula (the cell stays blank, as the package has it)."""
+    """A cell holding its saved value as a formula of that one literal. A cell with no saved value
+    (a file not saved by Excel) holds the empty text: still a formula, so a named range over the
+    table stays an output that no job writes into (a blank cell would make it an input whose
+    value the table's result then replaced without a word)."""
     t = _T_ATTR.search(attrs)
     kind = t.group(1) if t else b"n"
     attrs = _T_ATTR.sub(b"", attrs)
@@ -130,7 +171,7 @@ def _literal_cell(attrs: bytes, body: bytes, strings: list[str]) -> bytes:
     if kind == b"inlineStr":
         text = "".join(unescape(x.decode()) for x in _T_ELEMENT.findall(body))
     elif value is None:
-        return b"<c" + attrs + b"/>"
+        text = ""
     else:
         raw = value.group(1).decode()
         if kind == b"s":
@@ -167,3 +208,40 @@ def box(table: DataTable) -> tuple[str, int, int, int, int] | None:
     if a is None or b is None:
         return None
     return (table.sheet, min(a[0], b[0]), min(a[1], b[1]), max(a[0], b[0]), max(a[1], b[1]))
+
+
+def restore_definitions(xlsx: bytes, tables: list[DataTable]) -> bytes:
+    """An exported package (a filled workbook) with each table's definition put back on its
+    first cell, as Excel writes it (``<c r="B5"><f t="dataTable" .../><v>110</v></c>``; the
+    other cells of the body hold values only), so Excel keeps the table live."""
+    if not tables:
+        return xlsx
+    package = open_package(xlsx)
+    paths = {name.lower(): path for name, path in _sheet_parts(package)}
+    patched: dict[str, bytes] = {}
+    for table in tables:
+        path, found = paths.get(table.sheet.lower()), box(table)
+        if path is None or found is None:
+            continue
+        xml = patched.get(path) or package.read(path)
+        first = cell_name(found[1], found[2]).encode()
+        cell = re.compile(rb'<c\b(?=[^>]*\br="' + first + rb'")([^>]*?)(?:/>|>(.*?)</c>)', re.DOTALL)
+        match = cell.search(xml)
+        if match is None:
+            continue
+        body = re.sub(rb"<f\b[^>]*?(?:/>|>.*?</f>)", b"", match.group(2) or b"", flags=re.DOTALL)
+        replacement = b"<c" + match.group(1) + b">" + table.definition + body + b"</c>"
+        patched[path] = xml[: match.start()] + replacement + xml[match.end():]
+    if not patched:
+        return xlsx
+    return _with_parts(package, patched)
+
+
+def _with_parts(package: zipfile.ZipFile, replaced: dict[str, bytes]) -> bytes:
+    """The package's bytes with these parts' contents replaced."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
+        for info in package.infolist():
+            target.writestr(info, replaced.get(info.filename, package.read(info.filename)))
+    return out.getvalue()
+

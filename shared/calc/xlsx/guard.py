@@ -70,6 +70,7 @@ class Limits:
     max_cells: int
     max_formula_length: int
     max_formula_depth: int
+    max_data_table_substitutions: int = 10_000  # what-if tables calculated per job (corrections/data_tables.py)
 
     @classmethod
     def from_settings(cls, settings: Any) -> "Limits":

@@ -73,6 +73,7 @@ class _Evaluation:
     date1904: bool = False
     ranges: dict[int, tuple[int, int, int, int, int]] = field(default_factory=dict)
     unsupported: str | None = None
+    cell: tuple[int, int, int] | None = None  # (sheet, row, col): what RAND's draws are keyed by
 
 
 @dataclass
@@ -284,6 +285,8 @@ def _simple_call(formula: str) -> _SimpleCall | None:
     pieces = _split_arguments(match.group(2))
     if pieces is None:
         return None
+    if pieces == [""] or [p.strip() for p in pieces] == [""]:
+        pieces = []  # NOW(), TODAY(), RAND(): no arguments
     arguments: list[tuple[str, Any]] = []
     for piece in pieces:
         text = piece.strip()
@@ -351,8 +354,12 @@ def apply(model, the_plan: Plan | None) -> Outcome | None:
     if the_plan is None:
         return None
     outcome = Outcome(flags=list(the_plan.flags))
+    from shared.calc import run_context
+
     try:
-        _apply(model, the_plan, outcome)
+        # Outside a job the volatile functions still answer once per cell per calculation.
+        with run_context.running(run_context.current_or_fresh()):
+            _apply(model, the_plan, outcome)
     except Exception:  # noqa: BLE001 - logged, and every planned cell is reported
         log.exception("correcting functions failed")
         outcome.flags.extend(
@@ -421,7 +428,12 @@ def _evaluate(model, target: Target, read_cell, date1904: bool = False):
     """The target's value as typed content, or (None, reason) where we cannot compute it."""
     import numpy as np
 
-    evaluation = _Evaluation(model, date1904)
+    evaluation = _Evaluation(model, date1904, cell=(target.sheet, target.row, target.col))
+    from shared.calc import run_context
+
+    context = run_context.current()
+    if context is not None:  # evaluated again (a later round), the cell draws the same numbers
+        context.restart_cell(evaluation.cell)
     args = []
     for index, top, left, bottom, right in target.inputs:
         if bottom is None or right is None:

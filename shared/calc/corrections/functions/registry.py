@@ -7,6 +7,7 @@ own TEXT, AGGREGATE, ... (and so the formulas engine) are left as they are.
 
 from __future__ import annotations
 
+import collections
 import math
 import re
 import threading
@@ -16,7 +17,9 @@ from shared.calc.corrections.functions import bases, sums
 from shared.calc.corrections.functions.text_format import Unsupported, excel_text
 
 SUMS = ["SUMX2MY2", "SUMX2PY2", "SUMXMY2"]
-CORRECTED = ["TEXT", "AGGREGATE", *bases.NAMES, *SUMS]
+# Volatile functions answered from the job's run context (shared/calc/run_context.py).
+VOLATILE = ["NOW", "TODAY", "RAND", "RANDBETWEEN"]
+CORRECTED = ["TEXT", "AGGREGATE", *bases.NAMES, *SUMS, *VOLATILE]
 _PREFIX = "SHEETCALC."
 RANGE_ARGUMENTS = {"AGGREGATE", *SUMS}  # functions whose arguments may be ranges
 _NAME = re.compile(
@@ -30,7 +33,7 @@ _installed = False
 _lock = threading.Lock()
 
 
-_HINT = "TEXT|AGGREGATE|2DEC|2BIN|2OCT|2HEX|SUMX"  # in every corrected function's name
+_HINT = "TEXT|AGGREGATE|2DEC|2BIN|2OCT|2HEX|SUMX|NOW|TODAY|RAND"  # in every corrected function's name
 _HINT_TEXT = re.compile(_HINT, re.IGNORECASE)
 HINTS = tuple(h.encode() for h in _HINT.split("|"))
 
@@ -232,6 +235,52 @@ def _sum_of_pairs(kind: str):
     return compute
 
 
+def _bound(value) -> float | None:
+    """A RANDBETWEEN bound as Excel reads it: a number, numeric text, a blank as 0; None otherwise."""
+    value = _scalar(value)
+    if value is None:
+        return 0.0
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return None
+    return value if isinstance(value, float) else None
+
+
+def _volatile(name: str):
+    """NOW, TODAY, RAND, RANDBETWEEN answered from the calculation's run context, the random
+    numbers keyed by the cell being evaluated."""
+
+    def compute(*arguments):
+        from shared.calc import run_context
+        from shared.calc.corrections.functions.layer import current
+
+        evaluation = current.get()
+        date1904 = bool(evaluation and evaluation.date1904)
+        cell = evaluation.cell if evaluation is not None else None
+        if name == "NOW":
+            return run_context.now_serial(date1904)
+        if name == "TODAY":
+            return float(run_context.today_serial(date1904))
+        if name == "RAND":
+            return run_context.rand(cell)
+        from formulas.tokens.operand import XlError
+
+        errors = [v for v in map(_scalar, arguments) if isinstance(v, XlError)]
+        if errors:  # the first error among the arguments is the answer
+            return errors[0]
+        bounds = [_bound(a) for a in arguments]
+        if None in bounds:
+            return _error("#VALUE!")
+        drawn = run_context.randbetween(*bounds, cell)
+        return _error("#NUM!") if drawn is None else float(drawn)
+
+    return compute
+
+
 def _item(value) -> aggregate_module.Item:
     import schedula as sh
     from formulas.tokens.operand import XlError
@@ -261,6 +310,10 @@ def call(name: str, values: list):
     for value in scalars:
         if isinstance(value, XlError):
             return value
+    if name in VOLATILE:
+        if len(values) != (2 if name == "RANDBETWEEN" else 0):
+            return _error("#VALUE!")
+        return _volatile(name)(*values)
     if name == "TEXT":
         if len(values) != 2:
             return _error("#VALUE!")
@@ -269,6 +322,20 @@ def call(name: str, values: list):
     if not 1 <= len(values) <= (1 if target == "DEC" else 2):
         return _error("#VALUE!")
     return _base(source, target)(*values)
+
+
+def volatile_functions() -> dict:
+    """formulas' table entries for NOW, TODAY, RAND, RANDBETWEEN answering from the run context;
+    impure as formulas' own, so never folded into a constant when a formula is compiled."""
+    from formulas.functions import COMPILING, wrap_func, wrap_impure_func
+
+    return {
+        name: {
+            "extra_inputs": collections.OrderedDict([(COMPILING, False)]),
+            "function": wrap_impure_func(wrap_func(_volatile(name))),
+        }
+        for name in VOLATILE
+    }
 
 
 def install() -> None:
@@ -299,4 +366,5 @@ def install() -> None:
         table[_PREFIX + "AGGREGATE"] = wrap_func(_aggregate)
         for name in SUMS:
             table[_PREFIX + name] = wrap_func(_sum_of_pairs(name))
+        table.update({_PREFIX + name: entry for name, entry in volatile_functions().items()})
         _installed = True

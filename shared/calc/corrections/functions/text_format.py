@@ -119,6 +119,13 @@ def split_sections(code: str) -> list[str]:
     return sections
 
 
+# Codes of one character, each its own token ("/" cannot start a date code such as a/p here:
+# those begin with a letter).
+_ONE_CHARACTER = {
+    "0": "digit", "#": "digit", "?": "digit", ".": "point", ",": "comma", "%": "percent", "@": "at", "/": "slash",
+}
+
+
 def tokenize(text: str) -> Section:
     section = Section()
     tokens = section.tokens
@@ -164,27 +171,12 @@ def tokenize(text: str) -> Section:
         elif rest[:7].lower() == "general":
             tokens.append(Token("general", rest[:7]))
             i += 7
-        elif ch in "0#?":
-            tokens.append(Token("digit", ch))
-            i += 1
-        elif ch == ".":
-            tokens.append(Token("point", ch))
-            i += 1
-        elif ch == ",":
-            tokens.append(Token("comma", ch))
-            i += 1
-        elif ch == "%":
-            tokens.append(Token("percent", ch))
-            i += 1
-        elif ch == "@":
-            tokens.append(Token("at", ch))
+        elif ch in _ONE_CHARACTER:
+            tokens.append(Token(_ONE_CHARACTER[ch], ch))
             i += 1
         elif ch in "Ee" and i + 1 < len(text) and text[i + 1] in "+-":
             tokens.append(Token("exp", text[i : i + 2]))
             i += 2
-        elif ch == "/":
-            tokens.append(Token("slash", ch))
-            i += 1
         else:
             match = _DATE_CODES.match(text, i)
             if match:

@@ -1,0 +1,108 @@
+"""Arguments IronCalc 0.9.1 reads differently from Excel, rewritten at model load.
+
+Excel's rules (Microsoft support, each function's page):
+
+- Statistical functions given values directly: "Logical values and text representations of
+  numbers that you type directly into the list of arguments are counted"; "arguments that are
+  error values or text that cannot be translated into numbers cause errors"; in a reference or
+  an array they are ignored (STDEV.S, STDEV.P, VAR.S, VAR.P, STDEVA, VARA, DEVSQ, AVEDEV,
+  SUMSQ, MODE.SNGL, KURT and their compatibility names). IronCalc 0.9.1 drops a literal TRUE
+  or "3" from these (STDEV(1,TRUE,"3") is #DIV/0!, Excel 1.1547...; SUMSQ(1,TRUE,"3") 1,
+  Excel 11), while AVERAGE, COUNT, MAX, MIN, SUM, MEDIAN, PRODUCT, GEOMEAN, HARMEAN and SKEW
+  are already right (measured). The rewrite writes such a literal as the number Excel reads:
+  TRUE 1, FALSE 0, "3" 3. Text that is not a plain number is left to IronCalc.
+- OFFSET(reference, rows, cols, [height], [width]): "If omitted, height is the same height as
+  reference" (width likewise). IronCalc 0.9.1 reads an empty height or width (`OFFSET(A1,1,0,)`,
+  `OFFSET(A1:A5,0,0,,1)`) as 0 and answers #REF!. The rewrite writes the reference's own
+  height or width there when the reference is a plain range (else leaves the call alone).
+"""
+
+from __future__ import annotations
+
+import re
+
+from openpyxl.formula.tokenizer import Token
+
+from shared.calc.corrections.formula_tokens import rewrite_calls
+from shared.calc.corrections.lookups import parse_range
+from shared.calc.corrections.model import Rewrite, rewrite_cells
+
+MENTION = re.compile(rb"(?i)(?:STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET)[A-Z.]*\(")
+KEYWORDS = (b"STDEV", b"VAR", b"DEVSQ", b"AVEDEV", b"SUMSQ", b"MODE", b"KURT", b"OFFSET(")
+DIRECT_VALUES = frozenset({
+    "STDEV", "STDEV.S", "STDEV.P", "STDEVP", "STDEVA", "VAR", "VAR.S", "VAR.P", "VARP", "VARA",
+    "DEVSQ", "AVEDEV", "SUMSQ", "MODE", "MODE.SNGL", "KURT",
+})
+_NUMBER = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*")
+_CELL = re.compile(r"(?:(?:'(?:[^']|'')+'|[^'!\[\]:*?/\\,()\s]+)!)?\$?[A-Za-z]{1,3}\$?\d{1,7}")
+
+
+def _literal(token: Token) -> str | None:
+    """The number Excel reads from a literal typed as an argument, or None to leave it."""
+    if token.type != Token.OPERAND:
+        return None
+    if token.subtype == Token.LOGICAL:
+        return "1" if token.value.upper() == "TRUE" else "0"
+    if token.subtype == Token.TEXT:
+        text = token.value[1:-1].replace('""', '"')
+        return text.strip() if _NUMBER.fullmatch(text) else None
+    return None
+
+
+def _size(tokens: list[Token], positions: list[int]) -> tuple[int, int] | None:
+    """(height, width) of a plain reference argument."""
+    meaningful = [i for i in positions if tokens[i].type != Token.WSPACE]
+    if len(meaningful) != 1 or tokens[meaningful[0]].type != Token.OPERAND:
+        return None
+    text = tokens[meaningful[0]].value.lstrip("@")
+    if _CELL.fullmatch(text):
+        return 1, 1
+    box = parse_range(text)
+    return None if box is None else (box.rows, box.cols)
+
+
+def _separators(tokens: list[Token], opened: int, closed: int) -> list[int]:
+    """The positions of a call's own argument separators."""
+    found, depth = [], 0
+    for i in range(opened + 1, closed):
+        token = tokens[i]
+        if token.subtype == Token.OPEN:
+            depth += 1
+        elif token.subtype == Token.CLOSE:
+            depth -= 1
+        elif depth == 0 and token.type == Token.SEP and token.subtype == Token.ARG:
+            found.append(i)
+    return found
+
+
+def rewrite_formula(formula: str) -> str | None:
+    """The formula with Excel's reading of those arguments, or None when nothing changes."""
+    return rewrite_calls(formula, _rewrite_call)
+
+
+def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
+    changed = False
+    if name in DIRECT_VALUES:
+        for arg in args:
+            meaningful = [i for i in arg if tokens[i].type != Token.WSPACE]
+            if len(meaningful) == 1:
+                number = _literal(tokens[meaningful[0]])
+                if number is not None:
+                    values[meaningful[0]] = number
+                    changed = True
+    elif name == "OFFSET" and len(args) >= 4:
+        size = _size(tokens, args[0])
+        if size is None:
+            return False
+        separators = _separators(tokens, opened, closed)
+        for position, fill in ((3, size[0]), (4, size[1])):
+            if position < len(args) and not [i for i in args[position] if tokens[i].type != Token.WSPACE]:
+                values[separators[position - 1]] += str(fill)  # the comma before it
+                changed = True
+    return changed
+
+
+def correct_arguments(model, cells: list[tuple[int, int, int]]) -> list[Rewrite]:
+    """Rewrite, in `model`, those arguments in the formulas of `cells` (sheet index, row, col;
+    array formulas left out by the caller). Returns what changed."""
+    return rewrite_cells(model, cells, lambda formula, *_: rewrite_formula(formula))

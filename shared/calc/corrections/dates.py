@@ -1,0 +1,152 @@
+"""Date functions IronCalc 0.9.1 gets wrong, rewritten at model load.
+
+Excel's rules (Microsoft support, "Excel incorrectly assumes that the year 1900 is a leap year";
+"DATE function"; "Date systems in Excel"; ECMA-376 Part 1, 18.17.4.1):
+
+- In the 1900 date system serial 1 is 1900-01-01 and serial 60 is 1900-02-29, a day that never
+  was, kept for compatibility with Lotus 1-2-3; serial 0 shows as 1900-01-00. So YEAR of 0-60
+  is 1900, MONTH is 1 up to 31 and 2 from 32, DAY is the serial (0 for 0) up to 31 and the
+  serial less 31 from 32 (29 for 60); WEEKDAY counts days from serial 1, a Sunday, straight
+  through the phantom day, so serial 0 is a Saturday. IronCalc reads serials 1-60 one day
+  early (DAY(60) 28, MONTH(1) 12, YEAR(1) 1899) and answers #NUM! for 0; its WEEKDAY of 1-60
+  is Excel's. The rewrite gives those arguments Excel's answer and leaves every other value to
+  IronCalc, and DATE's answer before 1900-03-01 is Excel's (IronCalc's is one day late and
+  has no 1900-02-29): `DAY(A1)` becomes
+  `IF(AND(NOT(ISTEXT(A1)),N(A1)>=0,N(A1)<61),INT(N(A1))-IF(N(A1)<32,0,31),DAY(A1))` (a blank
+  and FALSE are serial 0, TRUE 1, as in Excel).
+  Only where the argument is one value: constants and single cells joined by operators (used
+  as they are) or passed to functions answering one value such as DATE (computed once, with
+  LET); an argument that may be an array (a range, a name) is left alone.
+- In the 1904 date system (workbookPr date1904) serial 0 is 1904-01-01, 1,462 days after the
+  1900 system's serial of that day. IronCalc ignores the setting. The rewrite moves each date
+  function across: the arguments of YEAR, MONTH, DAY, WEEKDAY, EDATE and EOMONTH that are dates
+  get +1462, the results of DATE, DATEVALUE, TODAY, NOW, EDATE and EOMONTH -1462.
+
+Array formulas are left alone, as by every rewrite of the layer.
+"""
+
+from __future__ import annotations
+
+import re
+
+from openpyxl.formula.tokenizer import Token
+
+from shared.calc.corrections.formula_tokens import replace_call, rewrite_calls
+from shared.calc.corrections.model import Rewrite, rewrite_cells
+
+MENTION = re.compile(rb"(?i)(?:YEAR|MONTH|DAY|WEEKDAY|DATE|DATEVALUE|TODAY|NOW|EDATE|EOMONTH)\(")
+KEYWORDS = (b"YEAR(", b"MONTH(", b"DAY(", b"DATE(", b"DATEVALUE(", b"TODAY(", b"NOW(", b"EOMONTH(")
+OFFSET_1904 = 1462
+_SERIAL_ARGUMENT = {"YEAR", "MONTH", "DAY", "WEEKDAY", "EDATE", "EOMONTH"}  # first argument a date
+_SERIAL_RESULT = {"DATE", "DATEVALUE", "TODAY", "NOW", "EDATE", "EOMONTH"}
+_SINGLE_CELL = re.compile(r"(?:(?:'(?:[^']|'')+'|[^'!\[\]:*?/\\,()\s]+)!)?\$?[A-Za-z]{1,3}\$?\d{1,7}")
+# a blank is 0 and FALSE/TRUE are 0/1 (N); text is IronCalc's to read as a date
+_EARLY = "AND(NOT(ISTEXT({x})),N({x})>=0,N({x})<61)"
+# Excel's answer for serials 0-60 (1900 system), by function; {x} the argument, {rest} the
+# other arguments with their leading comma
+_LEAP_BUG = {
+    "YEAR": "IF(" + _EARLY + ",1900,YEAR({x}))",
+    "MONTH": "IF(" + _EARLY + ",IF(N({x})<32,1,2),MONTH({x}))",
+    "DAY": "IF(" + _EARLY + ",INT(N({x}))-IF(N({x})<32,0,31),DAY({x}))",
+    "WEEKDAY": "IF(AND(NOT(ISTEXT({x})),N({x})>=0,N({x})<1),WEEKDAY(N({x})+7{rest}),WEEKDAY({x}{rest}))",
+}
+
+# DATE(y,m,d) is the month's first day plus d-1 (Microsoft: "DATE function", day beyond or
+# below the month's days counts on from its first day; each argument truncated). Excel's first
+# days of January, February and March 1900 are serials 1, 32 and 61; IronCalc's 2, 33 and 61,
+# so before March 1900 one less: DATE(1900,2,29) is 60, DATE(1900,1,0) 0.
+# IronCalc's own DATE first: its errors are Excel's (in Excel's order of the arguments), and
+# from 1900-03-02 on (IronCalc serial 62) so is its value.
+_EXCEL_DATE = (
+    "LET(sheetcalc_date,DATE({y},{m},{d}),"
+    "IF(sheetcalc_date>61,sheetcalc_date,DATE({y},{m},1)-IF(DATE({y},{m},1)<61,1,0)+TRUNC({d})-1))"
+)
+
+
+_LET_NAME = "sheetcalc_serial"
+# functions that answer one value whatever their arguments, when no argument is a range
+_SCALAR_CALLS = frozenset({
+    "DATE", "DATEVALUE", "TODAY", "NOW", "EDATE", "EOMONTH", "INT", "TRUNC", "ROUND", "ROUNDDOWN",
+    "ROUNDUP", "VALUE", "MOD", "ABS", "MIN", "MAX", "IF", "WORKDAY",
+})
+
+
+def _scalar(tokens: list[Token], positions: list[int]) -> bool:
+    """An argument that is one value: constants and single cells, joined by operators or
+    passed to functions that answer one value; no range, name or array constant anywhere."""
+    if not positions:
+        return False
+    for i in positions:
+        token = tokens[i]
+        if token.type == Token.FUNC:
+            if token.subtype == Token.OPEN and re.sub(r"^@?(?:_xlfn\.)*", "", token.value[:-1], flags=re.I).upper() not in _SCALAR_CALLS:
+                return False
+            continue
+        if token.type == Token.OPERAND and token.subtype == Token.RANGE:
+            if not _SINGLE_CELL.fullmatch(token.value.lstrip("@")):
+                return False
+            continue
+        if token.type == Token.ARRAY:
+            return False
+    return True
+
+
+def _pure(tokens: list[Token], positions: list[int]) -> bool:
+    """An argument of constants and single cells joined by operators (no function, range or
+    name): cheap to repeat and never an array."""
+    if not positions:
+        return False
+    for i in positions:
+        token = tokens[i]
+        if token.type == Token.OPERAND:
+            if token.subtype == Token.NUMBER:
+                continue
+            if token.subtype == Token.RANGE and _SINGLE_CELL.fullmatch(token.value.lstrip("@")):
+                continue
+            return False
+        if token.type in (Token.OP_IN, Token.OP_PRE, Token.WSPACE) or token.type == Token.PAREN:
+            continue
+        return False
+    return True
+
+
+def rewrite_formula(formula: str, date1904: bool) -> str | None:
+    """The formula with Excel's date rules (module docstring), or None when nothing changes."""
+    return rewrite_calls(formula, _in_1904 if date1904 else _in_1900)
+
+
+def _in_1904(tokens, values, name, opened, closed, args) -> bool:
+    changed = False
+    if name in _SERIAL_ARGUMENT and args and args[0]:
+        first, last = args[0][0], args[0][-1]
+        values[first] = "(" + values[first]
+        values[last] = values[last] + f")+{OFFSET_1904}"
+        changed = True
+    if name in _SERIAL_RESULT:
+        values[opened] = "(" + values[opened]
+        values[closed] = values[closed] + f"-{OFFSET_1904})"
+        changed = True
+    return changed
+
+
+def _in_1900(tokens, values, name, opened, closed, args) -> bool:
+    if name in _LEAP_BUG and args and len(args) <= 2 and _scalar(tokens, args[0]):
+        x = "".join(values[i] for i in args[0]).strip()  # inner calls already rewritten
+        rest = "".join("," + "".join(values[i] for i in arg) for arg in args[1:])
+        if _pure(tokens, args[0]):
+            text = _LEAP_BUG[name].format(x=x if len(args[0]) == 1 else "(" + x + ")", rest=rest)
+        else:  # computed once
+            text = f"LET({_LET_NAME},{x}," + _LEAP_BUG[name].format(x=_LET_NAME, rest=rest) + ")"
+        replace_call(values, opened, closed, text)
+        return True
+    if name == "DATE" and len(args) == 3 and all(_pure(tokens, a) for a in args):
+        y, m, d = ("(" + "".join(tokens[i].value for i in a).strip() + ")" for a in args)
+        replace_call(values, opened, closed, _EXCEL_DATE.format(y=y, m=m, d=d))
+        return True
+    return False
+
+
+def correct_dates(model, cells: list[tuple[int, int, int]], date1904: bool) -> list[Rewrite]:
+    """Rewrite, in `model`, the date functions of `cells` (sheet index, row, col; array
+    formulas left out by the caller). Returns what changed."""
+    return rewrite_cells(model, cells, lambda formula, *_: rewrite_formula(formula, date1904))

@@ -1,0 +1,121 @@
+"""Formula text as tokens for the correction layer's rewrites: tokenizing a formula as
+IronCalc renders it, and the function calls in it with their arguments."""
+
+from __future__ import annotations
+
+import re
+
+from openpyxl.formula.tokenizer import Token, Tokenizer
+
+
+def tokenize(formula: str) -> list[Token] | None:
+    """The tokens of a formula (with or without "="); None when it does not tokenize back to
+    the same text."""
+    body = formula[1:] if formula.startswith("=") else formula
+    try:
+        tokens = Tokenizer("=" + body).items
+    except Exception:  # noqa: BLE001 - an unparsable formula is left as it is
+        return None
+    return tokens if "".join(t.value for t in tokens) == body else None
+
+
+def _name(token: Token) -> str:
+    return re.sub(r"^@?(?:_xlfn\.|_xlws\.)*", "", token.value[:-1], flags=re.IGNORECASE).upper()
+
+
+def calls(tokens: list[Token]) -> list[tuple[str, int, int, list[list[int]]]]:
+    """(function, open token, close token, argument token positions: an empty list for an
+    empty argument, none for `F()`) of every call, inner calls first."""
+    calls, stack = [], []
+    for index, token in enumerate(tokens):
+        bracket = token.type in (Token.FUNC, Token.PAREN, Token.ARRAY)
+        if bracket and token.subtype == Token.CLOSE and stack:
+            name, opened, args = stack.pop()
+            for frame in stack:  # the whole call belongs to every enclosing argument
+                frame[2][-1].append(index)
+            if name:
+                calls.append((name, opened, index, [] if args == [[]] else args))
+            continue
+        if token.type == Token.SEP and token.subtype == Token.ARG and stack:
+            stack[-1][2].append([])
+            for frame in stack[:-1]:
+                frame[2][-1].append(index)
+            continue
+        for frame in stack:
+            frame[2][-1].append(index)
+        if bracket and token.subtype == Token.OPEN:
+            stack.append((_name(token) if token.type == Token.FUNC else "", index, [[]]))
+    return calls
+
+
+def rewrite_calls(formula: str, handle) -> str | None:
+    """The formula with `handle(tokens, values, name, opened, closed, args)` applied to each
+    call, inner calls first (`values`: the tokens' texts, which the handler changes; it
+    returns whether it changed any), or None when no handler changed anything."""
+    tokens = tokenize(formula)
+    if tokens is None:
+        return None
+    values = [t.value for t in tokens]
+    changed = False
+    for name, opened, closed, args in calls(tokens):
+        changed |= bool(handle(tokens, values, name, opened, closed, args))
+    return "".join(values) if changed else None
+
+
+def replace_call(values: list[str], opened: int, closed: int, text: str) -> None:
+    """Put `text` in place of the whole call from token `opened` to token `closed`."""
+    values[opened] = text
+    for i in range(opened + 1, closed + 1):
+        values[i] = ""
+
+
+# Functions all of whose arguments are single values, and the single-value arguments (0-based)
+# of functions that take ranges in others: a range there is intersected in a formula that is
+# not an array formula (Microsoft: "Implicit intersection operator: @"); any other argument
+# keeps the range it is given.
+SCALAR_FUNCTIONS = frozenset({
+    "IF", "IFERROR", "IFNA", "NOT", "ROUND", "ROUNDUP", "ROUNDDOWN", "ABS", "INT", "TRUNC", "MOD",
+    "POWER", "SQRT", "EXP", "LN", "LOG", "LOG10", "SIGN", "CEILING", "FLOOR", "TEXT", "LEFT",
+    "RIGHT", "MID", "LEN", "UPPER", "LOWER", "TRIM", "VALUE", "DATE", "YEAR", "MONTH", "DAY",
+    "EDATE", "EOMONTH", "ISBLANK", "ISNUMBER", "ISTEXT", "ISERROR", "ISERR", "ISNA",
+})
+SCALAR_ARGUMENTS = {
+    "VLOOKUP": {0, 2, 3}, "HLOOKUP": {0, 2, 3}, "MATCH": {0, 2}, "LOOKUP": {0},
+    "INDEX": {1, 2, 3}, "SUMIF": {1}, "COUNTIF": {1}, "AVERAGEIF": {1}, "CHOOSE": {0},
+}
+
+
+class Context:
+    """Where a token sits: the calls and parentheses around it, innermost last, each as
+    [function name (upper case, no _xlfn. prefix; "" for parentheses, "{" for an array
+    constant), index of the argument]."""
+
+    def __init__(self) -> None:
+        self.frames: list[list] = []
+
+    def step(self, token: Token) -> bool:
+        """Follow one token; True when it opened, closed or separated (no operand)."""
+        if token.type in (Token.FUNC, Token.PAREN, Token.ARRAY) and token.subtype == Token.OPEN:
+            kind = _name(token) if token.type == Token.FUNC else ("" if token.type == Token.PAREN else "{")
+            self.frames.append([kind, 0])
+            return True
+        if token.type in (Token.FUNC, Token.PAREN, Token.ARRAY) and token.subtype == Token.CLOSE and self.frames:
+            self.frames.pop()
+            return True
+        if token.type == Token.SEP and token.subtype == Token.ARG and self.frames:
+            self.frames[-1][1] += 1
+            return True
+        return False
+
+    @property
+    def function(self) -> str | None:
+        """The innermost call's function (None at the top level or in parentheses)."""
+        return self.frames[-1][0] or None if self.frames else None
+
+    def expects_one_value(self) -> bool:
+        """Whether Excel reads a range here as the one cell in the formula's row or column."""
+        return all(
+            name == "" or name in SCALAR_FUNCTIONS or argument in SCALAR_ARGUMENTS.get(name, ())
+            for name, argument in self.frames
+        )
+

@@ -1,0 +1,341 @@
+"""Defined names IronCalc 0.9.1 gets wrong, rewritten at model load.
+
+Excel's rules (Microsoft support, "Define and use names in formulas"; "Implicit intersection
+operator: @"; ECMA-376 Part 1, 18.2.5 definedName):
+
+- A name can stand for a formula or a constant (`DAILY_CHARGE` = `Sheet1!$B$2*24`, `TAX` =
+  `0.05`, `LABEL` = `"net"`): a formula using it calculates as if the name's formula were
+  written in its place. IronCalc answers #NAME? for every such name (measured: `=DAILY_CHARGE`,
+  `=TAX*100`). The rewrite puts the name's formula, in parentheses, where the name is.
+- A name whose reference is relative (`Sheet1!B1`, no `$`) is stored relative to cell A1 and
+  refers, from each cell that uses it, to the cell at the same offset from that cell (wrapping
+  round the sheet's edges, which is how "the cell to the left" is written). IronCalc reads it
+  as the absolute cell. The rewrite puts the reference as seen from the cell.
+- Implicit intersection: in a formula that is not an array formula, a multi-cell range where a
+  single value is expected (an operand of an operator, the formula's whole result, an argument
+  of a function that takes one value) is the cell of the range in the formula's row (a column
+  range) or column (a row range), #VALUE! when there is none: `=Rate*100` in row 3 with `Rate`
+  = `$E$1:$E$5` is `E3*100`. IronCalc does this for a range written in the formula (it renders
+  it `@E1:E5`) but not for a name: `=Rate*100` is #VALUE! in every row. The rewrite writes the
+  operator IronCalc already implements, `@Rate`, in those places only: the top level, functions
+  of single values (IF, ROUND, ...) and the single-value arguments of others (VLOOKUP's lookup
+  value, SUMIF's criteria, INDEX's row; formula_tokens.Context). Elsewhere inside a function
+  that takes ranges or arrays (SUM, SUMPRODUCT, ...) the name is left as it is.
+
+Left alone, and so IronCalc's as before: array formulas (a plain formula in their place would
+mean something else), LAMBDA names (called, not referenced), names to other workbooks or to
+#REF!, and a name whose formula yields several cells at its top level (`Sheet1!$A$1:$A$3*2`, an
+intersection of ranges) where a single value is expected (Excel's reading of such an array in
+that place is not one IronCalc's operators express).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from xml.sax.saxutils import unescape
+
+from openpyxl.formula.tokenizer import Token
+
+from shared.calc.corrections.formula_tokens import Context, tokenize
+from shared.calc.corrections.lookups import parse_name
+from shared.calc.corrections.model import Rewrite, rewrite_cells
+from shared.calc.refs import MAX_COLS, MAX_ROWS, column_letters, column_number
+
+_DEFINED = re.compile(rb"<definedName\b([^>]*)>(.*?)</definedName>", re.DOTALL)
+_ABSOLUTE_CELL = re.compile(
+    r"(?:'(?:[^']|'')+'|[^'!\[\]:*?/\\,()\s]+)!\$[A-Za-z]{1,3}\$\d{1,7}"
+)
+_SHEET = r"(?:(?P<sheet>'(?:[^']|'')+'|[^'!\[\]:*?/\\,()\s]+)!)?"
+_CELL = r"(?P<{0}c>\$?)(?P<{0}col>[A-Za-z]{{1,3}})(?P<{0}r>\$?)(?P<{0}row>\d{{1,7}})"
+_REFERENCE = re.compile(_SHEET + _CELL.format("a") + r"(?::" + _CELL.format("b") + r")?")
+_MAX_DEPTH = 8  # names inside names; deeper (or a cycle) is left alone
+
+
+def may_need_names(data_workbook_xml: bytes) -> bool:
+    """Whether a workbook.xml defines a name this module could rewrite: anything but a plain
+    absolute single-cell reference. One regex pass: a workbook without such names pays nothing
+    more."""
+    for match in _DEFINED.finditer(data_workbook_xml):
+        if b'name="_xlnm.' in match.group(1) or b'name="_xlfn.' in match.group(1):
+            continue  # Excel's own (print areas, filters, newer functions' placeholders)
+        text = match.group(2).decode("utf-8", "replace").strip()
+        if not _ABSOLUTE_CELL.fullmatch(text):
+            return True
+    return False
+
+
+@dataclass(frozen=True)
+class _Ref:
+    """A reference as written: sheet text (quotes kept) or None, and each corner's row and
+    column with whether it is absolute."""
+
+    sheet: str | None
+    corners: tuple[tuple[int, bool, int, bool], ...]  # (row, row absolute, col, col absolute)
+
+    @property
+    def relative(self) -> bool:
+        return any(not ra or not ca for _, ra, _, ca in self.corners)
+
+    @property
+    def multi(self) -> bool:
+        return len(self.corners) == 2 and self.corners[0][::2] != self.corners[1][::2]
+
+    def seen_from(self, row: int, col: int) -> str:
+        """The reference from the cell (row, col): relative parts moved by the cell's offset
+        from A1, wrapping round the sheet's edges."""
+        parts = []
+        for r, ra, c, ca in self.corners:
+            r = r if ra else (r - 1 + row - 1) % MAX_ROWS + 1
+            c = c if ca else (c - 1 + col - 1) % MAX_COLS + 1
+            parts.append(f"{'$' if ca else ''}{column_letters(c)}{'$' if ra else ''}{r}")
+        return (f"{self.sheet}!" if self.sheet else "") + ":".join(parts)
+
+
+def _reference(text: str) -> _Ref | None:
+    match = _REFERENCE.fullmatch(text.strip())
+    if match is None:
+        return None
+    corners = []
+    for p in ("a", "b"):
+        if match.group(p + "col") is None:
+            continue
+        row, col = int(match.group(p + "row")), column_number(match.group(p + "col"))
+        if not (1 <= row <= MAX_ROWS and 1 <= col <= MAX_COLS):
+            return None
+        corners.append((row, bool(match.group(p + "r")), col, bool(match.group(p + "c"))))
+    return _Ref(match.group("sheet"), tuple(corners))
+
+
+def defined_names(workbook_xml: bytes) -> dict[tuple[str, int | None], str]:
+    """{(name in lower case, sheet index or None): formula} as Excel wrote them in workbook.xml
+    (IronCalc's own list drops what it does not parse: `A1:A3 B2:C2` comes back as `A1:A3`)."""
+    found = {}
+    for match in _DEFINED.finditer(workbook_xml):
+        attrs = match.group(1).decode("utf-8", "replace")
+        name = re.search(r'\bname="([^"]*)"', attrs)
+        if name is None or name.group(1).lower().startswith(("_xlnm.", "_xlfn.")):
+            continue
+        scope = re.search(r'\blocalSheetId="(\d+)"', attrs)
+        text = unescape(match.group(2).decode("utf-8", "replace")).strip().lstrip("=")
+        found[(unescape(name.group(1)).lower(), int(scope.group(1)) if scope else None)] = text
+    return found
+
+
+def _intersection(text: str) -> str | None:
+    """A static intersection of references on one sheet (`S!$A$1:$A$3 S!$A$2:$C$2`, Excel's
+    space operator, which IronCalc 0.9.1 does not implement) as the one reference it is, or
+    #NULL! when the ranges do not meet (Microsoft: "Calculation operators and precedence")."""
+    parts = text.split()
+    if len(parts) < 2:
+        return None
+    refs = [_reference(p) for p in parts]
+    if any(r is None or r.relative or r.sheet is None for r in refs) \
+            or len({r.sheet.strip("'").lower() for r in refs}) != 1:
+        return None
+    top = max(min(c[0] for c in r.corners) for r in refs)
+    bottom = min(max(c[0] for c in r.corners) for r in refs)
+    left = max(min(c[2] for c in r.corners) for r in refs)
+    right = min(max(c[2] for c in r.corners) for r in refs)
+    if top > bottom or left > right:
+        return "#NULL!"
+    corners = ((top, True, left, True),) if (top, left) == (bottom, right) else \
+        ((top, True, left, True), (bottom, True, right, True))
+    return _Ref(refs[0].sheet, corners).seen_from(1, 1)
+
+
+class _Names:
+    """The workbook's defined names, found the way a formula does: the formula's sheet scope
+    first, then the workbook's."""
+
+    def __init__(self, sheets: list[str], formulas: dict[tuple[str, int | None], str]):
+        self._index = {s.lower(): i for i, s in enumerate(sheets)}
+        self._formulas = {key: _intersection(text) or text for key, text in formulas.items()}
+        # references IronCalc does not have as the name's (it reads `A1:A3 B2:C2` as `A1:A3`)
+        self.resolved = {text for key, text in self._formulas.items() if text != formulas[key]}
+        self.lowered = {name for name, _ in self._formulas}
+        self._mention = re.compile(
+            r"(?<![A-Za-z0-9_.\\])(?:" + "|".join(re.escape(n) for n in sorted(self.lowered, key=len, reverse=True))
+            + r")(?![A-Za-z0-9_.(\\])",
+            re.IGNORECASE,
+        ) if self.lowered else None
+
+    def mentioned(self, formula: str) -> bool:
+        """Whether a formula may use one of the names (a quick test before tokenizing)."""
+        return self._mention is not None and self._mention.search(formula) is not None
+
+    def lookup(self, sheet: str | None, name: str, own_sheet: int) -> str | None:
+        if sheet is not None:
+            scope = self._index.get(sheet.strip("'").replace("''", "'").lower())
+            return None if scope is None else self._formulas.get((name.lower(), scope))
+        found = self._formulas.get((name.lower(), own_sheet))
+        return found if found is not None else self._formulas.get((name.lower(), None))
+
+
+class _Unchanged(Exception):
+    """The formula is left as IronCalc has it."""
+
+
+def _rewrite(tokens: list[Token], names: _Names, sheet: int, row: int, col: int,
+             intersect_top: bool, depth: int) -> str:
+    """The formula text with each name IronCalc gets wrong replaced (module docstring).
+    `intersect_top`: whether the formula's top level expects a single value."""
+    context = Context()
+    out: list[str] = []
+    for token in tokens:
+        value = token.value
+        context.step(token)
+        if token.type != Token.OPERAND or token.subtype != Token.RANGE:
+            out.append(value)
+            continue
+        at = value.startswith("@")
+        bare = value[1:] if at else value
+        ref = _reference(bare)
+        if ref is not None and depth > 0 and ref.relative:  # inside a name: as seen from the cell
+            out.append(("@" if at else "") + ref.seen_from(row, col))
+            continue
+        named = parse_name(bare) if ref is None else None
+        if named is None:
+            out.append(value)
+            continue
+        definition = names.lookup(named[0], named[1], sheet)
+        if definition is None or definition.upper().startswith(("_XLFN.LAMBDA(", "LAMBDA(")) \
+                or "[" in definition or "#REF!" in definition.upper():
+            out.append(value)
+            continue
+        intersect = at or (intersect_top and context.expects_one_value())
+        out.append(_replacement(value, definition, names, sheet, row, col, intersect, depth))
+    return "".join(out)
+
+
+def _replacement(value: str, definition: str, names: _Names, sheet: int, row: int, col: int,
+                 intersect: bool, depth: int) -> str:
+    ref = _reference(definition)
+    if ref is not None and ref.sheet is not None:
+        if not ref.relative and definition not in names.resolved:
+            return "@" + value.lstrip("@") if ref.multi and intersect else value
+        text = ref.seen_from(row, col)
+        return "@" + text if ref.multi and intersect else text
+    if depth >= _MAX_DEPTH:
+        raise _Unchanged
+    tokens = tokenize(definition)
+    if tokens is None:
+        raise _Unchanged
+    if intersect and _several_cells_at_top(tokens, names, sheet, depth):
+        raise _Unchanged
+    return "(" + _rewrite(tokens, names, sheet, row, col, False, depth + 1) + ")"
+
+
+def _several_cells_at_top(tokens: list[Token], names: _Names, sheet: int, depth: int) -> bool:
+    """Whether a name's formula may yield several cells outside any function call: a
+    multi-cell range, a name to one or to a formula that may, an array constant."""
+    level = 0
+    for token in tokens:
+        if token.subtype == Token.OPEN and token.type in (Token.FUNC, Token.ARRAY):
+            level += 1
+            if token.type == Token.ARRAY and level == 1:
+                return True
+        elif token.subtype == Token.CLOSE and token.type in (Token.FUNC, Token.ARRAY):
+            level -= 1
+        elif level == 0 and token.type == Token.OPERAND and token.subtype == Token.RANGE:
+            ref = _reference(token.value.lstrip("@"))
+            if ref is not None:
+                if ref.multi:
+                    return True
+                continue
+            named = parse_name(token.value.lstrip("@"))
+            target = names.lookup(named[0], named[1], sheet) if named else None
+            if target is None:
+                return True
+            inner = _reference(target)
+            if inner is not None and inner.sheet is not None:
+                if inner.multi:
+                    return True
+                continue
+            inner_tokens = tokenize(target)
+            if depth >= _MAX_DEPTH or inner_tokens is None \
+                    or _several_cells_at_top(inner_tokens, names, sheet, depth + 1):
+                return True
+    return False
+
+
+def inline_names(model, definitions: dict[tuple[str, int | None], str],
+                 cells: list[tuple[int, int, int]], skip: set[tuple[int, int, int]]) -> list[Rewrite]:
+    """Rewrite, in `model`, the formulas of `cells` (sheet index, row, col) that use a name
+    IronCalc gets wrong; `definitions` as `defined_names` reads them, `skip` the array-formula
+    cells. Returns what changed."""
+    names = _Names([p["name"] for p in model.get_worksheets_properties()], definitions)
+    if not names.lowered:
+        return []
+
+    def rewrite(formula: str, sheet: int, row: int, col: int) -> str | None:
+        if not names.mentioned(formula):
+            return None
+        tokens = tokenize(formula)
+        if tokens is None:
+            return None
+        try:
+            return _rewrite(tokens, names, sheet, row, col, True, 0)
+        except _Unchanged:
+            return None
+
+    return rewrite_cells(model, [cell for cell in cells if cell not in skip], rewrite)
+
+
+def unfixable_names(book) -> list[tuple[object, str]]:
+    """[(formula cell, reason)] of an ExcelBook's cells using a workbook-scoped name that the
+    rewrite leaves alone although IronCalc gets it wrong: a name whose formula gives several
+    cells where Excel takes one value (see the module docstring)."""
+    names = _Names(book.sheets, {(name.lower(), None): text for name, text in book.defined_names.items()})
+    if not names.lowered:
+        return []
+    found = []
+    for cell in book.cells:
+        if cell.array_area or not names.mentioned(cell.formula):
+            continue
+        tokens = tokenize(cell.formula)
+        if tokens is None:
+            continue
+        try:
+            _rewrite(tokens, names, -1, cell.row, cell.col, True, 0)
+        except _Unchanged:
+            found.append((cell, (
+                "a defined name whose formula gives several cells, where Excel takes the one in "
+                "the formula's row or column (implicit intersection): IronCalc 0.9.1 calculates "
+                "it differently and the name cannot be rewritten"
+            )))
+    return found
+
+
+# A formula that may give a range to a single-value argument: a function taking one, and a
+# multi-cell range (the survey's cheap test; the tokens decide)
+INTERSECTION_MENTION = re.compile(
+    rb"(?i)(?:IF|IFERROR|VLOOKUP|HLOOKUP|MATCH|INDEX|SUMIF|COUNTIF|AVERAGEIF|ROUND|INT|ABS|TEXT|VALUE)\("
+    rb"[^<]*\$?[A-Za-z]{1,3}\$?\d+:\$?[A-Za-z]{1,3}\$?\d+"
+)
+INTERSECTION_KEYWORDS = (b"IF(", b"LOOKUP(", b"MATCH(", b"INDEX(", b"ROUND", b"INT(", b"ABS(", b"TEXT(", b"VALUE(")
+
+
+def intersect_ranges(model, cells: list[tuple[int, int, int]]) -> list[Rewrite]:
+    """Excel's implicit intersection (module docstring) for multi-cell ranges written in the
+    formula where a function takes one value (`IF($E$1:$E$5>4,1,0)`, `VLOOKUP($E$1:$E$5,...)`):
+    IronCalc 0.9.1 intersects such a range at the top level and under operators only (#VALUE!
+    or #N/A here), so the range gets IronCalc's `@`. `cells` leave out array formulas."""
+
+    def rewrite(formula: str, sheet: int, row: int, col: int) -> str | None:
+        tokens = tokenize(formula)
+        if tokens is None:
+            return None
+        context = Context()
+        out, changed = [], False
+        for token in tokens:
+            value = token.value
+            if not context.step(token) and token.type == Token.OPERAND and token.subtype == Token.RANGE \
+                    and not value.startswith("@") and context.frames and context.expects_one_value():
+                ref = _reference(value)
+                if ref is not None and ref.multi:
+                    value, changed = "@" + value, True
+            out.append(value)
+        return "".join(out) if changed else None
+
+    return rewrite_cells(model, cells, rewrite)

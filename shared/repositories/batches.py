@@ -1,0 +1,171 @@
+"""Batches and their jobs in bulk: one insert for the jobs, one claim and one finish per chunk."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from types import SimpleNamespace
+from typing import Any
+
+from sqlalchemy import and_, bindparam, exists, func, insert, or_, select, update
+from sqlalchemy.orm import Session
+
+from shared.db.models import Batch, Job, JobStatus
+from shared.db.types import utcnow
+from shared.repositories import rollups
+
+JOBS = Job.__table__
+UNFINISHED = (JobStatus.PENDING, JobStatus.PROCESSING)
+
+
+def add(session: Session, batch: Batch, jobs: list[dict[str, Any]]) -> Batch:
+    """Insert a batch and its jobs (one executemany), counted in the daily rollups, in the session's transaction."""
+    session.add(batch)
+    session.flush()
+    if jobs:
+        session.execute(insert(Job), jobs)
+        rollups.record_created_many(session.connection(), [SimpleNamespace(**job) for job in jobs])
+    return batch
+
+
+def get(session: Session, *, batch_id: uuid.UUID) -> Batch | None:
+    """A batch by id alone (the caller's tenant is checked by the service; the worker holds only the id)."""
+    return session.get(Batch, batch_id)
+
+
+def counts(session: Session, *, batch_id: uuid.UUID) -> dict[str, int]:
+    """The batch's jobs by status."""
+    rows = session.execute(select(Job.status, func.count()).where(Job.batch_id == batch_id).group_by(Job.status))
+    return {str(status): n for status, n in rows}
+
+
+def _in_chunk(batch_id: uuid.UUID, first: int, end: int):
+    return and_(Job.batch_id == batch_id, Job.batch_index >= first, Job.batch_index < end)
+
+
+def claim_chunk(session: Session, *, batch_id: uuid.UUID, first: int, end: int, lease_seconds: int) -> tuple[datetime, list]:
+    """Move the chunk's pending (or abandoned processing) jobs to processing in one update;
+    the claim time and the claimed jobs (id, tenant_id, batch_index, inputs, created_at), in index order."""
+    now = utcnow()
+    stale = now - timedelta(seconds=lease_seconds)
+    result = session.execute(
+        update(Job)
+        .where(
+            _in_chunk(batch_id, first, end),
+            or_(Job.status == JobStatus.PENDING, and_(Job.status == JobStatus.PROCESSING, Job.started_at < stale)),
+        )
+        .values(status=JobStatus.PROCESSING, started_at=now, updated_at=now)
+        .returning(Job.id, Job.tenant_id, Job.batch_index, Job.inputs, Job.created_at)
+        .execution_options(synchronize_session=False)
+    )
+    return now, sorted(result.all(), key=lambda row: row.batch_index)
+
+
+def release_chunk(session: Session, *, batch_id: uuid.UUID, first: int, end: int, claimed_at: datetime) -> None:
+    """Hand the chunk's jobs still held by this claim back to pending, for a redelivery."""
+    session.execute(
+        update(Job)
+        .where(_in_chunk(batch_id, first, end), Job.status == JobStatus.PROCESSING, Job.started_at == claimed_at)
+        .values(status=JobStatus.PENDING, started_at=None, updated_at=utcnow())
+        .execution_options(synchronize_session=False)
+    )
+
+
+_FINISH = (
+    update(JOBS)
+    .where(JOBS.c.id == bindparam("b_id"), JOBS.c.status == JobStatus.PROCESSING, JOBS.c.started_at == bindparam("b_claimed"))
+    .values(
+        status=bindparam("b_status"), outputs=bindparam("b_outputs"), error_message=bindparam("b_error"),
+        execution_time_ms=bindparam("b_ms"), calc_engine=bindparam("b_engine"),
+        result_key=bindparam("b_result_key"), updated_at=bindparam("b_now"), completed_at=bindparam("b_now"),
+    )
+)
+
+
+def finish_chunk(
+    session: Session, *, batch_id: uuid.UUID, first: int, end: int, claimed_at: datetime, outcomes: list[dict[str, Any]]
+) -> int:
+    """Record each claimed job's outcome (``id``, ``status``, ``outputs``, ``error_message``,
+    ``execution_time_ms``, ``calc_engine``, ``result_key``) in one executemany, conditional on this claim; count the jobs this
+    claim finished in the rollups; returns how many."""
+    now = utcnow()
+    session.execute(_FINISH, [
+        dict(b_id=o["id"], b_claimed=claimed_at, b_status=o["status"], b_outputs=o.get("outputs"),
+             b_error=o.get("error_message"), b_ms=o.get("execution_time_ms"), b_engine=o.get("calc_engine"),
+             b_result_key=o.get("result_key"), b_now=now)
+        for o in outcomes
+    ])
+    finished = session.execute(
+        select(*rollups.JOB_COLUMNS).where(
+            _in_chunk(batch_id, first, end), Job.started_at == claimed_at, Job.completed_at == now,
+            Job.status.in_([JobStatus.COMPLETED, JobStatus.FAILED]),
+        )
+    ).all()
+    rollups.record_finished_many(session.connection(), finished)
+    return len(finished)
+
+
+def fail_chunk(session: Session, *, batch_id: uuid.UUID, first: int, end: int, message: str) -> int:
+    """Fail the chunk's jobs still pending or processing (its message was dead-lettered); how many."""
+    now = utcnow()
+    failed = session.execute(
+        update(Job)
+        .where(_in_chunk(batch_id, first, end), Job.status.in_(UNFINISHED))
+        .values(status=JobStatus.FAILED, error_message=message, updated_at=now, completed_at=now)
+        .returning(*rollups.JOB_COLUMNS)
+        .execution_options(synchronize_session=False)
+    ).all()
+    rollups.record_finished_many(session.connection(), failed)
+    return len(failed)
+
+
+def complete_if_done(session: Session, *, batch_id: uuid.UUID) -> bool:
+    """Mark the batch completed once none of its jobs is pending or processing; True for the one
+    call that did (call it after committing a chunk's finish, so the last finisher sees them all)."""
+    now = utcnow()
+    result = session.execute(
+        update(Batch)
+        .where(
+            Batch.id == batch_id, Batch.completed_at.is_(None),
+            ~exists().where(Job.batch_id == batch_id, Job.status.in_(UNFINISHED)),
+        )
+        .values(completed_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    return result.rowcount == 1
+
+
+def claim_webhook(session: Session, *, batch_id: uuid.UUID) -> datetime | None:
+    """Reserve the batch's single webhook attempt; the attempt time, or None if already made."""
+    now = utcnow()
+    result = session.execute(
+        update(Batch)
+        .where(Batch.id == batch_id, Batch.webhook_url.is_not(None), Batch.webhook_sent_at.is_(None))
+        .values(webhook_sent_at=now)
+        .execution_options(synchronize_session=False)
+    )
+    return now if result.rowcount == 1 else None
+
+
+def record_webhook_status(session: Session, *, batch_id: uuid.UUID, status: int) -> None:
+    """Store the receiver's answer to the batch's webhook attempt."""
+    session.execute(
+        update(Batch).where(Batch.id == batch_id).values(webhook_response_status=status).execution_options(synchronize_session=False)
+    )
+
+
+def jobs_in_order(session: Session, *, batch_id: uuid.UUID, page: int = 1000) -> Iterator[Any]:
+    """The batch's jobs (id, batch_index, inputs, status, outputs, error_message) by index, read a page at a time."""
+    after = -1
+    while True:
+        rows = session.execute(
+            select(Job.id, Job.batch_index, Job.inputs, Job.status, Job.outputs, Job.error_message)
+            .where(Job.batch_id == batch_id, Job.batch_index > after)
+            .order_by(Job.batch_index)
+            .limit(page)
+        ).all()
+        yield from rows
+        if len(rows) < page:
+            return
+        after = rows[-1].batch_index

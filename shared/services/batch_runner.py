@@ -1,0 +1,124 @@
+"""The worker's side of batches: one message computes one chunk of a batch's jobs on one model.
+
+The chunk's pending jobs are claimed in one conditional update, calculated one after another on
+the version's loaded workbook, and finished in one transaction (each finish conditional on the
+claim), so a redelivered message skips the jobs already finished and no job is computed twice.
+Like every job, a batch job's filled workbook is made when it is first downloaded. A failure of
+storage or the database hands the chunk back and raises, so the queue redelivers.
+After every chunk the batch is marked done once none of its jobs is left, and its webhook is
+sent then: reserved before the POST, at most once.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+import uuid
+from typing import Any
+
+from shared.adapters.storage import job_result_key
+from shared.config import get_settings
+from shared.db.models import JobStatus
+from shared.db.session import session_scope
+from shared.repositories import batches as batch_repo
+from shared.repositories import engines as engine_repo
+from shared.services import job_runner, job_waits, webhooks
+from shared.services.batches import progress_of
+from shared.services.job_runner import DEAD_LETTERED, VERSION_GONE, failed_calculation, loaded_model
+from shared.timestamps import iso_utc
+
+log = logging.getLogger(__name__)
+
+
+def run_chunk(batch_id: uuid.UUID, chunk: int) -> int:
+    """Compute the chunk's unfinished jobs; returns how many this delivery finished."""
+    settings = get_settings()
+    with session_scope() as session:
+        batch = batch_repo.get(session, batch_id=batch_id)
+        if batch is None:
+            log.error("batch %s unknown; dropping chunk %d", batch_id, chunk)
+            return 0
+        first, end = chunk * batch.chunk_size, (chunk + 1) * batch.chunk_size
+        claimed_at, jobs = batch_repo.claim_chunk(
+            session, batch_id=batch_id, first=first, end=end, lease_seconds=settings.processing_lease_seconds
+        )
+        version = engine_repo.get_version_any_tenant(session, version_id=batch.version_id) if jobs else None
+    finished = 0
+    if jobs:
+        try:
+            outcomes = _calculate(jobs, version)
+        except BaseException:
+            with session_scope() as session:
+                batch_repo.release_chunk(session, batch_id=batch_id, first=first, end=end, claimed_at=claimed_at)
+            raise
+        with session_scope() as session:
+            finished = batch_repo.finish_chunk(session, batch_id=batch_id, first=first, end=end, claimed_at=claimed_at, outcomes=outcomes)
+        job_waits.announce([outcome["id"] for outcome in outcomes])  # GET /jobs/{id}?wait= on a batch's job
+        log.info("batch %s chunk %d: %d jobs finished", batch_id, chunk, finished)
+    _complete_if_done(batch_id)
+    return finished
+
+
+def give_up_chunk(batch_id: uuid.UUID, chunk: int) -> int:
+    """Fail the unfinished jobs of a chunk whose message exhausted its deliveries (then the batch
+    may be done: its webhook goes out); returns how many were failed."""
+    with session_scope() as session:
+        batch = batch_repo.get(session, batch_id=batch_id)
+        if batch is None:
+            return 0
+        failed = batch_repo.fail_chunk(
+            session, batch_id=batch_id, first=chunk * batch.chunk_size, end=(chunk + 1) * batch.chunk_size, message=DEAD_LETTERED
+        )
+    _complete_if_done(batch_id)
+    return failed
+
+
+def _calculate(jobs: list, version) -> list[dict[str, Any]]:
+    if version is None:
+        return [dict(id=job.id, status=JobStatus.FAILED, error_message=VERSION_GONE) for job in jobs]
+    engine = version.calc_engine
+    outcomes = []
+    with loaded_model(version, engine) as workbook:
+        for job in jobs:
+            started = time.perf_counter()
+            try:
+                outputs = job_runner._calculate(job, version, workbook)
+                # The filled workbook is made on first download from the job's inputs (job_runner.filled_workbook).
+                outcome = dict(
+                    status=JobStatus.COMPLETED, outputs=outputs, calc_engine=engine, result_key=job_result_key(job.tenant_id, job.id),
+                )
+            except Exception as exc:
+                outcome = failed_calculation(job, exc)
+                if outcome is None:
+                    raise  # transient: the chunk's message comes again
+            outcome.update(id=job.id, execution_time_ms=round((time.perf_counter() - started) * 1000))
+            outcomes.append(outcome)
+    return outcomes
+
+
+def payload(batch, counts: dict[str, int]) -> dict[str, Any]:
+    """The event body for a finished batch."""
+    return {
+        "batch_id": str(batch.id),
+        "status": "completed",
+        "total": batch.total,
+        "counts": counts,
+        "created_at": iso_utc(batch.created_at),
+        "completed_at": iso_utc(batch.completed_at),
+        "results_url": f"/jobs/batch/{batch.id}/results",
+    }
+
+
+def _complete_if_done(batch_id: uuid.UUID) -> None:
+    with session_scope() as session:
+        if not batch_repo.complete_if_done(session, batch_id=batch_id):
+            return
+    with session_scope() as session:
+        if batch_repo.claim_webhook(session, batch_id=batch_id) is None:
+            return
+        batch = batch_repo.get(session, batch_id=batch_id)
+        url, body, tenant_id = batch.webhook_url, payload(batch, progress_of(session, batch).counts), batch.tenant_id
+    # The claim is committed before the POST: a crash after it loses the webhook, never doubles it.
+    status = webhooks.post_event(url, body, tenant_id=tenant_id, event_id=batch_id)
+    with session_scope() as session:
+        batch_repo.record_webhook_status(session, batch_id=batch_id, status=status)

@@ -1,0 +1,130 @@
+"""Waiting for a job's answer in one call (``wait=N`` on execute, test-execute and job status).
+
+The rules: ``0 < N <= 25`` seconds; a waiter is registered before the job is first read (so a
+completion between that read and the wait is not lost), holds no database session or connection
+while it waits (each read is its own short unit of work in a worker thread), is woken by the
+job's completion (``shared.adapters.completions``: PostgreSQL NOTIFY, or unix datagram sockets
+in dev), and reads the job once more when woken, or at the deadline. The first read is the
+normal, checked one (whitelist, key, rate limit, permission); later reads look at the same row.
+
+Finishers call ``announce`` after their commit; a lost announcement costs a waiter its wait, never
+a job, so it is logged, not raised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import uuid
+from collections.abc import Callable, Iterable
+
+from sqlalchemy.orm import Session
+from starlette.concurrency import run_in_threadpool
+
+from shared.adapters import completions
+from shared.db.models import Job, JobStatus
+from shared.db.session import session_scope
+from shared.errors import BadRequest
+from shared.repositories import jobs as job_repo
+
+log = logging.getLogger(__name__)
+
+MAX_WAIT_SECONDS = 25  # API Gateway answers 504 after 29 s
+INVALID_WAIT = f"wait must be a number of seconds greater than 0 and at most {MAX_WAIT_SECONDS}"
+FINISHED = (JobStatus.COMPLETED, JobStatus.FAILED)
+
+
+def seconds(raw: str | None) -> float | None:
+    """The ``wait`` query value as seconds, None when absent; BadRequest when out of range."""
+    if raw is None:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        raise BadRequest(INVALID_WAIT) from None
+    if not math.isfinite(value) or not 0 < value <= MAX_WAIT_SECONDS:
+        raise BadRequest(INVALID_WAIT)
+    return value
+
+
+def finished(job: Job) -> bool:
+    return job.status in FINISHED
+
+
+def announce(job_ids: Iterable[uuid.UUID | str]) -> None:
+    """Wake whoever waits for these jobs, in any process; call after the finishing commit."""
+    try:
+        completions.announce(job_ids)
+    except Exception:
+        log.warning("could not announce finished jobs; their waiters answer at their deadline", exc_info=True)
+
+
+def _in_session(read: Callable[[Session], Job]) -> Job:
+    with session_scope() as session:
+        return read(session)
+
+
+def _reread(job_id: uuid.UUID) -> Callable[[Session], Job]:
+    def read(session: Session) -> Job:
+        return job_repo.get_job(session, job_id=job_id)
+
+    return read
+
+
+async def _start_listening() -> completions.Hub:
+    hub = completions.hub()
+    if hub.listening:  # after the first wait: no hop to a worker thread for nothing
+        return hub
+    try:
+        await run_in_threadpool(hub.ensure_listening)
+    except Exception:
+        # Not worth failing the request over: without wake-ups the waiter reads at its deadline.
+        log.exception("could not listen for completions; this wait ends at its deadline")
+    return hub
+
+
+async def _until_finished(job: Job, woken: asyncio.Event, deadline: float) -> Job:
+    loop = asyncio.get_running_loop()
+    while not finished(job):
+        remaining = deadline - loop.time()
+        if remaining <= 0:
+            break
+        try:
+            await asyncio.wait_for(woken.wait(), remaining)
+            woken.clear()
+        except TimeoutError:
+            pass
+        job = await run_in_threadpool(_in_session, _reread(job.id))
+    return job
+
+
+async def _watch(hub: completions.Hub, job_id: uuid.UUID, first_read: Callable[[Session], Job], deadline: float) -> Job:
+    # Registered before the first read: a completion from then on wakes us.
+    woken = hub.register(str(job_id))
+    try:
+        job = await run_in_threadpool(_in_session, first_read)
+        return await _until_finished(job, woken, deadline)
+    finally:
+        hub.unregister(str(job_id), woken)
+
+
+async def get_job(read: Callable[[Session], Job], *, job_id: uuid.UUID, wait: float | None) -> Job:
+    """``read`` (the checked job status), and with ``wait`` the job once it has finished or
+    ``wait`` seconds have passed, whichever comes first."""
+    if wait is None:
+        return await run_in_threadpool(_in_session, read)
+    deadline = asyncio.get_running_loop().time() + wait
+    return await _watch(await _start_listening(), job_id, read, deadline)
+
+
+async def execute(queue: Callable[[Session], Job], *, wait: float | None) -> Job:
+    """``queue`` (the checked execute), and with ``wait`` the job once it has finished or ``wait``
+    seconds have passed (it may still be pending then)."""
+    if wait is None:
+        return await run_in_threadpool(_in_session, queue)
+    deadline = asyncio.get_running_loop().time() + wait
+    hub = await _start_listening()
+    job = await run_in_threadpool(_in_session, queue)
+    # The id exists only now: read again once registered, in case it finished before.
+    return await _watch(hub, job.id, _reread(job.id), deadline)

@@ -1,0 +1,208 @@
+"""wait=N: one call answers with the finished job, woken by its completion, never by a timer.
+
+GET /jobs/{id}?wait=N holds the request until the job finishes or N seconds pass, then answers as
+without wait; POST execute/test-execute ?wait=N answers 200 with the finished job (the body GET
+gives) when it finishes within N seconds, 202 as today otherwise. A waiter holds no database
+connection and no worker thread, so many of them leave the pool and the threadpool to others.
+
+Tests where a request waits while the worker runs use their own transactions (as production
+does): the waiting request and the worker each use their own connections at the same time.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from shared.adapters import completions
+from shared.services import job_runner
+from shared.services.job_waits import INVALID_WAIT
+from shared.services.jobs import NO_WAIT
+from tests.factories import deploy_loan, submit_job
+
+INPUTS = {"principal": 100000, "annual_rate": 0.05, "years": 10}
+# Only a waiter never woken gets near these: no verdict depends on the machine's speed.
+LONG_WAIT = 25
+HANG_SECONDS = 120
+
+
+def annuity(principal, annual_rate, years):
+    """The loan's monthly payment by the annuity formula Excel's PMT documents."""
+    r, n = annual_rate / 12, years * 12
+    return principal * r / (1 - (1 + r) ** -n)
+
+
+def key(deployed) -> dict:
+    return {"X-API-Key": deployed.api_key}
+
+
+def until_waiting(count: int = 1) -> None:
+    """Until ``count`` waiters are registered in this process (none is answered before the worker runs)."""
+    deadline = time.monotonic() + HANG_SECONDS
+    while sum(completions.hub().waiting().values()) < count:
+        assert time.monotonic() < deadline, f"only {completions.hub().waiting()} waiting"
+        time.sleep(0.01)
+
+
+def answered_while(send, finish):
+    """``send()`` from another thread; once it waits, ``finish()``: its answer and how long it took."""
+    with ThreadPoolExecutor(1) as pool:
+        started = time.monotonic()
+        answer = pool.submit(send)
+        until_waiting()
+        finish()
+        r = answer.result(timeout=HANG_SECONDS)
+    return r, time.monotonic() - started
+
+
+# --- the value of wait ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("wait", ["0", "-1", "25.5", "26", "abc", "nan", "inf", ""])
+def test_a_wait_outside_0_to_25_seconds_is_refused_with_400_and_queues_nothing(client, deployed, wait):
+    job_id = submit_job(deployed, INPUTS)
+    r = client.get(f"/jobs/{job_id}", params={"wait": wait}, headers=key(deployed))
+    assert (r.status_code, r.json()) == (400, {"detail": INVALID_WAIT})
+    r = client.post(deployed.execute_path, params={"wait": wait}, headers=key(deployed), json={"inputs": INPUTS})
+    assert (r.status_code, r.json()) == (400, {"detail": INVALID_WAIT})
+    listed = deployed.admin.get(f"/engines/{deployed.engine_id}/jobs").json()
+    assert [j["job_id"] for j in listed["jobs"]] == [job_id]
+
+
+# --- the answer when the job has not finished in time ---------------------------------------------
+
+
+def test_a_job_that_does_not_finish_in_time_answers_as_without_wait_after_the_wait(client, deployed):
+    # GIVEN a job no worker runs during the test
+    job_id = submit_job(deployed, INPUTS)
+    without = client.get(f"/jobs/{job_id}", headers=key(deployed))
+    # WHEN its status is asked with wait=1
+    started = time.monotonic()
+    r = client.get(f"/jobs/{job_id}", params={"wait": "1"}, headers=key(deployed))
+    # THEN after the second has passed it answers as without wait: pending
+    assert time.monotonic() - started >= 1.0
+    assert (r.status_code, r.json()) == (200, without.json())
+    assert r.json()["status"] == "pending" and "outputs" not in r.json()
+    assert completions.hub().waiting() == {}
+
+
+def test_execute_with_wait_answers_202_as_today_when_the_job_has_not_finished(client, deployed):
+    started = time.monotonic()
+    r = client.post(deployed.execute_path, params={"wait": "0.5"}, headers=key(deployed), json={"inputs": INPUTS})
+    assert time.monotonic() - started >= 0.5
+    assert r.status_code == 202, r.text
+    assert set(r.json()) == {"job_id", "status", "message", "created_at"}
+    assert (r.json()["status"], r.json()["message"]) == ("pending", "Job queued for processing")
+
+
+# --- the answer when it has ---------------------------------------------------------------------
+
+
+def test_a_finished_job_answers_at_once_with_the_body_get_gives(client, deployed, run_worker):
+    job_id = submit_job(deployed, INPUTS)
+    run_worker()
+    r = client.get(f"/jobs/{job_id}", params={"wait": str(LONG_WAIT)}, headers=key(deployed))
+    assert r.status_code == 200
+    assert r.json() == client.get(f"/jobs/{job_id}", headers=key(deployed)).json()
+    assert r.json()["outputs"]["monthly_payment"] == pytest.approx(annuity(**INPUTS), rel=1e-12)
+
+
+@pytest.mark.own_transactions
+def test_get_with_wait_is_woken_by_the_jobs_completion(client, admin, loan_xlsx, run_worker):
+    deployed = deploy_loan(admin, loan_xlsx)
+    job_id = submit_job(deployed, INPUTS)
+    # GIVEN a consumer waiting up to 25 s for a pending job, WHEN the worker finishes it
+    r, seconds = answered_while(lambda: client.get(f"/jobs/{job_id}", params={"wait": str(LONG_WAIT)}, headers=key(deployed)), run_worker)
+    # THEN the one call answers with the outputs, well before the deadline: woken, not timed out
+    assert seconds < LONG_WAIT
+    assert r.status_code == 200 and r.json()["status"] == "completed"
+    assert r.json()["outputs"]["monthly_payment"] == pytest.approx(annuity(**INPUTS), rel=1e-12)
+    assert r.json() == client.get(f"/jobs/{job_id}", headers=key(deployed)).json()
+
+
+@pytest.mark.own_transactions
+@pytest.mark.parametrize("route", ["execute", "test-execute"])
+def test_execute_with_wait_answers_200_with_the_finished_job(client, admin, loan_xlsx, run_worker, route):
+    deployed = deploy_loan(admin, loan_xlsx)
+    path, headers = deployed.execute_path, key(deployed)
+    if route == "test-execute":
+        path, headers = f"/jobs/test/{admin.slug}/{deployed.engine_slug}/{deployed.version_id}", {"X-API-Key": deployed.test_key}
+    r, seconds = answered_while(lambda: client.post(path, params={"wait": str(LONG_WAIT)}, headers=headers, json={"inputs": INPUTS}), run_worker)
+    assert seconds < LONG_WAIT
+    assert r.status_code == 200, r.text
+    assert r.json()["status"] == "completed" and r.json()["inputs"] == INPUTS
+    assert r.json()["outputs"]["monthly_payment"] == pytest.approx(annuity(**INPUTS), rel=1e-12)
+    assert r.json() == client.get(f"/jobs/{r.json()['job_id']}", headers=headers).json()
+
+
+@pytest.mark.own_transactions
+def test_a_waiter_is_woken_when_the_jobs_dead_letter_fails_it(client, admin, loan_xlsx):
+    deployed = deploy_loan(admin, loan_xlsx)
+    job_id = submit_job(deployed, INPUTS)
+    # WHEN the job's message runs out of deliveries and the dead-letter handler fails it
+    r, seconds = answered_while(
+        lambda: client.get(f"/jobs/{job_id}", params={"wait": str(LONG_WAIT)}, headers=key(deployed)),
+        lambda: job_runner.fail_dead_lettered(job_id),
+    )
+    assert seconds < LONG_WAIT
+    assert (r.status_code, r.json()["status"], r.json()["error_message"]) == (200, "failed", job_runner.DEAD_LETTERED)
+
+
+def test_an_announcement_that_fails_costs_no_job(client, deployed, run_worker, monkeypatch):
+    # GIVEN completions cannot be announced (the socket directory or the database refuses)
+    def refuse(_job_ids):
+        raise OSError("no room")
+
+    monkeypatch.setattr(completions, "announce", refuse)
+    job_id = submit_job(deployed, INPUTS)
+    # WHEN the worker finishes the job THEN it is completed all the same, and a wait shows it
+    run_worker()
+    r = client.get(f"/jobs/{job_id}", params={"wait": "1"}, headers=key(deployed))
+    assert (r.status_code, r.json()["status"]) == (200, "completed")
+
+
+# --- who may wait ---------------------------------------------------------------------------------
+
+
+def test_execute_with_wait_needs_the_view_permission_the_answer_shows(client, admin, loan_xlsx):
+    # GIVEN a consumer that may execute but not view jobs
+    deployed = deploy_loan(admin, loan_xlsx, flags={"can_execute": True, "can_view_jobs": False, "can_download": False, "can_view_about": False})
+    # WHEN it executes with wait THEN it is refused and nothing is queued
+    r = client.post(deployed.execute_path, params={"wait": "5"}, headers=key(deployed), json={"inputs": INPUTS})
+    assert (r.status_code, r.json()) == (403, {"detail": NO_WAIT})
+    assert admin.get(f"/engines/{deployed.engine_id}/jobs").json()["jobs"] == []
+    # AND without wait it executes as before
+    assert client.post(deployed.execute_path, headers=key(deployed), json={"inputs": INPUTS}).status_code == 202
+
+
+def test_waiting_for_a_job_that_is_not_the_callers_answers_404_at_once(client, deployed):
+    r = client.get(f"/jobs/{uuid.uuid4()}", params={"wait": str(LONG_WAIT)}, headers=key(deployed))
+    assert (r.status_code, r.json()) == (404, {"detail": "Job not found"})
+    assert completions.hub().waiting() == {}
+
+
+# --- many waiters ---------------------------------------------------------------------------------
+
+
+@pytest.mark.own_transactions
+def test_fifty_waiters_hold_neither_the_database_pool_nor_the_threadpool(client, admin, loan_xlsx, run_worker):
+    # GIVEN 50 consumers waiting for 50 pending jobs: more than the pool's 15 connections and the
+    # threadpool's 40 threads
+    deployed = deploy_loan(admin, loan_xlsx)
+    job_ids = [submit_job(deployed, {**INPUTS, "principal": 1000 * (i + 1)}) for i in range(50)]
+    with ThreadPoolExecutor(50) as pool:
+        answers = [pool.submit(client.get, f"/jobs/{job_id}", params={"wait": str(LONG_WAIT)}, headers=key(deployed)) for job_id in job_ids]
+        until_waiting(50)
+        # WHEN other requests come meanwhile THEN they answer, database reads included
+        assert client.get("/health").status_code == 200
+        assert client.get(f"/jobs/{job_ids[0]}", headers=key(deployed)).json()["status"] == "pending"
+        # AND once the worker runs, every waiter gets its own job's outputs
+        run_worker()
+        results = [a.result(timeout=HANG_SECONDS) for a in answers]
+    assert [r.status_code for r in results] == [200] * 50
+    for i, r in enumerate(results):
+        assert (r.json()["job_id"], r.json()["status"]) == (job_ids[i], "completed")
+        assert r.json()["outputs"]["monthly_payment"] == pytest.approx(annuity(**{**INPUTS, "principal": 1000 * (i + 1)}), rel=1e-12)

@@ -1,0 +1,100 @@
+"""The benches measure what they say: their statistics, the server's process tree read from
+/proc, and one tiny run of each against the real stack (bench/throughput.py on `sheetcalc dev`
+as a subprocess, bench/worker_handler.py on its own moto server in another process)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bench import throughput
+from bench.throughput import iso_ms_between, percentile, summary, tree_cpu_seconds, tree_pids, tree_rss_mb
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_percentiles_interpolate_between_closest_ranks():
+    assert percentile([4, 1, 3, 2], 50) == 2.5
+    assert percentile(list(range(1, 101)), 95) == pytest.approx(95.05)
+    assert percentile([7.0], 99) == 7.0
+    assert percentile([], 50) is None
+
+
+def test_summary_gives_p50_p95_p99_and_max():
+    assert summary([10, 20, 30, 40, 50]) == {"p50": 30, "p95": pytest.approx(48), "p99": pytest.approx(49.6), "max": 50}
+    assert summary([]) == {"p50": None, "p95": None, "p99": None, "max": None}
+
+
+def test_server_latency_is_read_from_the_jobs_timestamps():
+    assert iso_ms_between("2026-11-23T10:00:00.250000Z", "2026-11-23T10:00:01.000000Z") == pytest.approx(750)
+    assert iso_ms_between("2026-11-23T10:00:00+00:00", "2026-11-23T10:00:00.012+00:00") == pytest.approx(12)
+
+
+def test_the_process_tree_includes_children_and_their_cpu_and_memory():
+    busy = "import time\nt = time.process_time()\nwhile time.process_time() - t < 0.3: pass\nimport sys; sys.stdin.read()"
+    child = subprocess.Popen([sys.executable, "-c", busy], stdin=subprocess.PIPE)
+    try:
+        assert child.pid in tree_pids(os.getpid())
+        deadline = time.monotonic() + 60
+        while tree_cpu_seconds(child.pid) < 0.3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert tree_cpu_seconds(child.pid) >= 0.3
+        assert tree_rss_mb(os.getpid()) > tree_rss_mb(child.pid) > 1
+    finally:
+        child.communicate(b"")
+
+
+def _database_option() -> list[str]:
+    url = os.environ.get("SHEETCALC_TEST_DATABASE_URL")
+    return ["--db", "postgresql", "--pg-admin-url", url] if url else ["--db", "sqlite"]
+
+
+@pytest.mark.e2e
+def test_throughput_runs_jobs_at_each_level_and_reports_them(capsys):
+    report = throughput.main([*_database_option(), "--concurrency", "1,3", "--jobs", "4", "--warmup", "1",
+                              "--calc-jobs", "3", "--json"])
+
+    levels = report["runs"][0]["levels"]
+    assert [(r["concurrency"], r["jobs"], r["errors"]) for r in levels] == [(1, 4, {}), (3, 4, {})]
+    for r in levels:
+        assert r["jobs_per_s"] > 0 and r["cpu_ms_per_job"] > 0 and r["rss_mb_end"] > 0
+        # The client's span (execute sent -> completion seen) contains the server's.
+        assert r["server_ms"]["max"] <= r["client_ms"]["max"]
+        assert r["health_ms"]["failed"] == 0
+    assert report["calculation"]["jobs"] == 3
+    assert json.loads(capsys.readouterr().out)["runs"][0]["db"] == report["runs"][0]["db"]
+
+
+def test_worker_handler_bench_completes_every_job_in_batches():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SHEETCALC_") and k != "DATABASE_URL"}
+    done = subprocess.run([sys.executable, "bench/worker_handler.py", "--batch-sizes", "1,3", "--jobs", "6",
+                           "--warmup", "1", "--json"], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = json.loads(done.stdout)["rows"]
+    assert [(r["batch_size"], r["jobs"], r["invocations"], r["jobs_per_invocation"]) for r in rows] == [(1, 6, 6, 1.0), (3, 6, 2, 3.0)]
+    assert all(r["ms_per_job"] > 0 for r in rows)
+
+
+def test_a_profiles_stacks_are_grouped_by_the_first_group_any_frame_belongs_to():
+    from bench.profile_summary import summarize
+
+    raw = [
+        'process 1:"sheetcalc dev";ThreadedMotoServer._server_entry (moto/moto_server/threaded_moto_server.py);'
+        "BaseClient._make_api_call (botocore/client.py) 6\n",
+        'process 1:"sheetcalc dev";run_job (shared/services/job_runner.py);calculate (shared/calc/ironcalc/workbook.py) 2\n',
+        'process 1:"sheetcalc dev";Server.run (uvicorn/server.py);Session.execute (sqlalchemy/orm/session.py) 1\n',
+        'process 1:"sheetcalc dev";Server.run (uvicorn/server.py);JSONDecoder.raw_decode (json/decoder.py) 1\n',
+        "\n",
+    ]
+
+    result = summarize(raw, top=1)
+
+    assert result["samples"] == 10
+    assert result["groups"] == {"local AWS (moto)": 60, "calculation": 20, "database": 10, "API framework": 10}
+    assert result["leaves"] == [("BaseClient._make_api_call (botocore/client.py)", 60)]

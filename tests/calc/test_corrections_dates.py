@@ -1,0 +1,232 @@
+"""The correction layer's date rewrite: YEAR/MONTH/DAY/WEEKDAY of serials 0-60 and the 1904
+date system calculate as Excel with IronCalc.
+
+Expected values follow Excel's documented rules, worked by hand (Microsoft support: "Excel
+incorrectly assumes that the year 1900 is a leap year": serial 1 is 1900-01-01 and 60 is
+1900-02-29; "Date systems in Excel": the 1904 system's first day, 1904-01-01, is serial 0 and
+its last, 9999-12-31, 2,957,003 against the 1900 system's 2,958,465, 1,462 days apart;
+WEEKDAY counts from serial 1, a Sunday in Excel's calendar). IronCalc 0.9.1 alone reads serials
+1-60 one day early (DAY(60) is 28, YEAR(1) 1899), answers #NUM! for 0 and ignores date1904.
+"""
+
+import openpyxl
+import pytest
+from openpyxl.utils.datetime import CALENDAR_MAC_1904
+
+from shared.calc import get_engine
+from shared.calc.fidelity.check import check
+from shared.errors import InputValidationError
+
+from .conftest import add_name, to_bytes, uploaded_and_stored
+from .test_corrections_lookup import CORPUS
+from .test_fidelity import excel_saved
+
+# serial -> Excel's (YEAR, MONTH, DAY, WEEKDAY)
+EARLY_SERIALS = {
+    0: (1900, 1, 0, 7),  # 1900-01-00, a Saturday
+    1: (1900, 1, 1, 1),
+    31: (1900, 1, 31, 3),
+    32: (1900, 2, 1, 4),
+    59: (1900, 2, 28, 3),
+    60: (1900, 2, 29, 4),  # the day that never was
+    61: (1900, 3, 1, 5),
+    0.75: (1900, 1, 0, 7),
+}
+FUNCTIONS = ("YEAR", "MONTH", "DAY", "WEEKDAY")
+
+
+def early_serials_workbook() -> openpyxl.Workbook:
+    """Serial k in column A with YEAR..WEEKDAY of it beside; `serial` names A1 (an input)."""
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Dates"
+    for row, serial in enumerate(EARLY_SERIALS, start=1):
+        ws.cell(row, 1, serial)
+        for col, function in enumerate(FUNCTIONS, start=2):
+            ws.cell(row, col, f"={function}(A{row})")
+    add_name(wb, "serial", "Dates!$A$1")
+    add_name(wb, "parts", "Dates!$B$1:$E$1")
+    add_name(wb, "table", f"Dates!$B$1:$E${len(EARLY_SERIALS)}")
+    return wb
+
+
+def test_year_month_day_weekday_of_serials_0_to_60_are_excels_in_a_job():
+    # GIVEN the workbook uploaded and stored for jobs
+    workbook, stored = uploaded_and_stored(to_bytes(early_serials_workbook()))
+
+    for loaded in (workbook, stored):
+        # WHEN a job calculates it
+        table = loaded.calculate({}, ["table"])["table"]
+
+        # THEN every row is Excel's reading of its serial
+        assert table == [list(parts) for parts in EARLY_SERIALS.values()]
+
+
+def test_a_job_input_between_0_and_60_gets_excels_date_parts():
+    # GIVEN the workbook; WHEN a job writes serial 60 and then 45000 into A1
+    workbook = get_engine("ironcalc").load_xlsx(to_bytes(early_serials_workbook()))
+
+    # THEN 60 is 1900-02-29, a Wednesday (4), and 45000 (2023-03-15) is IronCalc's reading too
+    assert workbook.calculate({"serial": 60}, ["parts"])["parts"] == [1900, 2, 29, 4]
+    assert workbook.calculate({"serial": 45000}, ["parts"])["parts"] == [2023, 3, 15, 4]
+
+
+def test_the_upload_check_matches_excel_on_every_early_serial():
+    # GIVEN the workbook with Excel's values saved
+    cached = {
+        f"Dates!{column}{row}": value
+        for row, parts in enumerate(EARLY_SERIALS.values(), start=1)
+        for column, value in zip("BCDE", parts)
+    }
+    data = excel_saved(early_serials_workbook(), cached)
+
+    # WHEN it is checked
+    report = check(data, "ironcalc")
+
+    # THEN every cell matches
+    assert report.cells_matching == report.cells_compared == len(cached), report.mismatches
+
+
+# (formula, Excel's value): DATE counts days from the month's first day (Microsoft: DATE
+# function), with Excel's first days of January-March 1900 at serials 1, 32 and 61
+DATE_CASES = [
+    ("=DATE(1900,2,29)", 60),
+    ("=DATE(1900,1,0)", 0),
+    ("=DATE(1900,1,1)", 1),
+    ("=DATE(1900,3,1)", 61),
+    ("=DATE(1900,3,0)", 60),
+    ("=DATE(2020,5,15)", 43966),
+    ("=DAY(DATE(1900,2,29))", 29),
+    ("=MONTH(DATE(1900,2,29))", 2),
+    ("=YEAR(DATE(2020,14,1))", 2021),
+]
+
+
+def test_date_before_march_1900_and_date_parts_of_a_computed_date_are_excels():
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "D"
+    for row, (formula, _) in enumerate(DATE_CASES, start=1):
+        ws.cell(row, 1, formula)
+    add_name(wb, "results", f"D!$A$1:$A${len(DATE_CASES)}")
+
+    results = get_engine("ironcalc").load_xlsx(to_bytes(wb)).calculate({})["results"]
+
+    assert results == [value for _, value in DATE_CASES]
+
+
+def test_arguments_that_may_be_arrays_are_left_alone():
+    # GIVEN DAY over a range inside SUMPRODUCT, and DAY of a function's result
+    wb = early_serials_workbook()
+    wb["Dates"]["G1"] = "=SUMPRODUCT(DAY(A2:A3))"
+    wb["Dates"]["G2"] = "=DAY(MAX(A1:A3))"
+
+    # WHEN it is loaded
+    _, _, fixes = get_engine("ironcalc")._load(to_bytes(wb))
+
+    # THEN neither is rewritten
+    rewritten = {(w.row, w.col) for w in fixes.rewrites}
+    assert (1, 7) not in rewritten and (2, 7) not in rewritten
+
+
+def test_the_1904_date_system_moves_every_date_function_across():
+    # GIVEN a 1904 workbook: 42369 is 2020-01-01 there (43831 - 1462)
+    wb = openpyxl.Workbook()
+    wb.epoch = CALENDAR_MAC_1904
+    ws = wb.active
+    ws.title = "Mac"
+    ws["A1"] = 42369
+    cases = {
+        "B1": ("=YEAR(A1)", 2020),
+        "C1": ("=MONTH(A1)+DAY(A1)", 2),
+        "D1": ("=WEEKDAY(A1)", 4),  # a Wednesday
+        "E1": ("=DATE(2020,1,1)", 42369),
+        "F1": ("=DATE(1904,1,1)", 0),  # the system's first day
+        "G1": ("=EOMONTH(A1,1)", 42428),  # 2020-02-29
+        "H1": ("=DAY(DATE(2020,3,15))", 15),
+        "I1": ('=DATEVALUE("2020-01-01")', 42369),
+        "J1": ("=EDATE(A1,12)-A1", 366),
+    }
+    for cell, (formula, _) in cases.items():
+        ws[cell] = formula
+        add_name(wb, f"out_{cell.lower()}", f"Mac!${cell[0]}${cell[1:]}")
+
+    # WHEN a job calculates it
+    outputs = get_engine("ironcalc").load_xlsx(to_bytes(wb)).calculate({})
+
+    # THEN each function reads and answers 1904 serials
+    assert outputs == {f"out_{c.lower()}": v for c, (_, v) in cases.items()}
+
+
+def test_a_workbook_without_date_functions_is_not_touched():
+    wb = openpyxl.Workbook()
+    wb.active["A1"], wb.active["A2"] = 3, "=A1*2"
+    _, _, fixes = get_engine("ironcalc")._load(to_bytes(wb))
+    assert not fixes
+
+
+@pytest.mark.parametrize("name", ["DAY", "MONTH", "YEAR"])
+def test_excel_saved_docs_workbooks_match_on_every_cell(name):
+    # GIVEN IronCalc's DAY/MONTH/YEAR documentation workbooks as Excel saved them (serials 0
+    # and 1-60, DATE(1900,2,29); IronCalc alone misses 4, 3 and 2 of their 30 cells)
+    path = CORPUS / "ironcalc" / "xlsx" / "tests" / "docs" / f"{name}.xlsx"
+    if not path.exists():
+        pytest.skip("shared corpus not present")
+
+    # WHEN IronCalc with the layer checks one
+    report = check(path.read_bytes(), "ironcalc")
+
+    # THEN every cell has Excel's saved value, FORMULATEXT of the rewritten cells included
+    assert report.cells_matching == report.cells_compared, report.mismatches
+
+
+DATE_TIME = CORPUS / "pycel" / "tests" / "fixtures" / "date-time.xlsx"
+
+
+@pytest.mark.skipif(not DATE_TIME.exists(), reason="shared corpus not present")
+def test_excel_saved_date_parts_of_false_and_true_match():
+    # GIVEN pycel's date-time.xlsx as Excel saved it: DAY, MONTH, WEEKDAY and YEAR of FALSE
+    # (serial 0) and TRUE (serial 1) in N1 and O1 (IronCalc alone: #NUM!, 31, 12, 1899)
+    report = check(DATE_TIME.read_bytes(), "ironcalc")
+
+    # WHEN IronCalc with the layer checks it
+    missed = {(m["sheet"], m["cell"]) for m in report.mismatches}
+
+    # THEN those cells have Excel's saved values
+    for cell in ("N9", "O9", "N17", "O17", "N25", "N29", "O29"):
+        assert ("Sheet1", cell) not in missed
+
+
+def test_dates_in_and_out_of_a_1904_workbook_are_the_days_the_user_means():
+    # GIVEN a 1904 workbook with a date input (A1) and a date output a month later (B1)
+    wb = openpyxl.Workbook()
+    wb.epoch = CALENDAR_MAC_1904
+    ws = wb.active
+    ws.title = "Mac"
+    ws["A1"] = 42369  # 2020-01-01 in the 1904 system
+    ws["B1"] = "=A1+31"
+    ws["C1"] = "=YEAR(A1)"
+    for cell in ("A1", "B1"):
+        ws[cell].number_format = "yyyy-mm-dd"
+    add_name(wb, "start", "Mac!$A$1")
+    add_name(wb, "later", "Mac!$B$1")
+    add_name(wb, "year", "Mac!$C$1")
+    workbook, stored = uploaded_and_stored(to_bytes(wb))
+
+    for loaded in (workbook, stored):
+        # WHEN jobs send no date and then 2024-02-29
+        # THEN the dates out are those days, and the workbook's functions read the input right
+        assert loaded.calculate({}) == {"later": "2020-02-01", "year": 2020}
+        assert loaded.calculate({"start": "2024-02-29"}) == {"later": "2024-03-31", "year": 2024}
+
+
+def test_a_date_before_1904_for_a_1904_workbook_is_refused_clearly():
+    wb = openpyxl.Workbook()
+    wb.epoch = CALENDAR_MAC_1904
+    wb.active["A1"] = 42369
+    wb.active["A1"].number_format = "yyyy-mm-dd"
+    add_name(wb, "start", "Sheet!$A$1")
+    workbook = get_engine("ironcalc").load_xlsx(to_bytes(wb))
+
+    with pytest.raises(InputValidationError, match="from 1904-01-01 on"):
+        workbook.calculate({"start": "1903-12-31"})
