@@ -137,11 +137,15 @@ def complete_if_done(session: Session, *, batch_id: uuid.UUID) -> bool:
 
 
 def claim_webhook(session: Session, *, batch_id: uuid.UUID) -> datetime | None:
-    """Reserve the batch's single webhook attempt; the attempt time, or None if already made."""
+    """Reserve the single webhook attempt of a completed batch; the attempt time, or None if the
+    batch is not completed, has no webhook, or its attempt was already made."""
     now = utcnow()
     result = session.execute(
         update(Batch)
-        .where(Batch.id == batch_id, Batch.webhook_url.is_not(None), Batch.webhook_sent_at.is_(None))
+        .where(
+            Batch.id == batch_id, Batch.completed_at.is_not(None), Batch.webhook_url.is_not(None),
+            Batch.webhook_sent_at.is_(None),
+        )
         .values(webhook_sent_at=now)
         .execution_options(synchronize_session=False)
     )

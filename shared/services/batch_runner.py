@@ -6,7 +6,8 @@ claim), so a redelivered message skips the jobs already finished and no job is c
 Like every job, a batch job's filled workbook is made when it is first downloaded. A failure of
 storage or the database hands the chunk back and raises, so the queue redelivers.
 After every chunk the batch is marked done once none of its jobs is left, and its webhook is
-sent then: reserved before the POST, at most once.
+sent then: reserved before the POST, at most once (shared/services/batch_completion.py, which the
+job path also calls for a batch's job that a swept job message computed).
 """
 
 from __future__ import annotations
@@ -22,10 +23,9 @@ from shared.db.models import JobStatus
 from shared.db.session import session_scope
 from shared.repositories import batches as batch_repo
 from shared.repositories import engines as engine_repo
-from shared.services import job_runner, job_waits, webhooks
-from shared.services.batches import progress_of
+from shared.services import job_runner, job_waits
+from shared.services.batch_completion import complete_if_done
 from shared.services.job_runner import DEAD_LETTERED, VERSION_GONE, failed_calculation, loaded_model
-from shared.timestamps import iso_utc
 
 log = logging.getLogger(__name__)
 
@@ -55,7 +55,7 @@ def run_chunk(batch_id: uuid.UUID, chunk: int) -> int:
             finished = batch_repo.finish_chunk(session, batch_id=batch_id, first=first, end=end, claimed_at=claimed_at, outcomes=outcomes)
         job_waits.announce([outcome["id"] for outcome in outcomes])  # GET /jobs/{id}?wait= on a batch's job
         log.info("batch %s chunk %d: %d jobs finished", batch_id, chunk, finished)
-    _complete_if_done(batch_id)
+    complete_if_done(batch_id)
     return finished
 
 
@@ -69,7 +69,7 @@ def give_up_chunk(batch_id: uuid.UUID, chunk: int) -> int:
         failed = batch_repo.fail_chunk(
             session, batch_id=batch_id, first=chunk * batch.chunk_size, end=(chunk + 1) * batch.chunk_size, message=DEAD_LETTERED
         )
-    _complete_if_done(batch_id)
+    complete_if_done(batch_id)
     return failed
 
 
@@ -94,31 +94,3 @@ def _calculate(jobs: list, version) -> list[dict[str, Any]]:
             outcome.update(id=job.id, execution_time_ms=round((time.perf_counter() - started) * 1000))
             outcomes.append(outcome)
     return outcomes
-
-
-def payload(batch, counts: dict[str, int]) -> dict[str, Any]:
-    """The event body for a finished batch."""
-    return {
-        "batch_id": str(batch.id),
-        "status": "completed",
-        "total": batch.total,
-        "counts": counts,
-        "created_at": iso_utc(batch.created_at),
-        "completed_at": iso_utc(batch.completed_at),
-        "results_url": f"/jobs/batch/{batch.id}/results",
-    }
-
-
-def _complete_if_done(batch_id: uuid.UUID) -> None:
-    with session_scope() as session:
-        if not batch_repo.complete_if_done(session, batch_id=batch_id):
-            return
-    with session_scope() as session:
-        if batch_repo.claim_webhook(session, batch_id=batch_id) is None:
-            return
-        batch = batch_repo.get(session, batch_id=batch_id)
-        url, body, tenant_id = batch.webhook_url, payload(batch, progress_of(session, batch).counts), batch.tenant_id
-    # The claim is committed before the POST: a crash after it loses the webhook, never doubles it.
-    status = webhooks.post_event(url, body, tenant_id=tenant_id, event_id=batch_id)
-    with session_scope() as session:
-        batch_repo.record_webhook_status(session, batch_id=batch_id, status=status)

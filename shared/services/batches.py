@@ -16,7 +16,6 @@ import logging
 import math
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import openpyxl
@@ -38,6 +37,7 @@ from shared.errors import (
     Unauthorized,
 )
 from shared.repositories import batches as batch_repo
+from shared.services.batch_completion import STATUSES, Progress, progress_of
 from shared.services import inputs as input_rules
 from shared.services import rate_limits
 from shared.services.callers import INVALID_API_KEY, ConsumerRequest
@@ -57,19 +57,6 @@ EMPTY = "A batch needs at least one input set"
 NOT_AN_OBJECT = "Input validation failed: an input set must be a JSON object"
 BATCH_NOT_FOUND = "Batch not found"
 NO_VIEW = "Consumer does not have view permission for this batch"
-STATUSES = (JobStatus.PENDING, JobStatus.PROCESSING, JobStatus.COMPLETED, JobStatus.FAILED)
-
-
-@dataclass(frozen=True)
-class Progress:
-    """A batch and its jobs counted by status (``invalid``: the input sets that got no job)."""
-
-    batch: Batch
-    counts: dict[str, int]
-
-    @property
-    def done(self) -> bool:
-        return self.counts[JobStatus.PENDING] == 0 and self.counts[JobStatus.PROCESSING] == 0
 
 
 def _refusal(inputs: Any, version) -> str | None:
@@ -150,12 +137,6 @@ def _own_batch(session: Session, *, request: ConsumerRequest, batch_id: uuid.UUI
     if caller.consumer is None or batch.consumer_id != caller.consumer.id or not _permission(session, caller, batch.engine_id, "can_view_jobs"):
         raise Forbidden(NO_VIEW)
     return batch
-
-
-def progress_of(session: Session, batch: Batch) -> Progress:
-    """The batch's counts by status."""
-    counts = batch_repo.counts(session, batch_id=batch.id)
-    return Progress(batch, {**{s: counts.get(s, 0) for s in STATUSES}, "invalid": len(batch.invalid)})
 
 
 def get(session: Session, *, request: ConsumerRequest, batch_id: uuid.UUID) -> Progress:

@@ -33,7 +33,7 @@ from shared.errors import InputValidationError, NotFound, WorkbookError
 from shared.observability import bind_job, record_job_metrics, unbind_job
 from shared.repositories import engines as engine_repo
 from shared.repositories import jobs as job_repo
-from shared.services import job_waits
+from shared.services import batch_completion, job_waits
 from shared.services.inputs import date_inputs
 
 log = logging.getLogger(__name__)
@@ -251,6 +251,14 @@ def _after_finish(finished: list[tuple[Job, dict, float | None]], batch: Batch) 
             except Exception as exc:
                 # The job stays finished; its message comes again and queues the webhook then.
                 batch.retry[job.id] = exc
+    # A consumer batch's job computed through its own message (its chunk's message was lost and
+    # the sweeper queued the job again): the batch may be done now.
+    for batch_id in dict.fromkeys(job.batch_id for job, _, _ in finished if job.batch_id is not None):
+        try:
+            batch_completion.complete_if_done(batch_id)
+        except Exception as exc:
+            # Its jobs' messages come again (handled already: _handled_already completes it then).
+            batch.retry.update({job.id: exc for job, _, _ in finished if job.batch_id == batch_id})
 
 
 def _handled_already(job_id: uuid.UUID, batch: Batch) -> None:
@@ -266,12 +274,13 @@ def _requeue_lost_webhook(job_id: uuid.UUID) -> None:
     # sender's own claim keeps the POST to at most one whatever the number of messages.
     with session_scope() as session:
         job = job_repo.get_job(session, job_id=job_id)
-        lost = (
-            job is not None and job.webhook_url and job.webhook_sent_at is None
-            and job.status in (JobStatus.COMPLETED, JobStatus.FAILED)
-        )
+        finished = job is not None and job.status in (JobStatus.COMPLETED, JobStatus.FAILED)
+        lost = finished and job.webhook_url and job.webhook_sent_at is None
+        batch_id = job.batch_id if finished else None
     if lost:
         queues.enqueue_webhook(job_id)
+    if batch_id is not None:
+        batch_completion.complete_if_done(batch_id)  # a no-op once the batch is done
 
 
 def fail_dead_lettered(job_id: str) -> None:
@@ -288,3 +297,5 @@ def fail_dead_lettered(job_id: str) -> None:
         job_waits.announce([key])
     if job is not None and job.webhook_url:
         queues.enqueue_webhook(key)
+    if job is not None and job.batch_id is not None:
+        batch_completion.complete_if_done(job.batch_id)

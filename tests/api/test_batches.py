@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import uuid
+from datetime import timedelta
 
 import httpx
 import openpyxl
@@ -13,6 +14,7 @@ from sqlalchemy import func, select
 
 from shared.db.models import Job
 from shared.db.session import session_scope
+from shared.db.types import utcnow
 from shared.errors import ServiceUnavailable
 from shared.services import batch_runner, batches, job_runner, job_waits
 from tests.factories import ALL_PERMISSIONS, deploy_loan, make_admin
@@ -338,3 +340,26 @@ def test_a_finished_chunk_wakes_the_waiters_of_its_jobs(client, deployed, run_wo
     # WHEN the worker finishes the chunk THEN both jobs are announced, once
     run_worker()
     assert sorted(announced) == sorted(job_ids)
+
+
+def test_a_batch_whose_chunk_message_was_lost_completes_through_the_swept_jobs(client, deployed, local_aws, run_worker, small_chunks):
+    from shared.services import sweeper
+    from tests.conftest import drain
+
+    with WebhookReceiver(status=200) as receiver:
+        # GIVEN a batch whose chunk messages were all lost (taken off the queue by no handler)
+        body = submit(client, deployed, webhook_url=receiver.url)
+        assert drain(local_aws.jobs_queue_url, lambda event, context: {"batchItemFailures": []}) >= 1
+        assert client.get(f"/jobs/batch/{body['batch_id']}", headers=key(deployed)).json()["counts"]["pending"] == 3
+        # WHEN the sweeper queues its pending jobs again, one job message each, and the worker runs them
+        sweeper.sweep(queues_empty_since=utcnow() + timedelta(seconds=1))
+        run_worker()
+        got = receiver.wait_for(2, timeout=1.0)
+    # THEN every job is completed, the batch is done, and its one webhook went out
+    status = client.get(f"/jobs/batch/{body['batch_id']}", headers=key(deployed)).json()
+    assert status["counts"] == {"pending": 0, "processing": 0, "completed": 3, "failed": 0, "invalid": 2}
+    assert status["done"] is True and status["webhook_response_status"] == 200
+    assert len(got) == 1 and got[0]["json"]["counts"]["completed"] == 3
+    assert [line["status"] for line in result_lines(client, deployed, body["batch_id"])] == [
+        "completed", "invalid", "completed", "invalid", "completed",
+    ]
