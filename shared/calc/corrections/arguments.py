@@ -6,11 +6,19 @@ Excel's rules (Microsoft support, each function's page):
   numbers that you type directly into the list of arguments are counted"; "arguments that are
   error values or text that cannot be translated into numbers cause errors"; in a reference or
   an array they are ignored (STDEV.S, STDEV.P, VAR.S, VAR.P, STDEVA, VARA, DEVSQ, AVEDEV,
-  SUMSQ, MODE.SNGL, KURT and their compatibility names). IronCalc 0.9.1 drops a literal TRUE
-  or "3" from these (STDEV(1,TRUE,"3") is #DIV/0!, Excel 1.1547...; SUMSQ(1,TRUE,"3") 1,
+  SUMSQ, MODE.SNGL, KURT, STDEVPA, VARPA and their compatibility names). IronCalc 0.9.1 drops
+  a literal TRUE or "3" from these (STDEV(1,TRUE,"3") is #DIV/0!, Excel 1.1547...;
+  SUMSQ(1,TRUE,"3") 1,
   Excel 11), while AVERAGE, COUNT, MAX, MIN, SUM, MEDIAN, PRODUCT, GEOMEAN, HARMEAN and SKEW
   are already right (measured). The rewrite writes such a literal as the number Excel reads:
-  TRUE 1, FALSE 0, "3" 3. Text that is not a plain number is left to IronCalc.
+  TRUE 1, FALSE 0, "3" 3. Typed text with no digit in it ("x", "") cannot be a number, a date
+  or a time, so it is the #VALUE! Excel answers (IronCalc 0.9.1 drops it: STDEV(1,2,3,"x") is 1,
+  SUMSQ(1,"") 1); other text that is not a plain number ("1/1/2020", "$5") is left to IronCalc.
+- MODE and MODE.SNGL: IronCalc 0.9.1 drops error values given directly (MODE(1,2,2,1/0) is 2,
+  Excel #DIV/0!; in a reference they propagate, measured). SUM reads its arguments by the same
+  rules (typed TRUE and "3" count, typed text and every error is an error), so a MODE call with
+  an argument other than a plain reference becomes
+  `IF(ISERROR(SUM(args)),SUM(args),MODE(args))`: Excel's error where there is one.
 - OFFSET(reference, rows, cols, [height], [width]): "If omitted, height is the same height as
   reference" (width likewise). IronCalc 0.9.1 reads an empty height or width (`OFFSET(A1,1,0,)`,
   `OFFSET(A1:A5,0,0,,1)`) as 0 and answers #REF!. The rewrite writes the reference's own
@@ -23,15 +31,17 @@ import re
 
 from openpyxl.formula.tokenizer import Token
 
-from shared.calc.corrections.formula_tokens import rewrite_calls
+from shared.calc.corrections.formula_tokens import replace_call, rewrite_calls
 from shared.calc.corrections.lookups import parse_range
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 
+MODES = frozenset({"MODE", "MODE.SNGL"})
+_DIGIT = re.compile(r"\d")
 MENTION = re.compile(rb"(?i)(?:STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET)[A-Z.]*\(")
 KEYWORDS = (b"STDEV", b"VAR", b"DEVSQ", b"AVEDEV", b"SUMSQ", b"MODE", b"KURT", b"OFFSET(")
 DIRECT_VALUES = frozenset({
     "STDEV", "STDEV.S", "STDEV.P", "STDEVP", "STDEVA", "VAR", "VAR.S", "VAR.P", "VARP", "VARA",
-    "DEVSQ", "AVEDEV", "SUMSQ", "MODE", "MODE.SNGL", "KURT",
+    "DEVSQ", "AVEDEV", "SUMSQ", "MODE", "MODE.SNGL", "KURT", "STDEVPA", "VARPA",
 })
 _NUMBER = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*")
 _CELL = re.compile(r"(?:(?:'(?:[^']|'')+'|[^'!\[\]:*?/\\,()\s]+)!)?\$?[A-Za-z]{1,3}\$?\d{1,7}")
@@ -45,8 +55,15 @@ def _literal(token: Token) -> str | None:
         return "1" if token.value.upper() == "TRUE" else "0"
     if token.subtype == Token.TEXT:
         text = token.value[1:-1].replace('""', '"')
-        return text.strip() if _NUMBER.fullmatch(text) else None
+        if _NUMBER.fullmatch(text):
+            return text.strip()
+        return "#VALUE!" if not _DIGIT.search(text) else None
     return None
+
+
+def _plain_reference(tokens: list[Token], positions: list[int]) -> bool:
+    meaningful = [i for i in positions if tokens[i].type != Token.WSPACE]
+    return len(meaningful) == 1 and tokens[meaningful[0]].subtype == Token.RANGE
 
 
 def _size(tokens: list[Token], positions: list[int]) -> tuple[int, int] | None:
@@ -90,6 +107,12 @@ def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
                 if number is not None:
                     values[meaningful[0]] = number
                     changed = True
+        if name in MODES and any(not _plain_reference(tokens, arg) for arg in args):
+            inner = ",".join("".join(values[i] for i in arg) for arg in args)
+            call = "".join(values[opened : closed + 1])
+            wrapped = f"IF(ISERROR(SUM({inner})),SUM({inner}),{call})"
+            replace_call(values, opened, closed, wrapped)
+            changed = True
     elif name == "OFFSET" and len(args) >= 4:
         size = _size(tokens, args[0])
         if size is None:

@@ -74,6 +74,9 @@ class _Evaluation:
     ranges: dict[int, tuple[int, int, int, int, int]] = field(default_factory=dict)
     unsupported: str | None = None
     cell: tuple[int, int, int] | None = None  # (sheet, row, col): what RAND's draws are keyed by
+    # planned cells whose formula calls SUBTOTAL or AGGREGATE: the model holds their corrected
+    # value, not their formula, once written back, and they stay nested subtotals
+    nested: frozenset = frozenset()
 
 
 @dataclass
@@ -390,11 +393,14 @@ def _apply(model, the_plan: Plan, outcome: Outcome) -> None:
 def _settle(model, the_plan: Plan, written: dict, unsupported: dict, read_cell, write_cell):
     """Evaluate, write back and re-evaluate until no planned cell changes."""
     rounds = len(the_plan.targets) + 1
+    nested = frozenset(
+        (t.sheet, t.row, t.col) for t in the_plan.targets if _NESTED.search(t.formula)
+    )
     for _ in range(rounds):
         changed = False
         for target in the_plan.targets:
             key = (target.sheet, target.row, target.col)
-            value, reason = _evaluate(model, target, read_cell, the_plan.date1904)
+            value, reason = _evaluate(model, target, read_cell, the_plan.date1904, nested)
             if reason is not None:
                 unsupported[key] = reason
                 continue
@@ -424,11 +430,13 @@ def _same(a: tuple, b: tuple) -> bool:
     return a == b
 
 
-def _evaluate(model, target: Target, read_cell, date1904: bool = False):
+def _evaluate(model, target: Target, read_cell, date1904: bool = False, nested=frozenset()):
     """The target's value as typed content, or (None, reason) where we cannot compute it."""
     import numpy as np
 
-    evaluation = _Evaluation(model, date1904, cell=(target.sheet, target.row, target.col))
+    evaluation = _Evaluation(
+        model, date1904, cell=(target.sheet, target.row, target.col), nested=nested
+    )
     from shared.calc import run_context
 
     context = run_context.current()
@@ -487,7 +495,10 @@ def range_flags(evaluation: _Evaluation, array) -> tuple[list[bool], list[bool]]
         row_hidden = bool(model.is_row_hidden(index, r))
         for c in range(left, right + 1):
             hidden.append(row_hidden)
-            nested.append(bool(_NESTED.search(model.get_cell_formula(index, r, c) or "")))
+            nested.append(
+                (index, r, c) in evaluation.nested
+                or bool(_NESTED.search(model.get_cell_formula(index, r, c) or ""))
+            )
     return hidden, nested
 
 
