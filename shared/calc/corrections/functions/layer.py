@@ -162,7 +162,7 @@ def plan(model, date1904: bool = False) -> Plan | None:
     if not found:
         return None
     targets, flags = [], []
-    context = _Context(model)
+    context = _Context(model, date1904)
     for sheet, row, col, formula in found:
         try:
             targets.append(_target(sheet, row, col, formula, index_of, context))
@@ -179,10 +179,11 @@ class _Context:
     (`Rate` -> Calc!$B$2), read once when first needed
     (IronCalc's name list is slow on workbooks with thousands of names)."""
 
-    def __init__(self, model):
+    def __init__(self, model, date1904: bool = False):
         self._model = model
         self._by_name: dict[tuple[str, int | None], str] | None = None
         self.compiled: dict[str, Callable] = {}  # formulas' compiled functions by formula text
+        self.date1904 = date1904
 
     def resolve(self, name: str, sheet: int) -> str | None:
         if self._by_name is None:
@@ -198,7 +199,7 @@ def _target(
 ) -> Target:
     if formula.startswith("{"):
         raise Unsupported("an array formula")
-    compiled = _simple_call(formula) or _compiled(formula, context.compiled)
+    compiled = _simple_call(formula) or _compiled(formula, context.compiled, context.date1904)
     inputs = []
     for key in compiled.inputs:
         whole = _WHOLE.fullmatch(key)
@@ -232,14 +233,20 @@ _FUNCTION = re.compile(r"(?<![A-Za-z0-9_.])([A-Za-z_][A-Za-z0-9_.]*)\s*\(")
 _STRINGS = re.compile(r'"(?:[^"]|"")*"')
 
 
-def _compiled(formula: str, cache: dict[str, Callable]) -> Callable:
+def _compiled(formula: str, cache: dict[str, Callable], date1904: bool = False) -> Callable:
     """formulas' compiled function of a formula, shared by the plan's cells with the same text
     (compiling is slow). Per plan, not per process: a workbook calculates one job at a time
-    (ModelCache), and a compiled function is never called from two threads."""
+    (ModelCache), and a compiled function is never called from two threads.
+
+    formulas calculates the parts without inputs while compiling (`TEXT(0+0,"yyyy")` is a
+    constant): they are calculated here in the workbook's date system, and a part we cannot
+    compute as Excel would makes the cell Unsupported (flagged), not a silent #VALUE!."""
     compiled = cache.get(formula)
     if compiled is not None:
         return compiled
     text = registry.rename(formula)
+    compiling = _Evaluation(None, date1904)
+    token = current.set(compiling)
     try:
         import formulas
 
@@ -249,6 +256,11 @@ def _compiled(formula: str, cache: dict[str, Callable]) -> Callable:
         raise
     except Exception as exc:  # noqa: BLE001 - formulas' parser errors have no common base
         raise Unsupported(f"formula not read ({type(exc).__name__})") from None
+    finally:
+        current.reset(token)
+    if compiling.unsupported:  # "TEXT: format code ...": the plan names the function itself
+        prefix, _, reason = compiling.unsupported.partition(": ")
+        raise Unsupported(reason if reason and prefix.isupper() else compiling.unsupported)
     from formulas.functions import get_functions, not_implemented
 
     table = get_functions()
