@@ -13,12 +13,10 @@ Excel's rules (Microsoft support, each function's page):
   are already right (measured). The rewrite writes such a literal as the number Excel reads:
   TRUE 1, FALSE 0, "3" 3. Typed text with no digit in it ("x", "") cannot be a number, a date
   or a time, so it is the #VALUE! Excel answers (IronCalc 0.9.1 drops it: STDEV(1,2,3,"x") is 1,
-  SUMSQ(1,"") 1); other text that is not a plain number ("1/1/2020", "$5") is left to IronCalc.
-- MODE and MODE.SNGL: IronCalc 0.9.1 drops error values given directly (MODE(1,2,2,1/0) is 2,
-  Excel #DIV/0!; in a reference they propagate, measured). SUM reads its arguments by the same
-  rules (typed TRUE and "3" count, typed text and every error is an error), so a MODE call with
-  an argument other than a plain reference becomes
-  `IF(ISERROR(SUM(args)),SUM(args),MODE(args))`: Excel's error where there is one.
+  SUMSQ(1,"") 1; Excel saved #VALUE! for STDEV(...,"") and eleven more in formulas' test.xlsx);
+  other text that is not a plain number ("29/02/1900", "$5") is left to IronCalc. Not MODE and
+  MODE.SNGL: there Excel ignores such text, against its page (test.xlsx STATISTICAL!S71
+  `MODE.SNGL(D71:E71,E71:F71,F71:G71,"")` saved 0.2), as IronCalc does.
 - OFFSET(reference, rows, cols, [height], [width]): "If omitted, height is the same height as
   reference" (width likewise). IronCalc 0.9.1 reads an empty height or width (`OFFSET(A1,1,0,)`,
   `OFFSET(A1:A5,0,0,,1)`) as 0 and answers #REF!. The rewrite writes the reference's own
@@ -31,7 +29,7 @@ import re
 
 from openpyxl.formula.tokenizer import Token
 
-from shared.calc.corrections.formula_tokens import replace_call, rewrite_calls
+from shared.calc.corrections.formula_tokens import rewrite_calls
 from shared.calc.corrections.lookups import parse_range
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 
@@ -59,11 +57,6 @@ def _literal(token: Token) -> str | None:
             return text.strip()
         return "#VALUE!" if not _DIGIT.search(text) else None
     return None
-
-
-def _plain_reference(tokens: list[Token], positions: list[int]) -> bool:
-    meaningful = [i for i in positions if tokens[i].type != Token.WSPACE]
-    return len(meaningful) == 1 and tokens[meaningful[0]].subtype == Token.RANGE
 
 
 def _size(tokens: list[Token], positions: list[int]) -> tuple[int, int] | None:
@@ -104,15 +97,11 @@ def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
             meaningful = [i for i in arg if tokens[i].type != Token.WSPACE]
             if len(meaningful) == 1:
                 number = _literal(tokens[meaningful[0]])
+                if number == "#VALUE!" and name in MODES:
+                    continue
                 if number is not None:
                     values[meaningful[0]] = number
                     changed = True
-        if name in MODES and any(not _plain_reference(tokens, arg) for arg in args):
-            inner = ",".join("".join(values[i] for i in arg) for arg in args)
-            call = "".join(values[opened : closed + 1])
-            wrapped = f"IF(ISERROR(SUM({inner})),SUM({inner}),{call})"
-            replace_call(values, opened, closed, wrapped)
-            changed = True
     elif name == "OFFSET" and len(args) >= 4:
         size = _size(tokens, args[0])
         if size is None:
