@@ -313,3 +313,29 @@ def test_sumx2my2_family_and_vdb_follow_the_pages_examples():
         "=ROUND(VDB(2400,300,10*12,6,18,1.5),2)": 311.81,
         "=ROUND(VDB(2400,300,10,0,0.875,1.5),2)": 315.0,
     })
+
+
+# --- the 1904 date system and the formulas engine -------------------------------------------
+
+
+def test_a_1904_workbook_is_not_offered_to_formulas_which_ignores_the_date_system():
+    from shared.calc import get_engine
+    from shared.calc.formulas.engine import REFUSED_1904
+    from shared.errors import WorkbookError
+
+    from .test_fidelity import excel_saved
+
+    # GIVEN a 1904 workbook with Excel's values saved ("Date systems in Excel": serial 0 is
+    # 1 January 1904, so YEAR(0) is 1904 and DATE(1904,1,2) is 1)
+    wb = workbook(["=YEAR(A1)", "=DATE(1904,1,2)"], lambda ws: ws.cell(1, 1, 0), date1904=True)
+    data = excel_saved(wb, {"Doc!H1": 1904, "Doc!H2": 1})
+
+    # WHEN each engine checks it, and formulas is asked to load it
+    ironcalc, formulas = check(data, "ironcalc"), check(data, "formulas")
+
+    # THEN IronCalc with the layer matches, formulas' check fails with the reason (formulas
+    # alone answers 1900 and 1463), and loading it with formulas (a pinned engine) is refused
+    assert ironcalc.cells_matching == ironcalc.cells_compared == 2
+    assert (formulas.status, formulas.error) == ("failed", REFUSED_1904)
+    with pytest.raises(WorkbookError):
+        get_engine("formulas").load_xlsx(data)
