@@ -142,6 +142,25 @@ def test_text_in_the_1904_date_system_also_when_the_value_is_calculated():
     assert_cases(cases, date1904=True)
 
 
+def test_date_functions_of_a_1904_workbook_count_from_friday_1_january_1904():
+    # Date systems in Excel: serial 0 is Friday 1 January 1904 (1904 a leap year), 366 is
+    # 1 January 1905; the functions' pages worked by hand. IronCalc alone reads serial 0 as its
+    # 1900 system's (#NUM!) and every other serial 1,462 days early.
+    cases = {
+        "=NETWORKDAYS(0,6)": 5,  # Friday, Monday-Thursday
+        "=_xlfn.NETWORKDAYS.INTL(0,6,1,A2:A3)": 3,  # holidays Monday 4 and Tuesday 5
+        "=WORKDAY(0,1)": 3,  # Monday 4 January
+        "=_xlfn.WORKDAY.INTL(0,1,1,A2)": 4,  # Monday a holiday: Tuesday 5
+        "=WEEKNUM(7)": 2,  # Friday 8 January: week 2 began on Sunday 3
+        "=WEEKDAY(0)": 6,
+        "=YEARFRAC(0,366)": 1.0,
+        "=DAYS360(0,366)": 360,
+        '=DATEDIF(0,366,"d")': 366,
+        '=DATEDIF(0,366,"y")': 1,
+    }
+    assert_cases(cases, lambda ws: (ws.cell(2, 1, 3), ws.cell(3, 1, 4)), date1904=True)
+
+
 def test_a_text_format_we_cannot_reproduce_is_flagged_even_when_calculated_while_compiling():
     # GIVEN TEXT with formats outside the implementation (a Chinese-numeral format, a
     # conditional format given a negative number), with the value a calculation

@@ -89,12 +89,17 @@ def _merged(earlier: list[Rewrite], later: list[Rewrite]) -> list[Rewrite]:
 def _correct_dates(model, data: bytes) -> list[Rewrite]:
     """Date functions at serials 0-60 and in the 1904 date system (dates.py); a workbook
     without date functions costs one scan of its sheet XML."""
+    from shared.calc.corrections.dates import KEYWORDS_1904, MENTION_1904
     from shared.calc.corrections.functions import uses_1904_dates
 
-    candidates, arrays = survey(data, DATE_MENTION, DATE_KEYWORDS)
+    date1904 = uses_1904_dates(data)
+    if date1904:
+        candidates, arrays = survey(data, MENTION_1904, KEYWORDS_1904)
+    else:
+        candidates, arrays = survey(data, DATE_MENTION, DATE_KEYWORDS)
     if not candidates:
         return []
-    return correct_dates(model, sorted(candidates - arrays), uses_1904_dates(data))
+    return correct_dates(model, sorted(candidates - arrays), date1904)
 
 
 def _correct_arguments(model, data: bytes) -> list[Rewrite]:
