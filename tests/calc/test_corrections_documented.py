@@ -310,6 +310,24 @@ def test_statistical_functions_read_typed_and_referenced_values_as_documented():
     assert_cases(STATS_CASES, stats_sheet)
 
 
+def test_count_and_average_read_only_the_numbers_of_an_array_constant():
+    # COUNT and AVERAGE pages: "If an argument is an array or reference, only numbers in that
+    # array or reference are counted". IronCalc 0.9.1 alone: COUNT(A1:A4,{1,2}) 2,
+    # AVERAGE({1,2,TRUE}) 1.333, COUNT of a name to {1,2,3} 0.
+    from openpyxl.workbook.defined_name import DefinedName
+
+    def setup(ws):
+        stats_sheet(ws)
+        ws.parent.defined_names["Mixed"] = DefinedName("Mixed", attr_text='{1,2,"a",TRUE}')
+
+    assert_cases({
+        '=COUNT({1,2,"a",TRUE})': 2, "=COUNT(A1:A4,{1,2})": 4, "=COUNT(1,{1,2})+1": 4,
+        "=AVERAGE({1,2,TRUE})": 1.5, "=AVERAGE(A1:A4,{5;7})": 4.0,
+        "=AVERAGE(C1:C3,TRUE,{2})": (60 + 1 + 2) / 5, '=AVERAGE("x",{1})': "#VALUE!",
+        "=COUNT(Mixed)": 2, "=AVERAGE(Mixed)": 1.5,
+    }, setup)
+
+
 def test_offset_with_omitted_height_and_width_takes_the_references():
     # OFFSET page: "If height is omitted, it is assumed to be the same height as reference"
     cases = {

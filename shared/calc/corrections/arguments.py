@@ -17,6 +17,16 @@ Excel's rules (Microsoft support, each function's page):
   other text that is not a plain number ("29/02/1900", "$5") is left to IronCalc. Not MODE and
   MODE.SNGL: there Excel ignores such text, against its page (test.xlsx STATISTICAL!S71
   `MODE.SNGL(D71:E71,E71:F71,F71:G71,"")` saved 0.2), as IronCalc does.
+- COUNT and AVERAGE given an array constant: "If an argument is an array or reference, only
+  numbers in that array or reference are counted" (COUNT and AVERAGE pages). IronCalc 0.9.1
+  miscounts arrays (COUNT(A1:A3,{1,2}) is COUNT(A1:A3) alone, AVERAGE({1,2,TRUE}) 1.333,
+  Excel 1.5). An array constant of literals is known at load: COUNT(a,{1,2,"x"},b) becomes
+  `(COUNT(a,b)+2)` (COUNT adds up over its arguments) and AVERAGE(a,{1,2,TRUE},b)
+  `((SUM(a,b)+3)/(COUNT(a,b)+2))` (SUM and COUNT read the other arguments by AVERAGE's own
+  rules: typed TRUE and "3" count, typed text and errors are errors for SUM, references
+  give their numbers); an array holding an error is left alone (flagged, unfixable.py). Only
+  in formulas whose sheet XML has a `{` after the call (one scan), and, where workbook.xml
+  defines a name to an array constant (names.py inlines it), in every COUNT/AVERAGE formula.
 - OFFSET(reference, rows, cols, [height], [width]): "If omitted, height is the same height as
   reference" (width likewise). IronCalc 0.9.1 reads an empty height or width (`OFFSET(A1,1,0,)`,
   `OFFSET(A1:A5,0,0,,1)`) as 0 and answers #REF!. The rewrite writes the reference's own
@@ -29,14 +39,26 @@ import re
 
 from openpyxl.formula.tokenizer import Token
 
-from shared.calc.corrections.formula_tokens import rewrite_calls
+from shared.calc.corrections.formula_tokens import replace_call, rewrite_calls
 from shared.calc.corrections.lookups import parse_range
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 
 MODES = frozenset({"MODE", "MODE.SNGL"})
 _DIGIT = re.compile(r"\d")
-MENTION = re.compile(rb"(?i)(?:STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET)[A-Z.]*\(")
-KEYWORDS = (b"STDEV", b"VAR", b"DEVSQ", b"AVEDEV", b"SUMSQ", b"MODE", b"KURT", b"OFFSET(")
+MENTION = re.compile(
+    rb"(?i)(?:STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET)[A-Z.]*\(|(?:COUNT|AVERAGE)\([^<]*\{"
+)
+KEYWORDS = (
+    b"STDEV", b"VAR", b"DEVSQ", b"AVEDEV", b"SUMSQ", b"MODE", b"KURT", b"OFFSET(", b"COUNT(",
+    b"AVERAGE(",
+)
+STATISTIC_MENTION = re.compile(rb"(?i)(?:COUNT|AVERAGE)\(")
+ARRAY_NAME = re.compile(rb"<(?:\w+:)?definedName\b[^>]*>\s*\{")
+_ELEMENT = re.compile(
+    r'\s*(?:(?P<number>[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)|"(?:[^"]|"")*"|TRUE|FALSE)\s*'
+    r"(?:[,;]|$)",
+    re.IGNORECASE,
+)
 DIRECT_VALUES = frozenset({
     "STDEV", "STDEV.S", "STDEV.P", "STDEVP", "STDEVA", "VAR", "VAR.S", "VAR.P", "VARP", "VARA",
     "DEVSQ", "AVEDEV", "SUMSQ", "MODE", "MODE.SNGL", "KURT", "STDEVPA", "VARPA",
@@ -57,6 +79,49 @@ def _literal(token: Token) -> str | None:
             return text.strip()
         return "#VALUE!" if not _DIGIT.search(text) else None
     return None
+
+
+def array_numbers(text: str) -> list[float] | None:
+    """The numbers of an array constant of literals (`{1,2;"a",TRUE}`, in parentheses or not);
+    None for anything else, an array holding an error included."""
+    text = text.strip()
+    while text.startswith("(") and text.endswith(")"):
+        text = text[1:-1].strip()
+    if not (text.startswith("{") and text.endswith("}")):
+        return None
+    inner, numbers, position = text[1:-1], [], 0
+    while position < len(inner):
+        match = _ELEMENT.match(inner, position)
+        if match is None or match.end() == position:
+            return None
+        if match.group("number") is not None:
+            numbers.append(float(match.group("number")))
+        position = match.end()
+    return numbers if inner.strip() else None
+
+
+def _number_text(value: float) -> str:
+    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value).upper()
+
+
+def _constant_arrays(values, name, opened, closed, args) -> bool:
+    """COUNT/AVERAGE with array constants rewritten (module docstring)."""
+    texts = ["".join(values[i] for i in arg) for arg in args]
+    arrays = [array_numbers(text) for text in texts]
+    if not any(numbers is not None for numbers in arrays):
+        return False
+    found = [n for numbers in arrays if numbers is not None for n in numbers]
+    others = ",".join(t for t, numbers in zip(texts, arrays) if numbers is None)
+    count, total = _number_text(float(len(found))), _number_text(float(sum(found)))
+    if name == "COUNT":
+        text = f"(COUNT({others})+{count})" if others else count
+    else:
+        text = (
+            f"((SUM({others})+{total})/(COUNT({others})+{count}))" if others
+            else f"({total}/{count})"
+        )
+    replace_call(values, opened, closed, text)
+    return True
 
 
 def _size(tokens: list[Token], positions: list[int]) -> tuple[int, int] | None:
@@ -102,6 +167,8 @@ def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
                 if number is not None:
                     values[meaningful[0]] = number
                     changed = True
+    elif name in ("COUNT", "AVERAGE") and args:
+        changed = _constant_arrays(values, name, opened, closed, args)
     elif name == "OFFSET" and len(args) >= 4:
         size = _size(tokens, args[0])
         if size is None:

@@ -14,14 +14,17 @@ carries Excel's values.
   Excel 1.5) (measured). Flagged: COUNT with an array constant or, in an array formula (CSE or
   a dynamic array: t="array" in the package), with a computed argument; AVERAGE with an array
   constant holding TRUE or FALSE or, in an array formula, with an IF(...) argument (the IF's
-  FALSE for the rows it leaves out). References, names and typed values are read right. Outside
-  an array formula a computed argument is one value (implicit intersection), read alike.
+  FALSE for the rows it leaves out). An array constant of literals outside an array formula is
+  rewritten at load (arguments.py), not flagged. References, names and typed values are read
+  right. Outside an array formula a computed argument is one value (implicit intersection),
+  read alike.
 """
 
 from __future__ import annotations
 
 import re
 
+from shared.calc.corrections.arguments import array_numbers
 from shared.calc.corrections.functions.subtotal import call_arguments
 
 _STRING = re.compile(r'"(?:[^"]|"")*"')
@@ -51,6 +54,8 @@ AVERAGE_REASON = (
 def _statistic_reason(function: str, arguments: list[str], array_formula: bool) -> str | None:
     for argument in arguments:
         constant = argument.strip().startswith("{")
+        if constant and not array_formula and array_numbers(argument) is not None:
+            continue  # an array constant of literals: rewritten at load (arguments.py)
         if function == "COUNT":
             if constant or (array_formula and not _PLAIN.fullmatch(argument)):
                 return COUNT_REASON
