@@ -242,6 +242,20 @@ def test_aggregate_all_functions_under_each_option():
     assert_cases(aggregate_cases(), aggregate_sheet)
 
 
+def test_aggregate_with_several_k_is_flagged_not_a_silent_error():
+    # GIVEN LARGE through AGGREGATE with k an array: Excel answers an array (it spills)
+    wb = workbook(["=_xlfn.AGGREGATE(14,4,B1:B10,{1,2})"], aggregate_sheet)
+
+    # WHEN a job calculates
+    book, _ = uploaded_and_stored(to_bytes(wb))
+    book.calculate({})
+
+    # THEN the cell is named
+    assert [(f.cell, f.reason) for f in book.correction_flags()] == [
+        ("H1", "AGGREGATE: k given as an array (an array result)")
+    ]
+
+
 # --- base conversions --------------------------------------------------------------------------
 
 BASE_CASES = {
