@@ -390,3 +390,18 @@ def test_a_1904_workbook_is_not_offered_to_formulas_which_ignores_the_date_syste
     assert (formulas.status, formulas.error) == ("failed", REFUSED_1904)
     with pytest.raises(WorkbookError):
         get_engine("formulas").load_xlsx(data)
+
+
+def test_typed_text_that_may_read_as_a_number_by_locale_is_flagged():
+    # GIVEN STDEV given "50%" typed in: Excel reads it as 0.5 by the user's locale (STDEV.S
+    # page: "text representations of numbers that you type directly ... are counted"), IronCalc
+    # 0.9.1 drops it (#DIV/0!); "3" and "x" are rewritten (3 and #VALUE!)
+    wb = workbook(['=STDEV("50%",1.5)', '=STDEV("3",1)', '=STDEV("x",1)'])
+
+    # WHEN the upload is checked
+    report = check(to_bytes(wb), "ironcalc")
+
+    # THEN only the first is named
+    assert [(f["cell"], f["reason"].split(" (")[0]) for f in report.flagged] == [
+        ("H1", "STDEV given typed text that may read as a number or date")
+    ]

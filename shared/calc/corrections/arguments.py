@@ -14,7 +14,9 @@ Excel's rules (Microsoft support, each function's page):
   TRUE 1, FALSE 0, "3" 3. Typed text with no digit in it ("x", "") cannot be a number, a date
   or a time, so it is the #VALUE! Excel answers (IronCalc 0.9.1 drops it: STDEV(1,2,3,"x") is 1,
   SUMSQ(1,"") 1; Excel saved #VALUE! for STDEV(...,"") and eleven more in formulas' test.xlsx);
-  other text that is not a plain number ("29/02/1900", "$5") is left to IronCalc. Not MODE and
+  other text that is not a plain number ("50%", "$5", "12:00", "1/2/2020") is left to IronCalc,
+  which drops it too (STDEV("50%",1.5) #DIV/0!, Excel 0.707...): Excel reads it by the user's
+  locale, so the cell is flagged at upload (`typed_text_reason`, unfixable.py), not guessed. Not MODE and
   MODE.SNGL: there Excel ignores such text, against its page (test.xlsx STATISTICAL!S71
   `MODE.SNGL(D71:E71,E71:F71,F71:G71,"")` saved 0.2), as IronCalc does.
 - COUNT and AVERAGE given an array constant: "If an argument is an array or reference, only
@@ -78,6 +80,39 @@ def _literal(token: Token) -> str | None:
         if _NUMBER.fullmatch(text):
             return text.strip()
         return "#VALUE!" if not _DIGIT.search(text) else None
+    return None
+
+
+_TYPED_TEXT_HINT = re.compile(
+    r'(?i)(?:STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|KURT)[A-Z.]*\s*\(.*"[^"]*\d[^"]*"'
+)
+TYPED_TEXT_REASON = (
+    "{name} given typed text that may read as a number or date ({text}): Excel reads it by the "
+    "locale, IronCalc 0.9.1 drops it"
+)
+
+
+def typed_text_reason(formula: str) -> str | None:
+    """Why a formula's typed text argument of a statistical function cannot be read as Excel
+    would (the module docstring), or None."""
+    if not _TYPED_TEXT_HINT.search(formula):
+        return None
+    from shared.calc.corrections.formula_tokens import calls, tokenize
+
+    tokens = tokenize(formula)
+    if tokens is None:
+        return None
+    for name, _, _, args in calls(tokens):
+        if name not in DIRECT_VALUES or name in MODES:
+            continue
+        for arg in args:
+            meaningful = [i for i in arg if tokens[i].type != Token.WSPACE]
+            if len(meaningful) != 1:
+                continue
+            token = tokens[meaningful[0]]
+            if token.type == Token.OPERAND and token.subtype == Token.TEXT:
+                if _literal(token) is None:  # digits, not a plain number
+                    return TYPED_TEXT_REASON.format(name=name, text=token.value)
     return None
 
 

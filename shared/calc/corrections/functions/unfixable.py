@@ -2,6 +2,8 @@
 upload (flags.py): in the version's fidelity report and warnings, whether or not the file
 carries Excel's values.
 
+- STDEV, VAR, DEVSQ, AVEDEV, SUMSQ, KURT... given typed text that may read as a number or a
+  date ("50%", "1/2/2020"): the rule and the reason live in arguments.py.
 - GETPIVOTDATA(data_field, pivot_table, [field1, item1], ...): the answer is read from a pivot
   table's cache (Microsoft's "GETPIVOTDATA function" page), which neither engine reads; IronCalc
   0.9.1 answers #NAME? (measured). Cell values alone cannot rebuild it (the pivot's fields,
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from shared.calc.corrections.arguments import array_numbers
+from shared.calc.corrections.arguments import array_numbers, typed_text_reason
 from shared.calc.corrections.functions.subtotal import call_arguments
 
 _STRING = re.compile(r'"(?:[^"]|"")*"')
@@ -68,6 +70,9 @@ def reasons(formula: str, array_formula: bool = False) -> list[str]:
     """Why a formula cannot be computed as Excel would ([] when it can)."""
     text = _STRING.sub('""', formula)
     found = []
+    typed = typed_text_reason(formula)
+    if typed is not None:
+        found.append(typed)
     if _PIVOT.search(text):
         found.append(PIVOT_REASON)
     for match in _STATISTIC.finditer(text):
