@@ -76,10 +76,10 @@ def test_the_upload_check_matches_excel_and_the_export_keeps_the_formulas():
 
 
 def test_references_and_other_text_are_left_to_ironcalc():
-    # GIVEN statistical functions over references and with text that is not a number
+    # GIVEN statistical functions over references and with text that may read as a date
     wb = arguments_workbook()
     wb["Stats"]["D1"] = "=STDEV(A1:A4,A2)"
-    wb["Stats"]["D2"] = '=STDEV("abc",1)'
+    wb["Stats"]["D2"] = '=STDEV("1/2/2020",1)'
     wb["Stats"]["D3"] = "=OFFSET(A1,1,1)"
 
     # WHEN it is loaded
@@ -88,3 +88,29 @@ def test_references_and_other_text_are_left_to_ironcalc():
     # THEN none of them is rewritten
     rewritten = {(w.row, w.col) for w in fixes.rewrites}
     assert not rewritten & {(1, 4), (2, 4), (3, 4)}
+
+
+def test_typed_text_that_cannot_be_a_number_is_an_error_except_in_mode():
+    # Microsoft, STDEV.S / VAR.S / SUMSQ / STDEVPA pages: "Arguments that are error values or
+    # text that cannot be translated into numbers cause errors" (and Excel saved #VALUE! for
+    # STDEV(...,"") in formulas' test.xlsx); IronCalc 0.9.1 drops such text (STDEV(1,2,3,"x")
+    # 1). MODE.SNGL ignores it, against its page: Excel saved 0.2 for test.xlsx STATISTICAL!S71
+    # =MODE.SNGL(D71:E71,E71:F71,F71:G71,"").
+    # GIVEN those formulas, and MODE's own example (MODE.SNGL page: 5.6, 4, 4, 3, 2, 4 is 4)
+    cases = {
+        '=STDEV(1,2,3,"x")': "#VALUE!", '=_xlfn.VAR.S(1,"")': "#VALUE!",
+        '=SUMSQ(1,2,"abc")': "#VALUE!", '=STDEVPA(1,2,3,"x")': "#VALUE!",
+        '=_xlfn.MODE.SNGL(1,2,2,3,"")': 2,
+        "=_xlfn.MODE.SNGL(5.6,4,4,3,2,4)": 4, '=MODE(1,TRUE,"3",3)': 1,
+        '=VARPA(1,TRUE,"3")': pytest.approx(8 / 9),
+    }
+    wb = openpyxl.Workbook()
+    for row, formula in enumerate(cases, start=1):
+        wb.active.cell(row, 1, formula)
+    add_name(wb, "out", f"Sheet!$A$1:$A${len(cases)}")
+
+    # WHEN a job calculates, on the upload's model and on the stored one
+    for loaded in uploaded_and_stored(to_bytes(wb)):
+        # THEN each is Excel's answer
+        assert loaded.calculate({})["out"] == list(cases.values())
+

@@ -177,9 +177,10 @@ def test_count_and_average_given_arrays_are_flagged():
     # 1.333 (Excel 1.5).
     assert reasons("COUNT(B1, IF(A1:A4>15,A1:A4))", array_formula=True)
     assert reasons("COUNT(A1:A4*1)", array_formula=True)
-    assert reasons('COUNT({1,2,"a",TRUE})')
+    assert reasons('COUNT({1,2,"a",TRUE})', array_formula=True)
+    assert reasons("COUNT({1,#N/A})")  # an array holding an error is not rewritten
     assert reasons("AVERAGE(IF(A1:A4>15,A1:A4))", array_formula=True)
-    assert reasons("AVERAGE({1,2,TRUE})")
+    assert reasons("AVERAGE({1,2,TRUE})", array_formula=True)
 
 
 def test_count_and_average_read_right_are_not_flagged():
@@ -187,6 +188,9 @@ def test_count_and_average_read_right_are_not_flagged():
     assert reasons("AVERAGE(IF(A1:A4>15,A1:A4))") == []  # one value (implicit intersection)
     assert reasons("COUNT(A1:A4*1)") == []
     assert reasons("AVERAGE({1,2,3})+AVERAGE(A1:A4,TRUE)") == []
+    # array constants of literals outside an array formula are rewritten at load (arguments.py)
+    assert reasons('COUNT({1,2,"a",TRUE})') == []
+    assert reasons("AVERAGE({1,2,TRUE})") == []
     assert reasons("AVERAGE(MAX(IF(A1:A4>15,A1:A4)),1)", array_formula=True) == []
     assert reasons("COUNTIF(A1:A4,IF(B1,1,2))", array_formula=True) == []
 

@@ -37,7 +37,13 @@ from shared.calc.corrections.model import (
     adjust_to_inputs,
     bound_lookups,
 )
-from shared.calc.corrections.arguments import KEYWORDS as ARGUMENT_KEYWORDS, MENTION as ARGUMENT_MENTION, correct_arguments
+from shared.calc.corrections.arguments import (
+    ARRAY_NAME,
+    KEYWORDS as ARGUMENT_KEYWORDS,
+    MENTION as ARGUMENT_MENTION,
+    STATISTIC_MENTION,
+    correct_arguments,
+)
 from shared.calc.corrections.dates import KEYWORDS as DATE_KEYWORDS, MENTION as DATE_MENTION, OFFSET_1904, correct_dates
 from shared.calc.corrections.formula_text import keep_formula_text
 from shared.calc.corrections.functions.subtotal import correct_filtered_subtotals
@@ -89,18 +95,27 @@ def _merged(earlier: list[Rewrite], later: list[Rewrite]) -> list[Rewrite]:
 def _correct_dates(model, data: bytes) -> list[Rewrite]:
     """Date functions at serials 0-60 and in the 1904 date system (dates.py); a workbook
     without date functions costs one scan of its sheet XML."""
+    from shared.calc.corrections.dates import KEYWORDS_1904, MENTION_1904
     from shared.calc.corrections.functions import uses_1904_dates
 
-    candidates, arrays = survey(data, DATE_MENTION, DATE_KEYWORDS)
+    date1904 = uses_1904_dates(data)
+    if date1904:
+        candidates, arrays = survey(data, MENTION_1904, KEYWORDS_1904)
+    else:
+        candidates, arrays = survey(data, DATE_MENTION, DATE_KEYWORDS)
     if not candidates:
         return []
-    return correct_dates(model, sorted(candidates - arrays), uses_1904_dates(data))
+    return correct_dates(model, sorted(candidates - arrays), date1904)
 
 
 def _correct_arguments(model, data: bytes) -> list[Rewrite]:
     """Literal values given to statistical functions and OFFSET's omitted height or width
     (arguments.py); a workbook without those functions costs one scan of its sheet XML."""
     candidates, arrays = survey(data, ARGUMENT_MENTION, ARGUMENT_KEYWORDS)
+    if ARRAY_NAME.search(open_package(data).read("xl/workbook.xml")):
+        # a name to an array constant, inlined by names.py: its COUNT/AVERAGE cells too
+        more, more_arrays = survey(data, STATISTIC_MENTION, (b"COUNT(", b"AVERAGE("))
+        candidates, arrays = candidates | more, arrays | more_arrays
     if not candidates:
         return []
     return correct_arguments(model, sorted(candidates - arrays))

@@ -6,11 +6,29 @@ Excel's rules (Microsoft support, each function's page):
   numbers that you type directly into the list of arguments are counted"; "arguments that are
   error values or text that cannot be translated into numbers cause errors"; in a reference or
   an array they are ignored (STDEV.S, STDEV.P, VAR.S, VAR.P, STDEVA, VARA, DEVSQ, AVEDEV,
-  SUMSQ, MODE.SNGL, KURT and their compatibility names). IronCalc 0.9.1 drops a literal TRUE
-  or "3" from these (STDEV(1,TRUE,"3") is #DIV/0!, Excel 1.1547...; SUMSQ(1,TRUE,"3") 1,
+  SUMSQ, MODE.SNGL, KURT, STDEVPA, VARPA and their compatibility names). IronCalc 0.9.1 drops
+  a literal TRUE or "3" from these (STDEV(1,TRUE,"3") is #DIV/0!, Excel 1.1547...;
+  SUMSQ(1,TRUE,"3") 1,
   Excel 11), while AVERAGE, COUNT, MAX, MIN, SUM, MEDIAN, PRODUCT, GEOMEAN, HARMEAN and SKEW
   are already right (measured). The rewrite writes such a literal as the number Excel reads:
-  TRUE 1, FALSE 0, "3" 3. Text that is not a plain number is left to IronCalc.
+  TRUE 1, FALSE 0, "3" 3. Typed text with no digit in it ("x", "") cannot be a number, a date
+  or a time, so it is the #VALUE! Excel answers (IronCalc 0.9.1 drops it: STDEV(1,2,3,"x") is 1,
+  SUMSQ(1,"") 1; Excel saved #VALUE! for STDEV(...,"") and eleven more in formulas' test.xlsx);
+  other text that is not a plain number ("50%", "$5", "12:00", "1/2/2020") is left to IronCalc,
+  which drops it too (STDEV("50%",1.5) #DIV/0!, Excel 0.707...): Excel reads it by the user's
+  locale, so the cell is flagged at upload (`typed_text_reason`, unfixable.py), not guessed. Not MODE and
+  MODE.SNGL: there Excel ignores such text, against its page (test.xlsx STATISTICAL!S71
+  `MODE.SNGL(D71:E71,E71:F71,F71:G71,"")` saved 0.2), as IronCalc does.
+- COUNT and AVERAGE given an array constant: "If an argument is an array or reference, only
+  numbers in that array or reference are counted" (COUNT and AVERAGE pages). IronCalc 0.9.1
+  miscounts arrays (COUNT(A1:A3,{1,2}) is COUNT(A1:A3) alone, AVERAGE({1,2,TRUE}) 1.333,
+  Excel 1.5). An array constant of literals is known at load: COUNT(a,{1,2,"x"},b) becomes
+  `(COUNT(a,b)+2)` (COUNT adds up over its arguments) and AVERAGE(a,{1,2,TRUE},b)
+  `((SUM(a,b)+3)/(COUNT(a,b)+2))` (SUM and COUNT read the other arguments by AVERAGE's own
+  rules: typed TRUE and "3" count, typed text and errors are errors for SUM, references
+  give their numbers); an array holding an error is left alone (flagged, unfixable.py). Only
+  in formulas whose sheet XML has a `{` after the call (one scan), and, where workbook.xml
+  defines a name to an array constant (names.py inlines it), in every COUNT/AVERAGE formula.
 - OFFSET(reference, rows, cols, [height], [width]): "If omitted, height is the same height as
   reference" (width likewise). IronCalc 0.9.1 reads an empty height or width (`OFFSET(A1,1,0,)`,
   `OFFSET(A1:A5,0,0,,1)`) as 0 and answers #REF!. The rewrite writes the reference's own
@@ -23,15 +41,29 @@ import re
 
 from openpyxl.formula.tokenizer import Token
 
-from shared.calc.corrections.formula_tokens import rewrite_calls
+from shared.calc.corrections.formula_tokens import replace_call, rewrite_calls
 from shared.calc.corrections.lookups import parse_range
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 
-MENTION = re.compile(rb"(?i)(?:STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET)[A-Z.]*\(")
-KEYWORDS = (b"STDEV", b"VAR", b"DEVSQ", b"AVEDEV", b"SUMSQ", b"MODE", b"KURT", b"OFFSET(")
+MODES = frozenset({"MODE", "MODE.SNGL"})
+_DIGIT = re.compile(r"\d")
+MENTION = re.compile(
+    rb"(?i)(?:STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET)[A-Z.]*\(|(?:COUNT|AVERAGE)\([^<]*\{"
+)
+KEYWORDS = (
+    b"STDEV", b"VAR", b"DEVSQ", b"AVEDEV", b"SUMSQ", b"MODE", b"KURT", b"OFFSET(", b"COUNT(",
+    b"AVERAGE(",
+)
+STATISTIC_MENTION = re.compile(rb"(?i)(?:COUNT|AVERAGE)\(")
+ARRAY_NAME = re.compile(rb"<(?:\w+:)?definedName\b[^>]*>\s*\{")
+_ELEMENT = re.compile(
+    r'\s*(?:(?P<number>[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)|"(?:[^"]|"")*"|TRUE|FALSE)\s*'
+    r"(?:[,;]|$)",
+    re.IGNORECASE,
+)
 DIRECT_VALUES = frozenset({
     "STDEV", "STDEV.S", "STDEV.P", "STDEVP", "STDEVA", "VAR", "VAR.S", "VAR.P", "VARP", "VARA",
-    "DEVSQ", "AVEDEV", "SUMSQ", "MODE", "MODE.SNGL", "KURT",
+    "DEVSQ", "AVEDEV", "SUMSQ", "MODE", "MODE.SNGL", "KURT", "STDEVPA", "VARPA",
 })
 _NUMBER = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*")
 _CELL = re.compile(r"(?:(?:'(?:[^']|'')+'|[^'!\[\]:*?/\\,()\s]+)!)?\$?[A-Za-z]{1,3}\$?\d{1,7}")
@@ -45,8 +77,86 @@ def _literal(token: Token) -> str | None:
         return "1" if token.value.upper() == "TRUE" else "0"
     if token.subtype == Token.TEXT:
         text = token.value[1:-1].replace('""', '"')
-        return text.strip() if _NUMBER.fullmatch(text) else None
+        if _NUMBER.fullmatch(text):
+            return text.strip()
+        return "#VALUE!" if not _DIGIT.search(text) else None
     return None
+
+
+_TYPED_TEXT_HINT = re.compile(
+    r'(?i)(?:STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|KURT)[A-Z.]*\s*\(.*"[^"]*\d[^"]*"'
+)
+TYPED_TEXT_REASON = (
+    "{name} given typed text that may read as a number or date ({text}): Excel reads it by the "
+    "locale, IronCalc 0.9.1 drops it"
+)
+
+
+def typed_text_reason(formula: str) -> str | None:
+    """Why a formula's typed text argument of a statistical function cannot be read as Excel
+    would (the module docstring), or None."""
+    if not _TYPED_TEXT_HINT.search(formula):
+        return None
+    from shared.calc.corrections.formula_tokens import calls, tokenize
+
+    tokens = tokenize(formula)
+    if tokens is None:
+        return None
+    for name, _, _, args in calls(tokens):
+        if name not in DIRECT_VALUES or name in MODES:
+            continue
+        for arg in args:
+            meaningful = [i for i in arg if tokens[i].type != Token.WSPACE]
+            if len(meaningful) != 1:
+                continue
+            token = tokens[meaningful[0]]
+            if token.type == Token.OPERAND and token.subtype == Token.TEXT:
+                if _literal(token) is None:  # digits, not a plain number
+                    return TYPED_TEXT_REASON.format(name=name, text=token.value)
+    return None
+
+
+def array_numbers(text: str) -> list[float] | None:
+    """The numbers of an array constant of literals (`{1,2;"a",TRUE}`, in parentheses or not);
+    None for anything else, an array holding an error included."""
+    text = text.strip()
+    while text.startswith("(") and text.endswith(")"):
+        text = text[1:-1].strip()
+    if not (text.startswith("{") and text.endswith("}")):
+        return None
+    inner, numbers, position = text[1:-1], [], 0
+    while position < len(inner):
+        match = _ELEMENT.match(inner, position)
+        if match is None or match.end() == position:
+            return None
+        if match.group("number") is not None:
+            numbers.append(float(match.group("number")))
+        position = match.end()
+    return numbers if inner.strip() else None
+
+
+def _number_text(value: float) -> str:
+    return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value).upper()
+
+
+def _constant_arrays(values, name, opened, closed, args) -> bool:
+    """COUNT/AVERAGE with array constants rewritten (module docstring)."""
+    texts = ["".join(values[i] for i in arg) for arg in args]
+    arrays = [array_numbers(text) for text in texts]
+    if not any(numbers is not None for numbers in arrays):
+        return False
+    found = [n for numbers in arrays if numbers is not None for n in numbers]
+    others = ",".join(t for t, numbers in zip(texts, arrays) if numbers is None)
+    count, total = _number_text(float(len(found))), _number_text(float(sum(found)))
+    if name == "COUNT":
+        text = f"(COUNT({others})+{count})" if others else count
+    else:
+        text = (
+            f"((SUM({others})+{total})/(COUNT({others})+{count}))" if others
+            else f"({total}/{count})"
+        )
+    replace_call(values, opened, closed, text)
+    return True
 
 
 def _size(tokens: list[Token], positions: list[int]) -> tuple[int, int] | None:
@@ -87,9 +197,13 @@ def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
             meaningful = [i for i in arg if tokens[i].type != Token.WSPACE]
             if len(meaningful) == 1:
                 number = _literal(tokens[meaningful[0]])
+                if number == "#VALUE!" and name in MODES:
+                    continue
                 if number is not None:
                     values[meaningful[0]] = number
                     changed = True
+    elif name in ("COUNT", "AVERAGE") and args:
+        changed = _constant_arrays(values, name, opened, closed, args)
     elif name == "OFFSET" and len(args) >= 4:
         size = _size(tokens, args[0])
         if size is None:

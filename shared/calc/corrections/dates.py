@@ -19,8 +19,14 @@ Excel's rules (Microsoft support, "Excel incorrectly assumes that the year 1900 
   LET); an argument that may be an array (a range, a name) is left alone.
 - In the 1904 date system (workbookPr date1904) serial 0 is 1904-01-01, 1,462 days after the
   1900 system's serial of that day. IronCalc ignores the setting. The rewrite moves each date
-  function across: the arguments of YEAR, MONTH, DAY, WEEKDAY, EDATE and EOMONTH that are dates
-  get +1462, the results of DATE, DATEVALUE, TODAY, NOW, EDATE and EOMONTH -1462.
+  function across: the arguments that are dates get +1462 (the first of YEAR, MONTH, DAY,
+  WEEKDAY, EDATE, EOMONTH, WEEKNUM and ISOWEEKNUM; start and end of YEARFRAC, DAYS360,
+  DATEDIF and NETWORKDAYS(.INTL); WORKDAY(.INTL)'s start; the holidays of both, a range
+  included, which IronCalc reads as an array there), the results of DATE, DATEVALUE, TODAY,
+  NOW, EDATE, EOMONTH and WORKDAY(.INTL) -1462. Each date argument then names the same
+  calendar day in IronCalc's 1900 system, so weekdays, leap years and month lengths are
+  Excel's (NETWORKDAYS(0,6) of a 1904 workbook, Friday 1 to Thursday 7 January 1904, is 5;
+  IronCalc alone #NUM!).
 
 Array formulas are left alone, as by every rewrite of the layer.
 """
@@ -36,9 +42,23 @@ from shared.calc.corrections.model import Rewrite, rewrite_cells
 
 MENTION = re.compile(rb"(?i)(?:YEAR|MONTH|DAY|WEEKDAY|DATE|DATEVALUE|TODAY|NOW|EDATE|EOMONTH)\(")
 KEYWORDS = (b"YEAR(", b"MONTH(", b"DAY(", b"DATE(", b"DATEVALUE(", b"TODAY(", b"NOW(", b"EOMONTH(")
+# what the 1904 system also rewrites (the survey of a 1904 workbook looks for these too)
+MENTION_1904 = re.compile(
+    rb"(?i)(?:YEAR|MONTH|DAY|WEEKDAY|DATE|DATEVALUE|TODAY|NOW|EDATE|EOMONTH|WEEKNUM|YEARFRAC"
+    rb"|DAYS360|DATEDIF|NETWORKDAYS|WORKDAY)(?:\.INTL)?\("
+)
+KEYWORDS_1904 = (*KEYWORDS, b"WEEKNUM(", b"YEARFRAC(", b"DAYS360(", b"DATEDIF(", b"DAYS(", b"INTL(")
 OFFSET_1904 = 1462
-_SERIAL_ARGUMENT = {"YEAR", "MONTH", "DAY", "WEEKDAY", "EDATE", "EOMONTH"}  # first argument a date
-_SERIAL_RESULT = {"DATE", "DATEVALUE", "TODAY", "NOW", "EDATE", "EOMONTH"}
+# the arguments (0-based) that are dates, by function
+_SERIAL_ARGUMENTS = {
+    "YEAR": (0,), "MONTH": (0,), "DAY": (0,), "WEEKDAY": (0,), "EDATE": (0,), "EOMONTH": (0,),
+    "WEEKNUM": (0,), "ISOWEEKNUM": (0,), "YEARFRAC": (0, 1), "DAYS360": (0, 1),
+    "DATEDIF": (0, 1), "NETWORKDAYS": (0, 1, 2), "NETWORKDAYS.INTL": (0, 1, 3),
+    "WORKDAY": (0, 2), "WORKDAY.INTL": (0, 3),
+}
+_SERIAL_RESULT = {
+    "DATE", "DATEVALUE", "TODAY", "NOW", "EDATE", "EOMONTH", "WORKDAY", "WORKDAY.INTL",
+}
 _SINGLE_CELL = re.compile(r"(?:(?:'(?:[^']|'')+'|[^'!\[\]:*?/\\,()\s]+)!)?\$?[A-Za-z]{1,3}\$?\d{1,7}")
 # a blank is 0 and FALSE/TRUE are 0/1 (N); text is IronCalc's to read as a date
 _EARLY = "AND(NOT(ISTEXT({x})),N({x})>=0,N({x})<61)"
@@ -117,11 +137,12 @@ def rewrite_formula(formula: str, date1904: bool) -> str | None:
 
 def _in_1904(tokens, values, name, opened, closed, args) -> bool:
     changed = False
-    if name in _SERIAL_ARGUMENT and args and args[0]:
-        first, last = args[0][0], args[0][-1]
-        values[first] = "(" + values[first]
-        values[last] = values[last] + f")+{OFFSET_1904}"
-        changed = True
+    for position in _SERIAL_ARGUMENTS.get(name, ()):
+        if position < len(args) and args[position]:
+            first, last = args[position][0], args[position][-1]
+            values[first] = "(" + values[first]
+            values[last] = values[last] + f")+{OFFSET_1904}"
+            changed = True
     if name in _SERIAL_RESULT:
         values[opened] = "(" + values[opened]
         values[closed] = values[closed] + f"-{OFFSET_1904})"

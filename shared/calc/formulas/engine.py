@@ -166,6 +166,24 @@ class FormulasWorkbook:
         return output_value(rng.bottom - rng.top + 1, rng.right - rng.left + 1, cells, rng.date_cells)
 
 
+# Microsoft, "Date systems in Excel": in a workbook saved in the 1904 date system serial 0 is
+# 1 January 1904 (1,462 days after the 1900 system's). formulas 1.3.4 ignores workbookPr
+# date1904 (YEAR(0) 1900 where Excel says 1904, DATE(1904,1,2) 1463 where Excel says 1), so it
+# is not offered such a workbook: its check fails with this message and the upload stays on
+# IronCalc, whose correction layer reads the date system; pinning it is refused the same way.
+REFUSED_1904 = (
+    "formulas does not read the 1904 date system this workbook uses (its dates would count "
+    "from 1900)"
+)
+
+
+def _refuse_1904_dates(data: bytes) -> None:
+    from shared.calc.corrections.functions import uses_1904_dates
+
+    if uses_1904_dates(data):
+        raise WorkbookError(REFUSED_1904)
+
+
 class FormulasEngine:
     """Loads workbooks for `formulas`."""
 
@@ -174,6 +192,7 @@ class FormulasEngine:
     def load_xlsx(self, data: bytes) -> FormulasWorkbook:
         if not data.startswith(b"PK"):
             raise WorkbookError(UNREADABLE)
+        _refuse_1904_dates(data)
         data = data_tables.as_constants(data)  # formulas refuses what-if data tables
         return FormulasWorkbook(data, resolve_ranges(data))
 
@@ -192,6 +211,7 @@ class FormulasEngine:
     ) -> tuple[list[CellValue], set[str]]:
         import formulas
 
+        _refuse_1904_dates(data)
         model = build_model(data_tables.as_constants(data))
         try:
             computed = solution_cells(model.calculate())

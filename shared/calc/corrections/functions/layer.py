@@ -74,6 +74,9 @@ class _Evaluation:
     ranges: dict[int, tuple[int, int, int, int, int]] = field(default_factory=dict)
     unsupported: str | None = None
     cell: tuple[int, int, int] | None = None  # (sheet, row, col): what RAND's draws are keyed by
+    # planned cells whose formula calls SUBTOTAL or AGGREGATE: the model holds their corrected
+    # value, not their formula, once written back, and they stay nested subtotals
+    nested: frozenset = frozenset()
 
 
 @dataclass
@@ -159,7 +162,7 @@ def plan(model, date1904: bool = False) -> Plan | None:
     if not found:
         return None
     targets, flags = [], []
-    context = _Context(model)
+    context = _Context(model, date1904)
     for sheet, row, col, formula in found:
         try:
             targets.append(_target(sheet, row, col, formula, index_of, context))
@@ -176,10 +179,11 @@ class _Context:
     (`Rate` -> Calc!$B$2), read once when first needed
     (IronCalc's name list is slow on workbooks with thousands of names)."""
 
-    def __init__(self, model):
+    def __init__(self, model, date1904: bool = False):
         self._model = model
         self._by_name: dict[tuple[str, int | None], str] | None = None
         self.compiled: dict[str, Callable] = {}  # formulas' compiled functions by formula text
+        self.date1904 = date1904
 
     def resolve(self, name: str, sheet: int) -> str | None:
         if self._by_name is None:
@@ -195,7 +199,7 @@ def _target(
 ) -> Target:
     if formula.startswith("{"):
         raise Unsupported("an array formula")
-    compiled = _simple_call(formula) or _compiled(formula, context.compiled)
+    compiled = _simple_call(formula) or _compiled(formula, context.compiled, context.date1904)
     inputs = []
     for key in compiled.inputs:
         whole = _WHOLE.fullmatch(key)
@@ -229,14 +233,20 @@ _FUNCTION = re.compile(r"(?<![A-Za-z0-9_.])([A-Za-z_][A-Za-z0-9_.]*)\s*\(")
 _STRINGS = re.compile(r'"(?:[^"]|"")*"')
 
 
-def _compiled(formula: str, cache: dict[str, Callable]) -> Callable:
+def _compiled(formula: str, cache: dict[str, Callable], date1904: bool = False) -> Callable:
     """formulas' compiled function of a formula, shared by the plan's cells with the same text
     (compiling is slow). Per plan, not per process: a workbook calculates one job at a time
-    (ModelCache), and a compiled function is never called from two threads."""
+    (ModelCache), and a compiled function is never called from two threads.
+
+    formulas calculates the parts without inputs while compiling (`TEXT(0+0,"yyyy")` is a
+    constant): they are calculated here in the workbook's date system, and a part we cannot
+    compute as Excel would makes the cell Unsupported (flagged), not a silent #VALUE!."""
     compiled = cache.get(formula)
     if compiled is not None:
         return compiled
     text = registry.rename(formula)
+    compiling = _Evaluation(None, date1904)
+    token = current.set(compiling)
     try:
         import formulas
 
@@ -246,6 +256,11 @@ def _compiled(formula: str, cache: dict[str, Callable]) -> Callable:
         raise
     except Exception as exc:  # noqa: BLE001 - formulas' parser errors have no common base
         raise Unsupported(f"formula not read ({type(exc).__name__})") from None
+    finally:
+        current.reset(token)
+    if compiling.unsupported:  # "TEXT: format code ...": the plan names the function itself
+        prefix, _, reason = compiling.unsupported.partition(": ")
+        raise Unsupported(reason if reason and prefix.isupper() else compiling.unsupported)
     from formulas.functions import get_functions, not_implemented
 
     table = get_functions()
@@ -390,11 +405,14 @@ def _apply(model, the_plan: Plan, outcome: Outcome) -> None:
 def _settle(model, the_plan: Plan, written: dict, unsupported: dict, read_cell, write_cell):
     """Evaluate, write back and re-evaluate until no planned cell changes."""
     rounds = len(the_plan.targets) + 1
+    nested = frozenset(
+        (t.sheet, t.row, t.col) for t in the_plan.targets if _NESTED.search(t.formula)
+    )
     for _ in range(rounds):
         changed = False
         for target in the_plan.targets:
             key = (target.sheet, target.row, target.col)
-            value, reason = _evaluate(model, target, read_cell, the_plan.date1904)
+            value, reason = _evaluate(model, target, read_cell, the_plan.date1904, nested)
             if reason is not None:
                 unsupported[key] = reason
                 continue
@@ -424,11 +442,13 @@ def _same(a: tuple, b: tuple) -> bool:
     return a == b
 
 
-def _evaluate(model, target: Target, read_cell, date1904: bool = False):
+def _evaluate(model, target: Target, read_cell, date1904: bool = False, nested=frozenset()):
     """The target's value as typed content, or (None, reason) where we cannot compute it."""
     import numpy as np
 
-    evaluation = _Evaluation(model, date1904, cell=(target.sheet, target.row, target.col))
+    evaluation = _Evaluation(
+        model, date1904, cell=(target.sheet, target.row, target.col), nested=nested
+    )
     from shared.calc import run_context
 
     context = run_context.current()
@@ -487,7 +507,10 @@ def range_flags(evaluation: _Evaluation, array) -> tuple[list[bool], list[bool]]
         row_hidden = bool(model.is_row_hidden(index, r))
         for c in range(left, right + 1):
             hidden.append(row_hidden)
-            nested.append(bool(_NESTED.search(model.get_cell_formula(index, r, c) or "")))
+            nested.append(
+                (index, r, c) in evaluation.nested
+                or bool(_NESTED.search(model.get_cell_formula(index, r, c) or ""))
+            )
     return hidden, nested
 
 

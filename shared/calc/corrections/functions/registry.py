@@ -198,6 +198,13 @@ def _aggregate(function_num, options=None, *refs):
             return arg
     arguments = []
     evaluation = current.get()
+    number = _scalar(function_num)
+    if isinstance(number, float) and 14 <= number < 20 and len(refs) >= 2:
+        k = refs[-1]
+        if isinstance(k, np.ndarray) and k.size > 1:
+            # LARGE ... QUARTILE.EXC with several k answer an array (Excel spills it)
+            _report("AGGREGATE: k given as an array (an array result)")
+            return _error("#VALUE!")
     for ref in refs:
         flags = range_flags(evaluation, ref) if evaluation is not None else None
         values = np.asarray(ref, object).ravel() if isinstance(ref, np.ndarray) else [ref]

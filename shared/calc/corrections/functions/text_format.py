@@ -24,10 +24,11 @@ rules implemented here:
   clock), elapsed `[h] [m] [s]`. Serials follow Excel's 1900 date system (serial 60 is
   1900-02-29, serial 0 is 1900-01-00); negative serials and serials past 9999-12-31 are
   #VALUE!, except in an elapsed-time-only format (`[h]` of -1 is -24).
-- `General` as TEXT writes it for numbers that fit in 11 characters.
+- `General`: up to 11 characters (the point counted, the sign not), rounded to fit; numbers
+  of 12 or more integer digits in exponential notation (`1.23457E+11`).
 
 What is outside these rules (other calendars, `[DBNum1]`, a condition with a negative value,
-`General` needing rounding, text that reads as a date) raises Unsupported: the correction layer
+`General` of a small number that does not fit in 11 characters, text that reads as a date) raises Unsupported: the correction layer
 then keeps the engine's value and reports the cell instead of guessing.
 """
 
@@ -350,12 +351,36 @@ def _format_number(value: float, sections: list[Section], date1904: bool = False
 
 
 def _general(value: float) -> str:
+    """General's text: "up to 11 numeric characters, with the decimal point counting as a
+    numeric character" (the sign not counted), rounded to fit; "exponential notation for large
+    numbers (12 or more digits)" (Microsoft KB 65903, "Number of significant digits MS Excel
+    retains"; "Available number formats in Excel"). Small numbers that do not fit (Excel turns
+    them exponential at a point it does not document) are Unsupported."""
     if value == 0:
         return "0"
-    text = f"{value:.15g}"
-    if "e" in text or len(text.lstrip("-")) > 11:
-        raise Unsupported("General needing rounding or exponent")
-    return text
+    sign, magnitude = ("-" if value < 0 else ""), abs(value)
+    text = f"{magnitude:.15g}"
+    if "e" not in text and len(text) <= 11:
+        return sign + text
+    exact = Decimal(repr(magnitude))
+    if magnitude >= 1e11:  # 12 or more integer digits
+        exponent = exact.adjusted()
+        suffix = f"E+{exponent:02d}"
+        mantissa = (exact.scaleb(-exponent)).quantize(
+            Decimal(1).scaleb(-(11 - len(suffix) - 2)), rounding=ROUND_HALF_UP
+        )
+        if mantissa >= 10:
+            raise Unsupported("General needing rounding or exponent")
+        digits = format(mantissa, "f").rstrip("0").rstrip(".")
+        return sign + digits + suffix
+    if magnitude >= 0.1:
+        whole = len(str(int(magnitude))) if magnitude >= 1 else 1
+        rounded = exact.quantize(Decimal(1).scaleb(-(10 - whole)), rounding=ROUND_HALF_UP)
+        digits = format(rounded, "f")
+        digits = digits.rstrip("0").rstrip(".") if "." in digits else digits
+        if len(digits) <= 11:
+            return sign + digits
+    raise Unsupported("General needing rounding or exponent")
 
 
 # --- plain numbers -------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 upload (flags.py): in the version's fidelity report and warnings, whether or not the file
 carries Excel's values.
 
+- STDEV, VAR, DEVSQ, AVEDEV, SUMSQ, KURT... given typed text that may read as a number or a
+  date ("50%", "1/2/2020"): the rule and the reason live in arguments.py.
 - GETPIVOTDATA(data_field, pivot_table, [field1, item1], ...): the answer is read from a pivot
   table's cache (Microsoft's "GETPIVOTDATA function" page), which neither engine reads; IronCalc
   0.9.1 answers #NAME? (measured). Cell values alone cannot rebuild it (the pivot's fields,
@@ -14,14 +16,17 @@ carries Excel's values.
   Excel 1.5) (measured). Flagged: COUNT with an array constant or, in an array formula (CSE or
   a dynamic array: t="array" in the package), with a computed argument; AVERAGE with an array
   constant holding TRUE or FALSE or, in an array formula, with an IF(...) argument (the IF's
-  FALSE for the rows it leaves out). References, names and typed values are read right. Outside
-  an array formula a computed argument is one value (implicit intersection), read alike.
+  FALSE for the rows it leaves out). An array constant of literals outside an array formula is
+  rewritten at load (arguments.py), not flagged. References, names and typed values are read
+  right. Outside an array formula a computed argument is one value (implicit intersection),
+  read alike.
 """
 
 from __future__ import annotations
 
 import re
 
+from shared.calc.corrections.arguments import array_numbers, typed_text_reason
 from shared.calc.corrections.functions.subtotal import call_arguments
 
 _STRING = re.compile(r'"(?:[^"]|"")*"')
@@ -51,6 +56,8 @@ AVERAGE_REASON = (
 def _statistic_reason(function: str, arguments: list[str], array_formula: bool) -> str | None:
     for argument in arguments:
         constant = argument.strip().startswith("{")
+        if constant and not array_formula and array_numbers(argument) is not None:
+            continue  # an array constant of literals: rewritten at load (arguments.py)
         if function == "COUNT":
             if constant or (array_formula and not _PLAIN.fullmatch(argument)):
                 return COUNT_REASON
@@ -63,6 +70,9 @@ def reasons(formula: str, array_formula: bool = False) -> list[str]:
     """Why a formula cannot be computed as Excel would ([] when it can)."""
     text = _STRING.sub('""', formula)
     found = []
+    typed = typed_text_reason(formula)
+    if typed is not None:
+        found.append(typed)
     if _PIVOT.search(text):
         found.append(PIVOT_REASON)
     for match in _STATISTIC.finditer(text):
