@@ -10,6 +10,7 @@ restart. Queues start empty: what their lost messages asked for is rebuilt from 
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -122,6 +123,43 @@ def _sqs_backlogs_made_cheap() -> None:
     sqs_models.SQSBackend.is_message_valid_based_on_retention_period = is_message_valid_based_on_retention_period
 
 
+# Hosts whose backend moto's dispatcher remembers (the dev stack asks for two: S3 and SQS).
+_KNOWN_HOSTS_LIMIT = 64
+
+
+def _moto_dispatch_made_cheap() -> None:
+    """moto's server without the per-request work whose answer never changes.
+
+    For every request moto's dispatcher lists its own package directory and stats each of its
+    ~180 entries (``backends.list_of_moto_modules``), matches the host against every service's
+    URL patterns, and lists the response class's methods with ``inspect.getmembers``: half of an
+    empty ReceiveMessage's CPU in the server (3.4 -> 1.7 ms, measured in-process). The answers
+    depend only on moto's installed files and classes, so each is worked out once. Same routing.
+    """
+    from moto import backends
+    from moto.core import responses as moto_responses
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+
+    if getattr(DomainDispatcherApplication, "_sheetcalc_cached", False):
+        return
+    modules = tuple(backends.list_of_moto_modules())
+    backends.list_of_moto_modules = lambda: modules
+    moto_responses.method_names_from_class = functools.cache(moto_responses.method_names_from_class)
+    backend_for_host = DomainDispatcherApplication.get_backend_for_host
+    known: dict[str | None, object] = {}
+
+    def get_backend_for_host(self, host):
+        if host in known:
+            return known[host]
+        backend = backend_for_host(self, host)
+        if len(known) < _KNOWN_HOSTS_LIMIT:
+            known[host] = backend
+        return backend
+
+    DomainDispatcherApplication.get_backend_for_host = get_backend_for_host
+    DomainDispatcherApplication._sheetcalc_cached = True
+
+
 def _port_is_free(host: str, port: int) -> bool:
     with socket.socket() as sock:
         # As moto's server binds it: connections of a killed predecessor in TIME_WAIT do not count.
@@ -155,6 +193,7 @@ def start_local_aws(*, host: str = "127.0.0.1", port: int = 0, region: str = "us
     """
     ensure_dummy_credentials(region)
     _sqs_backlogs_made_cheap()
+    _moto_dispatch_made_cheap()
     if state_dir is not None:
         state_dir = Path(state_dir)
         state_dir.mkdir(parents=True, exist_ok=True)
