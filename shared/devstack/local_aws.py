@@ -20,7 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import boto3
-from moto.moto_server.werkzeug_app import DomainDispatcherApplication, MotoRequestHandler, create_backend_app
+from moto.moto_server.werkzeug_app import (
+    DomainDispatcherApplication,
+    MotoRequestHandler,
+    create_backend_app,
+)
 from moto.server import ThreadedMotoServer
 from werkzeug.serving import make_server
 
@@ -162,7 +166,7 @@ class _KeepAliveRequestHandler(MotoRequestHandler):
 
     def make_environ(self):
         environ = super().make_environ()
-        if environ.get("wsgi.input_terminated") or self.request_version != "HTTP/1.1":
+        if self.close_connection or environ.get("wsgi.input_terminated") or self.request_version != "HTTP/1.1":
             return environ
         try:
             length = int(environ.get("CONTENT_LENGTH") or 0)
