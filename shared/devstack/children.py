@@ -22,6 +22,7 @@ same graceful shutdown as SIGTERM) and stops cleanly on SIGTERM.
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import json
 import logging
@@ -204,6 +205,18 @@ _PRELOAD = {
 }
 
 
+def _freeze_what_is_loaded() -> None:
+    """Keep the garbage collector's full passes off everything loaded at start.
+
+    A started child holds about 200,000 objects (the service's modules, the app, moto), and each
+    full collection walked them all: 240-270 ms with every thread stopped, which is what a /health
+    at full load hit now and then (113-335 ms). Frozen, they are left out of every collection
+    (a full pass then walks only what came later); what is garbage among them is collected first.
+    """
+    gc.collect()
+    gc.freeze()
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m shared.devstack.children")
     parser.add_argument("role", choices=sorted(ROLES))
@@ -226,6 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     _log_library_lines()
 
     def ready(report: dict) -> None:
+        _freeze_what_is_loaded()
         with os.fdopen(args.ready_fd, "wb") as pipe:
             pipe.write(json.dumps(report).encode() + b"\n")
 

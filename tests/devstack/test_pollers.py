@@ -316,3 +316,32 @@ def test_finish_waits_for_the_batch_being_handled(sqs, queue, start_poller):
     assert poller.finish(timeout=30) is True
     # AND the batch it finished is deleted, not redelivered
     wait_until(lambda: queue_counts(sqs, url) == (0, 0))
+
+
+def test_a_message_that_arrives_while_no_long_poll_waits_is_picked_up_all_the_same(sqs, queue, start_poller):
+    # GIVEN a poller whose handler is busy with a first message: no long poll of it is waiting
+    # for the next send to wake it
+    url, _ = queue
+    busy, release = threading.Event(), threading.Event()
+    bodies: list[str] = []
+
+    def handler(event, context):
+        bodies.extend(record["body"] for record in event["Records"])
+        if bodies == ["first"]:
+            busy.set()
+            assert release.wait(30)
+        return {}
+
+    start_poller(url, handler, wait_time_seconds=LONG_POLL_S)
+    sqs.send_message(QueueUrl=url, MessageBody="first")
+    assert busy.wait(30)
+
+    # WHEN the second message is sent then, and the handler is let go
+    sqs.send_message(QueueUrl=url, MessageBody="second")
+    release.set()
+
+    # THEN the poller's next receive finds it at once: a missed wake-up costs no message and no
+    # long-poll wait (the bound is the 20 s long poll, far above any machine's delay)
+    started = time.monotonic()
+    wait_until(lambda: bodies == ["first", "second"], timeout=30)
+    assert time.monotonic() - started < LONG_POLL_S
