@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from shared.adapters import queues
 from shared.adapters.storage import XLSX_CONTENT_TYPE, get_store
 from shared.config import get_settings
-from shared.db.models import Batch, Engine, EngineVersion, Job, JobStatus
+from shared.db.models import Batch, Engine, EngineAccess, EngineVersion, Job, JobStatus
 from shared.errors import BadRequest, Conflict, Forbidden, InputValidationError, NotFound, SheetcalcError, Unauthorized, WorkbookError
 from shared.repositories import engines as engine_repo
 from shared.repositories import jobs as job_repo
@@ -60,10 +60,14 @@ def _engine_for_caller(session: Session, *, request: ConsumerRequest, tenant_slu
     return engine, caller
 
 
-def _permission(session: Session, caller: Caller, engine_id: uuid.UUID, flag: str) -> bool:
+def _access(session: Session, caller: Caller, engine_id: uuid.UUID) -> EngineAccess | None:
     if caller.consumer is None:
-        return False
-    access = engine_repo.get_access(session, tenant_id=caller.tenant_id, engine_id=engine_id, consumer_id=caller.consumer.id)
+        return None
+    return engine_repo.get_access(session, tenant_id=caller.tenant_id, engine_id=engine_id, consumer_id=caller.consumer.id)
+
+
+def _permission(session: Session, caller: Caller, engine_id: uuid.UUID, flag: str) -> bool:
+    access = _access(session, caller, engine_id)
     return bool(access and getattr(access, flag))
 
 
@@ -134,9 +138,10 @@ def execute(
     engine, caller = _engine_for_caller(session, request=request, tenant_slug=tenant_slug, engine_slug=engine_slug)
     if caller.consumer is None:
         raise Unauthorized(INVALID_API_KEY)
-    if not _permission(session, caller, engine.id, "can_execute"):
+    access = _access(session, caller, engine.id)  # read once: waiting needs a second flag of it
+    if not (access and access.can_execute):
         raise Forbidden(NO_EXECUTE)
-    if waiting and not _permission(session, caller, engine.id, "can_view_jobs"):
+    if waiting and not access.can_view_jobs:
         raise Forbidden(NO_WAIT)
     version = _active_version(session, engine)
     return _queue(
