@@ -83,13 +83,34 @@ async def call(app, method: str, path: str, *, headers: dict[str, str], body: by
     return status, b"".join(chunks)
 
 
+class StatementCounter:
+    """Counts the SQL statements sent to the database (a figure that does not depend on load)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+
+    def __call__(self, *_args, **_kwargs) -> None:
+        self.count += 1
+
+    def install(self) -> None:
+        from sqlalchemy import event
+
+        from shared.db.session import get_engine
+
+        event.listen(get_engine(), "before_cursor_execute", self)
+
+
+STATEMENTS = StatementCounter()
+
+
 async def timed(requests: list, app, expect: int, profiler: cProfile.Profile | None) -> dict:
-    """Each request in turn; CPU and wall microseconds per request."""
+    """Each request in turn; CPU and wall microseconds and SQL statements per request."""
     cpu_us: list[float] = []
     wall_us: list[float] = []
     answers: list[bytes] = []
     if profiler:
         profiler.enable()
+    statements_start = STATEMENTS.count
     cpu_start, wall_start = time.process_time(), time.perf_counter()
     for method, path, headers, body in requests:
         c0, w0 = time.process_time(), time.perf_counter()
@@ -105,7 +126,8 @@ async def timed(requests: list, app, expect: int, profiler: cProfile.Profile | N
     n = len(requests)
     return {
         "requests": n, "cpu_us_per_request": cpu_total * 1e6 / n, "wall_us_per_request": wall_total * 1e6 / n,
-        "cpu_us": summary(cpu_us), "wall_us": summary(wall_us), "answers": answers,
+        "cpu_us": summary(cpu_us), "wall_us": summary(wall_us), "statements_per_request": (STATEMENTS.count - statements_start) / n,
+        "answers": answers,
     }
 
 
@@ -144,6 +166,7 @@ def measure(requests: int, warmup: int, database_url: str | None, queue: str, pr
             from tests.factories import create_tenant, deploy_loan, sign_in
 
             deployed = deploy_loan(sign_in(None, create_tenant()), LOAN.read_bytes())
+            STATEMENTS.install()
             if queue == "stub":
                 queues._batch_sender = lambda: stub
             profiler = cProfile.Profile() if profile else None
@@ -178,13 +201,13 @@ def table(report: dict) -> str:
     lines = [
         f"{report['date']}, {report['cpus']} CPUs, load average {report['load_avg']}, {report['database']}, "
         f"queue: {report['queue']}",
-        "| request | requests | CPU µs / request | CPU p50 / p95 µs | wall µs / request | wall p50 / p95 µs |",
-        "|---|---|---|---|---|---|",
+        "| request | requests | CPU µs / request | CPU p50 / p95 µs | wall µs / request | wall p50 / p95 µs | SQL statements / request |",
+        "|---|---|---|---|---|---|---|",
     ]
     for name, r in report["rows"].items():
         lines.append(
             f"| {name} | {r['requests']} | {r['cpu_us_per_request']:.0f} | {r['cpu_us']['p50']:.0f} / {r['cpu_us']['p95']:.0f} "
-            f"| {r['wall_us_per_request']:.0f} | {r['wall_us']['p50']:.0f} / {r['wall_us']['p95']:.0f} |"
+            f"| {r['wall_us_per_request']:.0f} | {r['wall_us']['p50']:.0f} / {r['wall_us']['p95']:.0f} | {r['statements_per_request']:.1f} |"
         )
     return "\n".join(lines)
 
