@@ -15,8 +15,11 @@ counted as the API's CPU. `--queue moto` sends for real (still counted here).
 For GET on completed jobs, the jobs made by the execute run are computed first by the worker's
 own code (`job_runner.run_jobs`, outside the measurement).
 
+Besides time, it counts what load does not move: SQL statements per request and, with
+`--count-calls` (which slows the run), Python function calls per request in every thread.
+
 Usage: python bench/api_request.py [--requests 500] [--warmup 50] [--queue stub|moto]
-                                   [--database-url URL] [--profile FILE.prof] [--json]
+                                   [--database-url URL] [--profile FILE.prof] [--count-calls] [--json]
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import json
 import os
 import sys
 import tempfile
+import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
@@ -103,7 +107,32 @@ class StatementCounter:
 STATEMENTS = StatementCounter()
 
 
-async def timed(requests: list, app, expect: int, profiler: cProfile.Profile | None) -> dict:
+class CallCounter:
+    """Counts Python function calls in every thread (``--count-calls``): like the statements, a
+    figure that load does not move, to compare two versions on a busy machine. It is installed
+    before any thread starts (so the request threads carry it) and counts only while enabled."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.active = False
+        threading.setprofile(self)
+        sys.setprofile(self)
+
+    def __call__(self, _frame, event, _arg) -> None:
+        if self.active and event == "call":
+            self.count += 1
+
+    def enable(self) -> None:
+        self.active = True
+
+    def disable(self) -> None:
+        self.active = False
+
+
+CALLS: CallCounter | None = None
+
+
+async def timed(requests: list, app, expect: int, profiler: cProfile.Profile | None = None, *, measured: bool = True) -> dict:
     """Each request in turn; CPU and wall microseconds and SQL statements per request."""
     cpu_us: list[float] = []
     wall_us: list[float] = []
@@ -111,6 +140,9 @@ async def timed(requests: list, app, expect: int, profiler: cProfile.Profile | N
     if profiler:
         profiler.enable()
     statements_start = STATEMENTS.count
+    calls_start = CALLS.count if CALLS else 0
+    if CALLS and measured:
+        CALLS.enable()
     cpu_start, wall_start = time.process_time(), time.perf_counter()
     for method, path, headers, body in requests:
         c0, w0 = time.process_time(), time.perf_counter()
@@ -121,12 +153,15 @@ async def timed(requests: list, app, expect: int, profiler: cProfile.Profile | N
             raise SystemExit(f"{method} {path}: {status} (expected {expect}): {answer[:300]!r}")
         answers.append(answer)
     cpu_total, wall_total = time.process_time() - cpu_start, time.perf_counter() - wall_start
-    if profiler:
+    if CALLS and measured:
+        CALLS.disable()
+    if profiler and measured:
         profiler.disable()
     n = len(requests)
     return {
         "requests": n, "cpu_us_per_request": cpu_total * 1e6 / n, "wall_us_per_request": wall_total * 1e6 / n,
         "cpu_us": summary(cpu_us), "wall_us": summary(wall_us), "statements_per_request": (STATEMENTS.count - statements_start) / n,
+        "python_calls_per_request": (CALLS.count - calls_start) / n if CALLS else None,
         "answers": answers,
     }
 
@@ -137,11 +172,11 @@ async def run(app, deployed, *, requests: int, warmup: int, profiler) -> dict:
     key = {"X-API-Key": deployed.api_key, "Content-Type": "application/json"}
     execute = [("POST", deployed.execute_path, key, json.dumps({"inputs": {**INPUTS, "principal": 100000 + i}}).encode())
                for i in range(warmup + requests)]
-    await timed(execute[:warmup], app, 202, None)
+    await timed(execute[:warmup], app, 202, measured=False)
     rows = {"execute": await timed(execute[warmup:], app, 202, profiler)}
     ids = [json.loads(a)["job_id"] for a in rows["execute"].pop("answers")]
     gets = [("GET", f"/jobs/{i}", key, b"") for i in ids]
-    await timed(gets[:warmup], app, 200, None)
+    await timed(gets[:warmup], app, 200, measured=False)
     rows["get_pending"] = await timed(gets, app, 200, profiler)
     rows["get_pending"].pop("answers")
     import uuid
@@ -153,7 +188,9 @@ async def run(app, deployed, *, requests: int, warmup: int, profiler) -> dict:
     return rows
 
 
-def measure(requests: int, warmup: int, database_url: str | None, queue: str, profile: str | None) -> dict:
+def measure(requests: int, warmup: int, database_url: str | None, queue: str, profile: str | None, count_calls: bool = False) -> dict:
+    global CALLS
+    CALLS = CallCounter() if count_calls else None
     from shared.devstack.local_aws import start_local_aws
 
     with tempfile.TemporaryDirectory(prefix="sheetcalc-api-bench-") as tmp:
@@ -201,13 +238,15 @@ def table(report: dict) -> str:
     lines = [
         f"{report['date']}, {report['cpus']} CPUs, load average {report['load_avg']}, {report['database']}, "
         f"queue: {report['queue']}",
-        "| request | requests | CPU µs / request | CPU p50 / p95 µs | wall µs / request | wall p50 / p95 µs | SQL statements / request |",
-        "|---|---|---|---|---|---|---|",
+        "| request | requests | CPU µs / request | CPU p50 / p95 µs | wall µs / request | wall p50 / p95 µs | SQL statements / request "
+        "| Python calls / request |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for name, r in report["rows"].items():
         lines.append(
             f"| {name} | {r['requests']} | {r['cpu_us_per_request']:.0f} | {r['cpu_us']['p50']:.0f} / {r['cpu_us']['p95']:.0f} "
-            f"| {r['wall_us_per_request']:.0f} | {r['wall_us']['p50']:.0f} / {r['wall_us']['p95']:.0f} | {r['statements_per_request']:.1f} |"
+            f"| {r['wall_us_per_request']:.0f} | {r['wall_us']['p50']:.0f} / {r['wall_us']['p95']:.0f} | {r['statements_per_request']:.1f} "
+            f"| {'-' if r['python_calls_per_request'] is None else format(r['python_calls_per_request'], '.0f')} |"
         )
     return "\n".join(lines)
 
@@ -219,9 +258,10 @@ def main(argv=None) -> dict:
     p.add_argument("--queue", choices=("stub", "moto"), default="stub", help="where execute's message goes (default stub)")
     p.add_argument("--database-url", default=None, help="instead of a temporary SQLite database")
     p.add_argument("--profile", default=None, help="write a cProfile of the measured requests to this file")
+    p.add_argument("--count-calls", action="store_true", help="also count Python function calls per request (slower)")
     p.add_argument("--json", action="store_true")
     args = p.parse_args(argv)
-    report = measure(args.requests, args.warmup, args.database_url, args.queue, args.profile)
+    report = measure(args.requests, args.warmup, args.database_url, args.queue, args.profile, args.count_calls)
     print(json.dumps(report, indent=2) if args.json else table(report))
     return report
 
