@@ -72,14 +72,6 @@ def _current_tenant(session: SessionDep, user: CurrentUser) -> Tenant:
 CurrentTenant = Annotated[Tenant, Depends(_current_tenant)]
 
 
-async def _api_key(
-    x_api_key: Annotated[str | None, Depends(_api_key_header)],
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> str | None:
-    return x_api_key or (credentials.credentials if credentials else None)
-
-
-
 def _trusted(address: str, proxies: list[str]) -> bool:
     try:
         ip = ipaddress.ip_address(address)
@@ -88,7 +80,8 @@ def _trusted(address: str, proxies: list[str]) -> bool:
         return False
 
 
-async def _client_ip(request: Request) -> str | None:
+def client_ip(request: Request) -> str | None:
+    """The caller's address: the direct peer, or the first untrusted X-Forwarded-For hop behind trusted proxies."""
     # Mangum reports API Gateway's sourceIp as the client. X-Forwarded-For is believed only when
     # the direct peer is a configured proxy, and then only up to the first untrusted hop.
     peer = request.client.host if request.client else None
@@ -102,19 +95,28 @@ async def _client_ip(request: Request) -> str | None:
     return hops[0] if hops else peer
 
 
+async def _client_ip(request: Request) -> str | None:
+    return client_ip(request)
+
+
 # The caller's address under the service's own rule (login throttling, IP whitelists).
 ClientAddress = Annotated[str | None, Depends(_client_ip)]
 
 
 async def _consumer_request(
-    request: Request, api_key: Annotated[str | None, Depends(_api_key)], client_ip: ClientAddress
+    request: Request,
+    x_api_key: Annotated[str | None, Depends(_api_key_header)],
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
 ) -> ConsumerRequest:
     # Resolved by the services, not here: the engine's whitelist is checked before the key. The
     # key's rate-limit allowance, once counted, goes on the response (shared/api/rate_headers.py).
+    # The key and the address are read here rather than by dependencies of their own: every
+    # consumer request solves this, and each dependency costs FastAPI about as much as the read.
     def report(allowance) -> None:
         rate_headers.remember(request, allowance)
 
-    return ConsumerRequest(api_key=api_key, client_ip=client_ip, report_allowance=report)
+    api_key = x_api_key or (credentials.credentials if credentials else None)
+    return ConsumerRequest(api_key=api_key, client_ip=client_ip(request), report_allowance=report)
 
 
 CurrentConsumer = Annotated[ConsumerRequest, Depends(_consumer_request)]

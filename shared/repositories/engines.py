@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import bindparam, delete, select, update
+from sqlalchemy import and_, bindparam, delete, select, update
 from sqlalchemy.orm import Session
 
 from shared.db.models import Consumer, Engine, EngineAccess, EngineVersion, Tenant
@@ -14,8 +14,10 @@ from shared.db.types import utcnow
 # The lookups every consumer request makes, built once: a statement object is compiled and its
 # cache key found once, where a new select() per call pays for both every time (2-4x the cost).
 _ENGINE = select(Engine).where(Engine.tenant_id == bindparam("tenant_id"), Engine.id == bindparam("engine_id"))
-_ENGINE_BY_SLUGS = (
-    select(Engine).join(Tenant, Tenant.id == Engine.tenant_id)
+# The engine with its active version (most consumer calls need both): one statement, not two.
+_ENGINE_AND_ACTIVE_VERSION_BY_SLUGS = (
+    select(Engine, EngineVersion).join(Tenant, Tenant.id == Engine.tenant_id)
+    .outerjoin(EngineVersion, and_(EngineVersion.id == Engine.active_version_id, EngineVersion.tenant_id == Engine.tenant_id))
     .where(Tenant.slug == bindparam("tenant_slug"), Engine.slug == bindparam("engine_slug"))
 )
 _VERSION = select(EngineVersion).where(EngineVersion.tenant_id == bindparam("tenant_id"), EngineVersion.id == bindparam("version_id"))
@@ -63,9 +65,12 @@ def delete_version(session: Session, *, tenant_id: uuid.UUID, version_id: uuid.U
     )
 
 
-def get_engine_by_slugs(session: Session, *, tenant_slug: str, engine_slug: str) -> Engine | None:
-    """The engine addressed by a consumer URL."""
-    return session.scalar(_ENGINE_BY_SLUGS, {"tenant_slug": tenant_slug, "engine_slug": engine_slug})
+def get_engine_and_active_version_by_slugs(
+    session: Session, *, tenant_slug: str, engine_slug: str
+) -> tuple[Engine | None, EngineVersion | None]:
+    """The engine addressed by a consumer URL and its active version (None without one), read together."""
+    row = session.execute(_ENGINE_AND_ACTIVE_VERSION_BY_SLUGS, {"tenant_slug": tenant_slug, "engine_slug": engine_slug}).first()
+    return (row[0], row[1]) if row is not None else (None, None)
 
 
 def get_engine_by_slug(session: Session, *, tenant_id: uuid.UUID, slug: str) -> Engine | None:

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import and_, bindparam, func, or_, select, text, update
 from sqlalchemy.orm import Session
 
-from shared.db.models import UNFINISHED_JOBS_SQL, Job, JobStatus, Tenant
+from shared.db.models import UNFINISHED_JOBS_SQL, Engine, Job, JobStatus, Tenant
 from shared.db.types import utcnow
 from shared.repositories import rollups
 
@@ -24,6 +24,20 @@ def add(session: Session, job: Job) -> Job:
 def get_job(session: Session, *, job_id: uuid.UUID) -> Job | None:
     """A job by id alone (the worker and webhook sender, which hold only the id)."""
     return session.get(Job, job_id)
+
+
+# The consumer API reads a job with its engine (whose IP whitelist is checked first): one statement.
+_JOB_WITH_ENGINE = (
+    select(Job, Engine)
+    .outerjoin(Engine, and_(Engine.id == Job.engine_id, Engine.tenant_id == Job.tenant_id))
+    .where(Job.id == bindparam("job_id"))
+)
+
+
+def get_job_with_engine(session: Session, *, job_id: uuid.UUID) -> tuple[Job | None, Engine | None]:
+    """A job by id alone and its engine (None when the job is unknown or its engine was deleted)."""
+    row = session.execute(_JOB_WITH_ENGINE, {"job_id": job_id}).first()
+    return (row[0], row[1]) if row is not None else (None, None)
 
 
 def _claimable(now: datetime, lease_seconds: int):

@@ -80,7 +80,7 @@ def create(
     session: Session, *, request: ConsumerRequest, tenant_slug: str, engine_slug: str, input_sets: list[Any], webhook_url: str | None = None,
 ) -> Progress:
     """Check every input set, insert one job per valid one and queue them in chunks."""
-    engine, caller = _engine_for_caller(session, request=request, tenant_slug=tenant_slug, engine_slug=engine_slug)
+    engine, caller, active = _engine_for_caller(session, request=request, tenant_slug=tenant_slug, engine_slug=engine_slug)
     if caller.consumer is None:
         raise Unauthorized(INVALID_API_KEY)
     if not _permission(session, caller, engine.id, "can_execute"):
@@ -89,7 +89,7 @@ def create(
         raise PayloadTooLarge(TOO_MANY.format(limit=MAX_INPUT_SETS, count=len(input_sets)))
     if not input_sets:
         raise BadRequest(EMPTY)
-    version = _active_version(session, engine)
+    version = _active_version(active)
 
     invalid, valid = [], []
     for index, inputs in enumerate(input_sets):

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 from shared.adapters import queues
 from shared.adapters.storage import XLSX_CONTENT_TYPE, get_store
 from shared.config import get_settings
-from shared.db.models import Batch, Engine, EngineVersion, Job, JobStatus
+from shared.db.models import Batch, Engine, EngineAccess, EngineVersion, Job, JobStatus
 from shared.errors import BadRequest, Conflict, Forbidden, InputValidationError, NotFound, SheetcalcError, Unauthorized, WorkbookError
 from shared.repositories import engines as engine_repo
 from shared.repositories import jobs as job_repo
@@ -50,28 +50,35 @@ class Download:
     expires_at: datetime
 
 
-def _engine_for_caller(session: Session, *, request: ConsumerRequest, tenant_slug: str, engine_slug: str) -> tuple[Engine, Caller]:
+def _engine_for_caller(
+    session: Session, *, request: ConsumerRequest, tenant_slug: str, engine_slug: str
+) -> tuple[Engine, Caller, EngineVersion | None]:
+    """The engine a consumer URL names, the caller, and the engine's active version (read with
+    the engine: most calls need it)."""
     # The whitelist is checked before the key, so a caller from an unlisted address learns nothing.
-    engine = engine_repo.get_engine_by_slugs(session, tenant_slug=tenant_slug, engine_slug=engine_slug)
+    engine, active = engine_repo.get_engine_and_active_version_by_slugs(session, tenant_slug=tenant_slug, engine_slug=engine_slug)
     request.admit(engine)
     caller = request.resolve(session)
     if engine is None or engine.tenant_id != caller.tenant_id:
         raise NotFound(f"Engine '{engine_slug}' not found")
-    return engine, caller
+    return engine, caller, active
+
+
+def _access(session: Session, caller: Caller, engine_id: uuid.UUID) -> EngineAccess | None:
+    if caller.consumer is None:
+        return None
+    return engine_repo.get_access(session, tenant_id=caller.tenant_id, engine_id=engine_id, consumer_id=caller.consumer.id)
 
 
 def _permission(session: Session, caller: Caller, engine_id: uuid.UUID, flag: str) -> bool:
-    if caller.consumer is None:
-        return False
-    access = engine_repo.get_access(session, tenant_id=caller.tenant_id, engine_id=engine_id, consumer_id=caller.consumer.id)
+    access = _access(session, caller, engine_id)
     return bool(access and getattr(access, flag))
 
 
-def _active_version(session: Session, engine: Engine) -> EngineVersion:
-    version = engine_repo.get_version(session, tenant_id=engine.tenant_id, version_id=engine.active_version_id) if engine.active_version_id else None
-    if version is None:
+def _active_version(active: EngineVersion | None) -> EngineVersion:
+    if active is None:
         raise BadRequest(NO_ACTIVE_VERSION)
-    return version
+    return active
 
 
 def _queue(
@@ -131,14 +138,15 @@ def execute(
     """Queue a job on the engine's active version for a consumer with execute permission (and view
     permission when ``waiting`` for the answer, which shows the job); with an idempotency key
     already used for this same request, the job that request made."""
-    engine, caller = _engine_for_caller(session, request=request, tenant_slug=tenant_slug, engine_slug=engine_slug)
+    engine, caller, active = _engine_for_caller(session, request=request, tenant_slug=tenant_slug, engine_slug=engine_slug)
     if caller.consumer is None:
         raise Unauthorized(INVALID_API_KEY)
-    if not _permission(session, caller, engine.id, "can_execute"):
+    access = _access(session, caller, engine.id)  # read once: waiting needs a second flag of it
+    if not (access and access.can_execute):
         raise Forbidden(NO_EXECUTE)
-    if waiting and not _permission(session, caller, engine.id, "can_view_jobs"):
+    if waiting and not access.can_view_jobs:
         raise Forbidden(NO_WAIT)
-    version = _active_version(session, engine)
+    version = _active_version(active)
     return _queue(
         session, engine=engine, version=version, caller=caller, inputs=inputs, webhook_url=webhook_url, idempotency_key=idempotency_key
     )
@@ -149,7 +157,7 @@ def test_execute(
     inputs: dict[str, Any], webhook_url: str | None = None, idempotency_key: str | None = None,
 ) -> Job:
     """Queue a job on a given version, for that version's test key only."""
-    engine, caller = _engine_for_caller(session, request=request, tenant_slug=tenant_slug, engine_slug=engine_slug)
+    engine, caller, _ = _engine_for_caller(session, request=request, tenant_slug=tenant_slug, engine_slug=engine_slug)
     if caller.test_version is None:
         raise Unauthorized(INVALID_API_KEY)
     version = engine_repo.get_version(session, tenant_id=engine.tenant_id, version_id=version_id)
@@ -171,17 +179,22 @@ def queue_test_job(session: Session, *, engine: Engine, version: EngineVersion, 
 
 def about(session: Session, *, request: ConsumerRequest, tenant_slug: str, engine_slug: str) -> tuple[Engine, EngineVersion]:
     """The engine and its active version, for a consumer allowed to view them."""
-    engine, caller = _engine_for_caller(session, request=request, tenant_slug=tenant_slug, engine_slug=engine_slug)
+    engine, caller, active = _engine_for_caller(session, request=request, tenant_slug=tenant_slug, engine_slug=engine_slug)
     if not _permission(session, caller, engine.id, "can_view_about"):
         raise Forbidden(NO_ABOUT)
-    return engine, _active_version(session, engine)
+    return engine, _active_version(active)
 
 
 def owner_caller(session: Session, *, request: ConsumerRequest, row: Job | Batch | None, not_found: str) -> Caller:
     """The caller asking about a job or batch (``row``, None when unknown): the whitelist of its
     engine first, before the key is looked at; NotFound unless it is of the caller's tenant."""
+    engine = engine_repo.get_engine(session, tenant_id=row.tenant_id, engine_id=row.engine_id) if row is not None else None
+    return _checked_owner(session, request=request, row=row, engine=engine, not_found=not_found)
+
+
+def _checked_owner(session: Session, *, request: ConsumerRequest, row: Job | Batch | None, engine: Engine | None, not_found: str) -> Caller:
     if row is not None:
-        request.admit(engine_repo.get_engine(session, tenant_id=row.tenant_id, engine_id=row.engine_id))
+        request.admit(engine)
     caller = request.resolve(session)
     if row is None or row.tenant_id != caller.tenant_id:
         raise NotFound(not_found)
@@ -189,8 +202,8 @@ def owner_caller(session: Session, *, request: ConsumerRequest, row: Job | Batch
 
 
 def _own_job(session: Session, *, request: ConsumerRequest, job_id: uuid.UUID, flag: str, denied: str) -> Job:
-    job = job_repo.get_job(session, job_id=job_id)
-    caller = owner_caller(session, request=request, row=job, not_found=JOB_NOT_FOUND)
+    job, engine = job_repo.get_job_with_engine(session, job_id=job_id)
+    caller = _checked_owner(session, request=request, row=job, engine=engine, not_found=JOB_NOT_FOUND)
     if caller.test_version is not None:
         allowed = job.is_test and job.version_id == caller.test_version.id
     else:

@@ -98,3 +98,18 @@ def test_a_profiles_stacks_are_grouped_by_the_first_group_any_frame_belongs_to()
     assert result["samples"] == 10
     assert result["groups"] == {"local AWS (moto)": 60, "calculation": 20, "database": 10, "API framework": 10}
     assert result["leaves"] == [("BaseClient._make_api_call (botocore/client.py)", 60)]
+
+
+def test_api_request_bench_times_execute_and_both_kinds_of_get():
+    # GIVEN a fresh process with none of the test run's settings (the bench sets up its own)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SHEETCALC_") and k != "DATABASE_URL"}
+    # WHEN the API bench runs a handful of requests of each kind
+    done = subprocess.run([sys.executable, "bench/api_request.py", "--requests", "4", "--warmup", "1", "--json"],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    # THEN every request got its expected answer and is reported, with the messages it queued
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    assert list(report["rows"]) == ["execute", "get_pending", "get_completed"]
+    for row in report["rows"].values():
+        assert row["requests"] == 4 and row["cpu_us_per_request"] > 0 and row["statements_per_request"] > 0
+    assert report["queue"] == "stub" and report["messages_to_stub"] == 5  # one warm-up and four measured executes
