@@ -33,7 +33,7 @@ from tests.statement_counter import counting  # noqa: E402
 
 def _row(step: str, seen, per: int = 1) -> dict:
     return {
-        "step": step, "per": per, "statements": seen.statements, "round_trips": seen.round_trips,
+        "step": step, "per": per, "statements": seen.statements, "round_trips": seen.round_trips, "prepares": seen.prepares,
         "commits": seen.commits, "kinds": dict(seen.by_kind()),
     }
 
@@ -105,13 +105,13 @@ def measure(database_url: str | None, batch: int) -> list[dict]:
 def table(rows: list[dict], database: str) -> str:
     lines = [
         f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {database}",
-        "| step | statements | per job | round trips | per job | commits | statements by kind |",
+        "| step | statements | per job | round trips (of them first prepares) | per job | commits | statements by kind |",
         "|---|---|---|---|---|---|---|",
     ]
     for r in rows:
         kinds = ", ".join(f"{k} {n}" for k, n in sorted(r["kinds"].items(), key=lambda kv: -kv[1]))
         lines.append(
-            f"| {r['step']} | {r['statements']} | {r['statements'] / r['per']:.1f} | {r['round_trips']} "
+            f"| {r['step']} | {r['statements']} | {r['statements'] / r['per']:.1f} | {r['round_trips']} ({r['prepares']}) "
             f"| {r['round_trips'] / r['per']:.1f} | {r['commits']} | {kinds} |"
         )
     return "\n".join(lines)

@@ -8,6 +8,7 @@ completion listener's own connection, which is counted apart (``listener_round_t
         run_jobs(ids)
     seen.statements  # SQL statements the driver ran (an executemany of n rows counts n: pg8000 runs each)
     seen.round_trips  # PostgreSQL only: requests that waited for the server (BEGIN and COMMIT included)
+    seen.prepares  # of those, statements prepared on a connection for the first time
 
 A measuring tool for tests and ``bench/round_trips.py``; the product never imports it.
 """
@@ -28,6 +29,7 @@ class Seen:
     statements: int = 0
     round_trips: int = 0
     listener_round_trips: int = 0
+    prepares: int = 0  # of the round trips: statements prepared (once per connection and text, shared/db/pg8000_prepared.py)
     commits: int = 0
     sql: list[str] = field(default_factory=list)
     waits: list[str] = field(default_factory=list)  # what each round trip was for (its statement)
@@ -80,6 +82,7 @@ def _count_round_trips(seen: Seen, lock: threading.Lock, exclude_threads: tuple[
     except ImportError:
         return lambda: None
     original = core.CoreConnection.handle_messages
+    original_prepare = core.CoreConnection.prepare_statement
 
     def handle_messages(self, context):
         # Every wait for the server's messages ends one round trip (pg8000 flushes, then reads).
@@ -92,9 +95,17 @@ def _count_round_trips(seen: Seen, lock: threading.Lock, exclude_threads: tuple[
                 seen.waits.append(" ".join(str(getattr(context, "statement", None) or "?").split())[:60])
         return original(self, context)
 
+    def prepare_statement(self, statement, oids=None):
+        if threading.current_thread().name not in exclude_threads:
+            with lock:
+                seen.prepares += 1
+        return original_prepare(self, statement, oids)
+
     core.CoreConnection.handle_messages = handle_messages
+    core.CoreConnection.prepare_statement = prepare_statement
 
     def restore():
         core.CoreConnection.handle_messages = original
+        core.CoreConnection.prepare_statement = original_prepare
 
     return restore

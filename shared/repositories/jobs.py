@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime, timedelta
 
-from sqlalchemy import and_, bindparam, column, func, or_, select, text, update, values
+from sqlalchemy import and_, bindparam, func, or_, select, text, union_all, update
 from sqlalchemy.orm import Session
 
 from shared.db.models import UNFINISHED_JOBS_SQL, Job, JobStatus, Tenant
@@ -78,7 +78,7 @@ def finish_many(session: Session, *, claimed_at: datetime, outcomes: list[tuple[
     in the rollups folded; returns the jobs finished (a job whose claim was lost meanwhile is not).
 
     One statement for all of them (usually; one per set of fields written: completed and failed
-    jobs write different ones): ``WITH outcome(id, ...) AS (VALUES ...) UPDATE jobs ... FROM
+    jobs write different ones): ``WITH outcome AS (SELECT ... UNION ALL ...) UPDATE jobs ... FROM
     outcome ... RETURNING`` the rollups' columns of exactly the rows it changed, so a redelivery
     or a lost claim never counts twice and nothing is read again."""
     if not outcomes:
@@ -109,11 +109,10 @@ def _finish_statement(fields: tuple[str, ...], rows: int):
     if statement is None:
         table = Job.__table__
         names = ("id", *fields)
-        outcome = (
-            values(*[column(name, table.c[name].type) for name in names], name="outcome")
-            .data([tuple(bindparam(f"o{i}_{name}", type_=table.c[name].type) for name in names) for i in range(rows)])
-            .cte("outcome")
-        )
+        # SELECTs of typed binds (not VALUES, which SQLAlchemy cannot cache compiled): on
+        # PostgreSQL each bind carries its cast, as the UPDATE's columns need.
+        each = [select(*[bindparam(f"o{i}_{name}", type_=table.c[name].type).label(name) for name in names]) for i in range(rows)]
+        outcome = (union_all(*each) if rows > 1 else each[0]).cte("outcome")
         statement = _finish_statements[(fields, rows)] = (
             update(table)
             .where(table.c.id == outcome.c.id, table.c.status == JobStatus.PROCESSING, table.c.started_at == bindparam("claimed_at"))
