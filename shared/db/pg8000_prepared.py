@@ -19,11 +19,7 @@ Prepared statements are per connection and outlive transactions; a connection ke
 
 from __future__ import annotations
 
-import logging
-
 from sqlalchemy import Engine, event
-
-log = logging.getLogger(__name__)
 
 MAX_PREPARED = 256
 _CACHE = "_sheetcalc_prepared"  # attribute of the pg8000 connection: statement text -> prepared
