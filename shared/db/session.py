@@ -59,7 +59,7 @@ def _create(url: str) -> Engine:
     # No pre-ping: it would cost every unit of work one round trip more (pg8000 sends ";" at each
     # checkout). A connection the server dropped fails its statement instead, and SQLAlchemy then
     # throws away every pooled connection older than the failure, so after a database restart one
-    # unit of work per process fails (503) rather than each paying for a ping forever.
+    # unit of work per process fails rather than every one paying for a ping.
     engine = create_engine(url, pool_size=5, max_overflow=10)
     pg8000_prepared.install(engine)
     return engine

@@ -19,7 +19,7 @@ construct per job), and many jobs are folded before they are written
 Python, and each table's distinct rows are written by one multi-row upsert (``VALUES (...),
 (...) ON CONFLICT ...``; the keys are distinct, as one statement requires), so a batch of jobs
 costs one statement per table it touches rather than up to five per job (on PostgreSQL each
-statement is a round trip, or three through pg8000). Rows are written table by table in a fixed
+statement is a round trip). Rows are written table by table in a fixed
 order, and within a table in key order (a statement takes its rows' locks in VALUES order), so
 concurrent transactions lock rollup rows in one order: no deadlock.
 """
