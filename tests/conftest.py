@@ -18,6 +18,7 @@ from shared.adapters import aws as aws_clients
 from shared.adapters.aws import reset_clients
 from shared.api.app import create_app
 from shared.config import reset_settings
+from shared.db import pg8000_prepared
 from shared.db.migrate import upgrade
 from shared.db.session import bind_sessions, reset_engines
 from shared.devstack.local_aws import start_local_aws
@@ -82,6 +83,7 @@ def _test_database(local_aws) -> Engine:
     url = os.environ["DATABASE_URL"]
     if not url.startswith("sqlite"):
         engine = create_engine(url.replace("postgresql://", "postgresql+pg8000://", 1))
+        pg8000_prepared.install(engine)  # as the product's engine runs its statements (shared/db/session.py)
     else:
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
 

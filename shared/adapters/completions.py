@@ -2,8 +2,9 @@
 
 The backend follows the database (configuration, never a second code path):
 
-- **PostgreSQL**: ``NOTIFY sheetcalc_jobs, '<job id>'`` (``pg_notify``) committed right after the
-  finishing commit. Each listening process keeps ONE dedicated pg8000 connection, made with the
+- **PostgreSQL**: ``NOTIFY sheetcalc_jobs, '<job id>'`` (``pg_notify``), sent in the finishing
+  transaction itself (``notify_in``: PostgreSQL delivers it at the commit) or committed right after
+  it (``announce``). Each listening process keeps ONE dedicated pg8000 connection, made with the
   pool's own connect arguments but outside the pool, that ``LISTEN``\\s; a thread selects on its
   socket and reads what arrived. Works across machines (Lambda: the worker Lambda notifies, the
   API Lambda listens).
@@ -30,7 +31,7 @@ import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from sqlalchemy import text
+from sqlalchemy import Connection, text
 
 from shared.config import get_settings
 from shared.db.session import get_engine
@@ -71,11 +72,25 @@ def announce(job_ids: Iterable[str]) -> None:
         send_datagrams(notify_dir(), ids)
 
 
+# One notification per id (a listener hands on each payload as one id), all in one statement.
+_NOTIFY = text("SELECT count(pg_notify(:channel, job_id)) FROM unnest(CAST(:job_ids AS TEXT[])) AS job_id")
+
+
 def notify(job_ids: list[str]) -> None:
     """PostgreSQL: NOTIFY each id on the channel, committed at once (a connection of the pool)."""
     with get_engine().begin() as connection:
-        for job_id in job_ids:
-            connection.execute(text("SELECT pg_notify(:channel, :job_id)"), {"channel": CHANNEL, "job_id": job_id})
+        notify_in(connection, job_ids)
+
+
+def notify_in(connection: Connection, job_ids: list[str]) -> bool:
+    """PostgreSQL: NOTIFY each id on the channel within ``connection``'s transaction, so they are
+    delivered when it commits and never if it rolls back (one statement); False, doing nothing, on
+    another database (the dev backend sends its datagrams after the commit instead)."""
+    if connection.dialect.name != "postgresql":
+        return False
+    if job_ids:
+        connection.execute(_NOTIFY, {"channel": CHANNEL, "job_ids": list(job_ids)})
+    return True
 
 
 def new_listener() -> PgListener | SocketListener:

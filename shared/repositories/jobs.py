@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime, timedelta
 
-from sqlalchemy import and_, bindparam, func, or_, select, text, update
+from sqlalchemy import and_, bindparam, func, or_, select, text, union_all, update
 from sqlalchemy.orm import Session
 
 from shared.db.models import UNFINISHED_JOBS_SQL, Engine, Job, JobStatus, Tenant
@@ -88,42 +88,50 @@ def finish(session: Session, *, job_id: uuid.UUID, claimed_at: datetime, **value
 
 
 def finish_many(session: Session, *, claimed_at: datetime, outcomes: list[tuple[uuid.UUID, dict]]) -> set[uuid.UUID]:
-    """Record the outcomes of jobs claimed together, each by its own conditional update (one
-    prepared statement run for all of them), and count them in the rollups folded; returns the
-    jobs finished (a job whose claim was lost meanwhile is not)."""
+    """Record the outcomes of jobs claimed together, each conditional on its claim, and count them
+    in the rollups folded; returns the jobs finished (a job whose claim was lost meanwhile is not).
+
+    One statement for all of them (usually; one per set of fields written: completed and failed
+    jobs write different ones): ``WITH outcome AS (SELECT ... UNION ALL ...) UPDATE jobs ... FROM
+    outcome ... RETURNING`` the rollups' columns of exactly the rows it changed, so a redelivery
+    or a lost claim never counts twice and nothing is read again."""
     if not outcomes:
         return set()
     now = utcnow()
-    by_fields: dict[tuple[str, ...], list[dict]] = {}
+    by_fields: dict[tuple[str, ...], list[tuple[uuid.UUID, dict]]] = {}
     for job_id, values in outcomes:
-        by_fields.setdefault(tuple(sorted(values)), []).append(
-            {"job_id": job_id, "claimed_at": claimed_at, "now": now, **{f"new_{k}": v for k, v in values.items()}}
-        )
-    changed = sum(session.connection().execute(_finish_statement(fields), rows).rowcount for fields, rows in by_fields.items())
-    # Only the update that finished a job counts it, so a redelivery or a lost claim never counts
-    # twice. Every update changed its row (the usual case): all are ours. Otherwise ours are the
-    # rows on our claim that carry our finish time (the claim was lost for the others).
-    ours = [Job.id.in_([job_id for job_id, _ in outcomes])]
-    if changed != len(outcomes):
-        ours += [Job.started_at == claimed_at, Job.completed_at == now, Job.status.in_([JobStatus.COMPLETED, JobStatus.FAILED])]
-    finished = session.execute(select(Job.id, *rollups.JOB_COLUMNS).where(*ours)).all()
+        by_fields.setdefault(tuple(sorted(values)), []).append((job_id, values))
+    connection = session.connection()
+    finished = []
+    for fields, group in by_fields.items():
+        params = {"claimed_at": claimed_at, "now": now}
+        for i, (job_id, values) in enumerate(group):
+            params[f"o{i}_id"] = job_id
+            params.update({f"o{i}_{k}": v for k, v in values.items()})
+        finished += connection.execute(_finish_statement(fields, len(group)), params).all()
     if finished:
-        rollups.record_finished_many(session.connection(), finished)
+        rollups.record_finished_many(connection, finished)
     return {row.id for row in finished}
 
 
-_finish_statements: dict[tuple[str, ...], object] = {}
+_finish_statements: dict[tuple[tuple[str, ...], int], object] = {}
 
 
-def _finish_statement(fields: tuple[str, ...]):
-    """The conditional finish setting ``fields``, built once per set of fields (bound per job)."""
-    statement = _finish_statements.get(fields)
+def _finish_statement(fields: tuple[str, ...], rows: int):
+    """The conditional finish of ``rows`` jobs setting ``fields``, built once per shape (bound per call)."""
+    statement = _finish_statements.get((fields, rows))
     if statement is None:
         table = Job.__table__
-        statement = _finish_statements[fields] = (
+        names = ("id", *fields)
+        # SELECTs of typed binds (not VALUES, which SQLAlchemy cannot cache compiled): on
+        # PostgreSQL each bind carries its cast, as the UPDATE's columns need.
+        each = [select(*[bindparam(f"o{i}_{name}", type_=table.c[name].type).label(name) for name in names]) for i in range(rows)]
+        outcome = (union_all(*each) if rows > 1 else each[0]).cte("outcome")
+        statement = _finish_statements[(fields, rows)] = (
             update(table)
-            .where(table.c.id == bindparam("job_id"), table.c.status == JobStatus.PROCESSING, table.c.started_at == bindparam("claimed_at"))
-            .values(updated_at=bindparam("now"), completed_at=bindparam("now"), **{k: bindparam(f"new_{k}") for k in fields})
+            .where(table.c.id == outcome.c.id, table.c.status == JobStatus.PROCESSING, table.c.started_at == bindparam("claimed_at"))
+            .values(updated_at=bindparam("now"), completed_at=bindparam("now"), **{k: outcome.c[k] for k in fields})
+            .returning(table.c.id, *[table.c[c.key] for c in rollups.JOB_COLUMNS])
         )
     return statement
 

@@ -16,10 +16,12 @@ SQLite and PostgreSQL. The names a row carries are those of its latest job.
 The upserts are ``text()`` statements built once per table and dialect (not a new SQLAlchemy
 construct per job), and many jobs are folded before they are written
 (``record_created_many`` / ``record_finished_many``): their counts are summed per rollup row in
-Python and each distinct row gets one upsert, so a batch of jobs costs one upsert per row it
-touches rather than up to five per job. Rows are written table by table in a fixed order, and
-within a table in key order, so concurrent transactions lock rollup rows in one order: no
-deadlock.
+Python, and each table's distinct rows are written by one multi-row upsert (``VALUES (...),
+(...) ON CONFLICT ...``; the keys are distinct, as one statement requires), so a batch of jobs
+costs one statement per table it touches rather than up to five per job (on PostgreSQL each
+statement is a round trip). Rows are written table by table in a fixed
+order, and within a table in key order (a statement takes its rows' locks in VALUES order), so
+concurrent transactions lock rollup rows in one order: no deadlock.
 """
 
 from __future__ import annotations
@@ -88,16 +90,18 @@ class _Rollup:
     def columns(self) -> tuple[str, ...]:
         return (*self.key, *self.add, *self.latest, *(("last_created_at",) if self.latest else ()))
 
-    def upsert_sql(self) -> str:
-        """Insert the row, or add ``add`` to the existing one and take ``latest`` if this row's job is newer."""
+    def upsert_sql(self, rows: int = 1) -> str:
+        """Insert ``rows`` rows (distinct keys; binds ``<column>_<i>``), or add ``add`` to an existing one
+        and take ``latest`` if this row's job is newer."""
         name, columns = self.table.name, self.columns
         changes = [f"{c} = {name}.{c} + excluded.{c}" for c in self.add]
         changes += [
             f"{c} = CASE WHEN excluded.last_created_at >= {name}.last_created_at THEN excluded.{c} ELSE {name}.{c} END"
             for c in (*self.latest, "last_created_at") if self.latest
         ]
+        tuples = ", ".join("(" + ", ".join(f":{c}_{i}" for c in columns) + ")" for i in range(rows))
         return (
-            f"INSERT INTO {name} ({', '.join(columns)}) VALUES ({', '.join(':' + c for c in columns)}) "
+            f"INSERT INTO {name} ({', '.join(columns)}) VALUES {tuples} "
             f"ON CONFLICT ({', '.join(self.key)}) DO UPDATE SET {', '.join(changes)}"
         )
 
@@ -110,16 +114,19 @@ _HISTOGRAM = _Rollup(HISTOGRAM, ("count",))
 _ENGINE_HISTOGRAM = _Rollup(ENGINE_HISTOGRAM, ("count",))
 ROLLUPS = (_DAILY, _CONSUMER_DAILY, _CONSUMER_ENGINE_DAILY, _HISTOGRAM, _ENGINE_HISTOGRAM)
 
-_statements: dict[tuple[str, str], TextClause] = {}
+_statements: dict[tuple[str, str, int], TextClause] = {}
+# Rows per statement at most (a batch's histogram can touch hundreds): binds stay far below the
+# databases' limits (PostgreSQL 65,535; SQLite 32,766) and the statements cached stay few.
+CHUNK = 100
 
 
-def _statement(connection: Connection, rollup: _Rollup) -> TextClause:
-    """The rollup's upsert for this connection's dialect, built once (typed binds: UUIDs, dates, times)."""
-    cache_key = (connection.dialect.name, rollup.table.name)
+def _statement(connection: Connection, rollup: _Rollup, rows: int) -> TextClause:
+    """The rollup's upsert of ``rows`` rows for this connection's dialect, built once (typed binds: UUIDs, dates, times)."""
+    cache_key = (connection.dialect.name, rollup.table.name, rows)
     statement = _statements.get(cache_key)
     if statement is None:
-        binds = [bindparam(c, type_=rollup.table.c[c].type) for c in rollup.columns]
-        statement = _statements[cache_key] = text(rollup.upsert_sql()).bindparams(*binds)
+        binds = [bindparam(f"{c}_{i}", type_=rollup.table.c[c].type) for i in range(rows) for c in rollup.columns]
+        statement = _statements[cache_key] = text(rollup.upsert_sql(rows)).bindparams(*binds)
     return statement
 
 
@@ -167,9 +174,13 @@ def _fold(jobs: Iterable[JobFacts], *, created: bool) -> dict[_Rollup, dict[tupl
 
 
 def _write(connection: Connection, jobs: Iterable[JobFacts], *, created: bool) -> None:
+    """One multi-row upsert per table (per ``CHUNK`` rows), rows in key order: one statement, one round trip."""
     for rollup, rows in _fold(jobs, created=created).items():
-        if rows:
-            connection.execute(_statement(connection, rollup), [rows[key] for key in sorted(rows)])
+        ordered = [rows[key] for key in sorted(rows)]
+        for start in range(0, len(ordered), CHUNK):
+            chunk = ordered[start:start + CHUNK]
+            params = {f"{c}_{i}": row[c] for i, row in enumerate(chunk) for c in rollup.columns}
+            connection.execute(_statement(connection, rollup, len(chunk)), params)
 
 
 def record_finished(connection: Connection, job: JobFacts) -> None:

@@ -2,8 +2,8 @@
 
 A batch of messages is claimed in one conditional UPDATE; the jobs of one version are calculated
 one after another on the version's loaded model; their outcomes are written in one transaction
-(each by its own conditional update, the statistics rollups folded), and then their webhooks are
-queued (``_after_finish``). The filled workbook is not written here: a completed job records the
+(one conditional update for all, the statistics rollups folded, the completion announced within
+it), and then their webhooks are queued (``_after_finish``). The filled workbook is not written here: a completed job records the
 key it will live under, and the first download produces it from the job's recorded inputs and
 version (``filled_workbook``; ``shared.services.jobs.result_link``), unless the setting
 ``keep_filled_workbooks`` asks for it at once.
@@ -150,6 +150,7 @@ def run_jobs(job_ids: list[uuid.UUID]) -> Batch:
 
     with session_scope() as session:
         finished = job_repo.finish_many(session, claimed_at=claimed_at, outcomes=[(job.id, values) for job, values, _ in outcomes])
+        job_waits.announce_on_commit(session, finished)
     _after_finish([(job, values, calc_ms) for job, values, calc_ms in outcomes if job.id in finished], batch)
     return batch
 
@@ -239,9 +240,8 @@ def _release(job_ids: list[uuid.UUID], claimed_at: datetime) -> None:
 
 
 def _after_finish(finished: list[tuple[Job, dict, float | None]], batch: Batch) -> None:
-    """What follows a batch's finish commit, for the jobs it finished: their waiters woken, their
-    metrics, their webhooks."""
-    job_waits.announce([job.id for job, _, _ in finished])
+    """What follows a batch's finish commit, for the jobs it finished (their waiters were woken by
+    the commit): their metrics, their webhooks."""
     for job, values, calc_ms in finished:
         batch.statuses[job.id] = values["status"]
         record_job_metrics(values["status"], None if calc_ms is None else round(calc_ms))

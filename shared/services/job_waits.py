@@ -7,8 +7,9 @@ job's completion (``shared.adapters.completions``: PostgreSQL NOTIFY, or unix da
 in dev), and reads the job once more when woken, or at the deadline. The first read is the
 normal, checked one (whitelist, key, rate limit, permission); later reads look at the same row.
 
-Finishers call ``announce`` after their commit; a lost announcement costs a waiter its wait, never
-a job, so it is logged, not raised.
+Finishers call ``announce_on_commit`` in their finishing transaction (the worker), or ``announce``
+after their commit; a lost announcement costs a waiter its wait, never a job, so ``announce`` logs
+rather than raises.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import math
 import uuid
 from collections.abc import Callable, Iterable
 
+from sqlalchemy import event
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
@@ -58,6 +60,16 @@ def announce(job_ids: Iterable[uuid.UUID | str]) -> None:
         completions.announce(job_ids)
     except Exception:
         log.warning("could not announce finished jobs; their waiters answer at their deadline", exc_info=True)
+
+
+def announce_on_commit(session: Session, job_ids: Iterable[uuid.UUID | str]) -> None:
+    """Wake whoever waits for these jobs when the session's transaction commits, never before and
+    never if it rolls back. On PostgreSQL the NOTIFY is one statement inside the transaction (no
+    transaction of its own; a NOTIFY that fails fails the finish, whose jobs the queue then
+    redelivers); in dev (SQLite) ``announce`` runs after the commit."""
+    ids = [str(job_id) for job_id in job_ids]
+    if ids and not completions.notify_in(session.connection(), ids):
+        event.listen(session, "after_commit", lambda _session: announce(ids), once=True)
 
 
 def _in_session(read: Callable[[Session], Job]) -> Job:
