@@ -7,6 +7,12 @@ operator: @"; ECMA-376 Part 1, 18.2.5 definedName):
   `0.05`, `LABEL` = `"net"`): a formula using it calculates as if the name's formula were
   written in its place. IronCalc answers #NAME? for every such name (measured: `=DAILY_CHARGE`,
   `=TAX*100`). The rewrite puts the name's formula, in parentheses, where the name is.
+- A sheet-scoped name (localSheetId) is found first from its own sheet, and from any sheet
+  when written with the sheet's name, `Other!Rate` ("Define and use names in formulas": a name's
+  scope is a worksheet or the workbook; a worksheet-level name is recognised in other sheets
+  only qualified by its sheet's name). IronCalc 0.9.1 resolves the unqualified name per sheet
+  as Excel does (measured: a workbook `Rate` shadowed on one sheet) but answers #ERROR! for the
+  qualified form; the rewrite puts the name's reference there.
 - A name whose reference is relative (`Sheet1!B1`, no `$`) is stored relative to cell A1 and
   refers, from each cell that uses it, to the cell at the same offset from that cell (wrapping
   round the sheet's edges, which is how "the cell to the left" is written). IronCalc reads it
@@ -60,8 +66,8 @@ def may_need_names(data_workbook_xml: bytes) -> bool:
         if b'name="_xlnm.' in match.group(1) or b'name="_xlfn.' in match.group(1):
             continue  # Excel's own (print areas, filters, newer functions' placeholders)
         text = match.group(2).decode("utf-8", "replace").strip()
-        if not _ABSOLUTE_CELL.fullmatch(text):
-            return True
+        if not _ABSOLUTE_CELL.fullmatch(text) or b"localSheetId=" in match.group(1):
+            return True  # a sheet-scoped name may be written `Sheet!Name` (_replacement)
     return False
 
 
@@ -212,7 +218,8 @@ def _replacement(value: str, definition: str, names: _Names, sheet: int, row: in
                  intersect: bool, depth: int) -> str:
     ref = _reference(definition)
     if ref is not None and ref.sheet is not None:
-        if not ref.relative and definition not in names.resolved:
+        qualified = "!" in value  # `Other!Rate`: IronCalc 0.9.1 answers #ERROR!
+        if not ref.relative and definition not in names.resolved and not qualified:
             return "@" + value.lstrip("@") if ref.multi and intersect else value
         text = ref.seen_from(row, col)
         return "@" + text if ref.multi and intersect else text
