@@ -25,8 +25,9 @@ Excel's rules (Microsoft support, each function's page):
   IronCalc 0.9.1 drops the TRUE or the text (#DIV/0!, 4, #DIV/0!; AVERAGE, SUM, MAX, MIN and
   COUNT read them right, measured). An argument made only of literals, single cells and
   operators whose last operator is a comparison (TRUE/FALSE) or `&` (text) is written
-  `--(...)`, the number Excel reads (text that is not a number: #VALUE!, as typed). In MODE
-  only the comparisons (typed text is ignored there, above). Left alone: arguments with a
+  `--(...)`, the number Excel reads (text that is not a number: #VALUE!, as typed). Not in
+  MODE, whose page does not say typed logical values count and whose typed text Excel ignores
+  (above): there such an argument is flagged (functions/unfixable.py). Left alone: arguments with a
   function call, a range, a name or an array, whose result may be a reference or an array.
 - COUNT and AVERAGE given an array constant: "If an argument is an array or reference, only
   numbers in that array or reference are counted" (COUNT and AVERAGE pages). IronCalc 0.9.1
@@ -152,7 +153,7 @@ _COMPARISONS = frozenset({"=", "<>", "<", ">", "<=", ">="})
 _SCALAR_OPERANDS = frozenset({Token.NUMBER, Token.TEXT, Token.LOGICAL})
 
 
-def _expression_kind(tokens: list[Token], positions: list[int]) -> str | None:
+def expression_kind(tokens: list[Token], positions: list[int]) -> str | None:
     """"logical" or "text" for an argument that is an expression of literals and single cells
     whose result is a comparison's TRUE/FALSE or a concatenation's text (`1=1`, `A1>0`,
     `A1&""`), None for anything else: a reference, a name (it may be several cells), a function
@@ -251,8 +252,8 @@ def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
                     values[meaningful[0]] = number
                     changed = True
                 continue
-            kind = _expression_kind(tokens, arg)
-            if kind == "logical" or (kind == "text" and name not in MODES):
+            kind = expression_kind(tokens, arg) if name not in MODES else None
+            if kind is not None:
                 # the value Excel reads: TRUE 1, "3" 3, other text #VALUE! (as typed)
                 values[meaningful[0]] = "--(" + values[meaningful[0]]
                 values[meaningful[-1]] += ")"

@@ -28,7 +28,8 @@ operator: @"; ECMA-376 Part 1, 18.2.5 definedName):
   value, SUMIF's criteria, INDEX's row; formula_tokens.Context). Elsewhere inside a function
   that takes ranges or arrays (SUM, SUMPRODUCT, ...) the name is left as it is.
 
-Left alone, and so IronCalc's as before: array formulas (a plain formula in their place would
+Left alone, and so IronCalc's as before (flagged at upload, `unfixable_names`, where it is
+wrong): array formulas (a plain formula in their place would
 mean something else), LAMBDA names (called, not referenced), names to other workbooks or to
 #REF!, and a name whose formula yields several cells at its top level (`Sheet1!$A$1:$A$3*2`, an
 intersection of ranges) where a single value is expected (Excel's reading of such an array in
@@ -289,6 +290,35 @@ def inline_names(model, definitions: dict[tuple[str, int | None], str],
     return rewrite_cells(model, [cell for cell in cells if cell not in skip], rewrite)
 
 
+ARRAY_NAME_REASON = (
+    "the defined name {name} stands for a formula or constant (an array constant too) inside an "
+    "array formula: IronCalc 0.9.1 answers #NAME? for it (COUNT and other functions that skip "
+    "errors then miss its values) and the layer does not rewrite array formulas"
+)
+
+
+def _computed_name(tokens: list[Token], definitions: dict[str, str]) -> str | None:
+    """The first workbook-scoped name a formula uses that is not a plain reference (a constant,
+    an array constant, a formula), or None."""
+    from shared.calc.corrections.lookups import parse_range
+
+    for token in tokens:
+        if token.type != Token.OPERAND or token.subtype != Token.RANGE:
+            continue
+        named = parse_name(token.value.lstrip("@"))
+        if named is None or named[0] is not None:
+            continue
+        definition = definitions.get(named[1].upper())
+        if definition is None:
+            continue
+        text = definition.strip().lstrip("=")
+        if "#REF!" in text.upper() or "[" in text:
+            continue  # Excel's #REF! either way; another workbook's
+        if _reference(text) is None and parse_range(text) is None:
+            return named[1]
+    return None
+
+
 def unfixable_names(book) -> list[tuple[object, str]]:
     """[(formula cell, reason)] of an ExcelBook's cells using a workbook-scoped name that the
     rewrite leaves alone although IronCalc gets it wrong: a name whose formula gives several
@@ -302,6 +332,11 @@ def unfixable_names(book) -> list[tuple[object, str]]:
             continue
         tokens = tokenize(cell.formula)
         if tokens is None:
+            continue
+        if cell.array_formula:
+            computed = _computed_name(tokens, book.defined_names)
+            if computed is not None:
+                found.append((cell, ARRAY_NAME_REASON.format(name=computed)))
             continue
         try:
             _rewrite(tokens, names, -1, cell.row, cell.col, True, 0)
