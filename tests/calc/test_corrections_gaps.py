@@ -166,6 +166,11 @@ EXPRESSION_CASES = {
     "=STDEV(1=1,3)": math.sqrt(2), "=SUMSQ(A1>0,2)": 5, "=VAR((1=1),3)": 2.0,
     '=STDEV("3"&"",1)': math.sqrt(2), '=_xlfn.VAR.S(A2&"",1)': 2.0,
     '=STDEV("x"&"",1)': "#VALUE!", "=DEVSQ(1<>1,2)": 2.0,
+    # functions of single values giving a logical value or text (A1 is a number: ISNUMBER TRUE)
+    "=STDEV(AND(1,1),3)": math.sqrt(2), "=STDEV(ISNUMBER(A1),3)": math.sqrt(2),
+    '=STDEV(LEFT("3x",1),1)': math.sqrt(2), "=SUMSQ(NOT(A1>0),2)": 4, '=VAR(UPPER("x"),1)': "#VALUE!",
+    # IF gives the reference A1 (a number): left to IronCalc
+    "=STDEV(IF(TRUE,A1),1)": math.sqrt(8),
     # a reference or a range in the argument is left to IronCalc: A2's text is ignored
     "=STDEV(A2,1,3)": math.sqrt(2),
 }
@@ -209,5 +214,7 @@ def test_mode_given_a_calculated_logical_value_or_text_is_flagged():
     # STATISTICAL!S71); IronCalc 0.9.1 drops it, so MODE(1=1,1,2) is #N/A there
     assert reasons("MODE(1=1,1,2)")[0].startswith("MODE given a logical value or text calculated")
     assert reasons('_xlfn.MODE.SNGL(A1&"",1,2)')
+    assert reasons("MODE(ISNUMBER(A1),1,1)")
     assert reasons("MODE(A1*2,1,2)") == []  # a number
+    assert reasons("MODE(ABS(A1),1,2)") == []
     assert reasons("MODE(A1:A3,B1)") == []

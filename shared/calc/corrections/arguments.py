@@ -150,22 +150,48 @@ def _number_text(value: float) -> str:
 
 
 _COMPARISONS = frozenset({"=", "<>", "<", ">", "<=", ">="})
+# Functions that, given single values, give one logical value or one text (their pages)
+SCALAR_LOGICAL = frozenset({
+    "AND", "OR", "XOR", "NOT", "ISNUMBER", "ISTEXT", "ISNONTEXT", "ISBLANK", "ISERROR", "ISERR",
+    "ISNA", "ISLOGICAL", "ISEVEN", "ISODD", "EXACT",
+})
+SCALAR_TEXT = frozenset({
+    "CONCATENATE", "CONCAT", "LEFT", "RIGHT", "MID", "UPPER", "LOWER", "TRIM", "FIXED",
+    "DOLLAR", "SUBSTITUTE", "REPT",
+})
+
+
+def _function_name(value: str) -> str:
+    return re.sub(r"^@?(?:_xlfn\.|_xlws\.)*", "", value[:-1], flags=re.IGNORECASE).upper()
 _SCALAR_OPERANDS = frozenset({Token.NUMBER, Token.TEXT, Token.LOGICAL})
 
 
 def expression_kind(tokens: list[Token], positions: list[int]) -> str | None:
     """"logical" or "text" for an argument that is an expression of literals and single cells
     whose result is a comparison's TRUE/FALSE or a concatenation's text (`1=1`, `A1>0`,
-    `A1&""`), None for anything else: a reference, a name (it may be several cells), a function
-    call or an array (their results may be references or arrays, whose logical values and text
-    Excel ignores)."""
+    `A1&""`), or a call of a function of single values giving one (`AND(A1>0,B1)`,
+    `ISNUMBER(A1)`, `LEFT(A1,2)`, with literals and single cells only); None for anything else:
+    a reference, a name (it may be several cells), a range, another function (IF, INDEX, ...
+    may give a reference) or an array (their logical values and text Excel ignores)."""
     meaningful = [i for i in positions if tokens[i].type != Token.WSPACE]
     if len(meaningful) < 2:
         return None
-    depth, found = 0, []  # (depth, operator)
+    depth, found, calls, first_call = 0, [], 0, None  # (depth, operator) outside calls
     for i in meaningful:
         token = tokens[i]
-        if token.type == Token.PAREN:
+        if token.type == Token.FUNC:
+            if token.subtype == Token.OPEN:
+                name = _function_name(token.value)
+                if name not in SCALAR_LOGICAL and name not in SCALAR_TEXT:
+                    return None
+                first_call = first_call or name
+                calls += 1
+            else:
+                calls -= 1
+        elif token.type == Token.SEP:
+            if calls == 0:
+                return None
+        elif token.type == Token.PAREN:
             depth += 1 if token.subtype == Token.OPEN else -1
         elif token.type == Token.OPERAND:
             if token.subtype == Token.RANGE:
@@ -176,11 +202,14 @@ def expression_kind(tokens: list[Token], positions: list[int]) -> str | None:
         elif token.type == Token.OP_IN:
             if token.value in (":", ",", " "):
                 return None
-            found.append((depth, token.value))
+            if calls == 0:
+                found.append((depth, token.value))
         elif token.type not in (Token.OP_PRE, Token.OP_POST):
             return None
-    if not found:
-        return None
+    if not found:  # one call of a function of single values, or nothing to convert
+        if first_call is None:
+            return None
+        return "logical" if first_call in SCALAR_LOGICAL else "text"
     top = min(d for d, _ in found)
     operators = {op for d, op in found if d == top}
     if operators & _COMPARISONS:

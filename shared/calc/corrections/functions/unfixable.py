@@ -95,7 +95,7 @@ def _calculated_value(argument: str) -> bool:
     from shared.calc.corrections.arguments import expression_kind
     from shared.calc.corrections.formula_tokens import tokenize
 
-    if not any(op in argument for op in "=<>&"):
+    if not any(op in argument for op in "=<>&("):
         return False
     tokens = tokenize("=" + argument)
     if tokens is None:
