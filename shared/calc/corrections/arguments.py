@@ -19,6 +19,16 @@ Excel's rules (Microsoft support, each function's page):
   locale, so the cell is flagged at upload (`typed_text_reason`, unfixable.py), not guessed. Not MODE and
   MODE.SNGL: there Excel ignores such text, against its page (test.xlsx STATISTICAL!S71
   `MODE.SNGL(D71:E71,E71:F71,F71:G71,"")` saved 0.2), as IronCalc does.
+- The same holds for a value an expression gives (Excel distinguishes values from references,
+  not typed from calculated: the pages' "typed directly" are the arguments that are not
+  references): STDEV(1=1,3) is STDEV(1,3), SUMSQ(A1>0,2) 5, VAR("3"&"",1) VAR(3,1), where
+  IronCalc 0.9.1 drops the TRUE or the text (#DIV/0!, 4, #DIV/0!; AVERAGE, SUM, MAX, MIN and
+  COUNT read them right, measured). An argument made only of literals, single cells and
+  operators whose last operator is a comparison (TRUE/FALSE) or `&` (text) is written
+  `--(...)`, the number Excel reads (text that is not a number: #VALUE!, as typed). Not in
+  MODE, whose page does not say typed logical values count and whose typed text Excel ignores
+  (above): there such an argument is flagged (functions/unfixable.py). Left alone: arguments with a
+  function call, a range, a name or an array, whose result may be a reference or an array.
 - COUNT and AVERAGE given an array constant: "If an argument is an array or reference, only
   numbers in that array or reference are counted" (COUNT and AVERAGE pages). IronCalc 0.9.1
   miscounts arrays (COUNT(A1:A3,{1,2}) is COUNT(A1:A3) alone, AVERAGE({1,2,TRUE}) 1.333,
@@ -139,6 +149,74 @@ def _number_text(value: float) -> str:
     return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value).upper()
 
 
+_COMPARISONS = frozenset({"=", "<>", "<", ">", "<=", ">="})
+# Functions that, given single values, give one logical value or one text (their pages)
+SCALAR_LOGICAL = frozenset({
+    "AND", "OR", "XOR", "NOT", "ISNUMBER", "ISTEXT", "ISNONTEXT", "ISBLANK", "ISERROR", "ISERR",
+    "ISNA", "ISLOGICAL", "ISEVEN", "ISODD", "EXACT",
+})
+SCALAR_TEXT = frozenset({
+    "CONCATENATE", "CONCAT", "LEFT", "RIGHT", "MID", "UPPER", "LOWER", "TRIM", "FIXED",
+    "DOLLAR", "SUBSTITUTE", "REPT",
+})
+
+
+def _function_name(value: str) -> str:
+    return re.sub(r"^@?(?:_xlfn\.|_xlws\.)*", "", value[:-1], flags=re.IGNORECASE).upper()
+_SCALAR_OPERANDS = frozenset({Token.NUMBER, Token.TEXT, Token.LOGICAL})
+
+
+def expression_kind(tokens: list[Token], positions: list[int]) -> str | None:
+    """"logical" or "text" for an argument that is an expression of literals and single cells
+    whose result is a comparison's TRUE/FALSE or a concatenation's text (`1=1`, `A1>0`,
+    `A1&""`), or a call of a function of single values giving one (`AND(A1>0,B1)`,
+    `ISNUMBER(A1)`, `LEFT(A1,2)`, with literals and single cells only); None for anything else:
+    a reference, a name (it may be several cells), a range, another function (IF, INDEX, ...
+    may give a reference) or an array (their logical values and text Excel ignores)."""
+    meaningful = [i for i in positions if tokens[i].type != Token.WSPACE]
+    if len(meaningful) < 2:
+        return None
+    depth, found, calls, first_call = 0, [], 0, None  # (depth, operator) outside calls
+    for i in meaningful:
+        token = tokens[i]
+        if token.type == Token.FUNC:
+            if token.subtype == Token.OPEN:
+                name = _function_name(token.value)
+                if name not in SCALAR_LOGICAL and name not in SCALAR_TEXT:
+                    return None
+                first_call = first_call or name
+                calls += 1
+            else:
+                calls -= 1
+        elif token.type == Token.SEP:
+            if calls == 0:
+                return None
+        elif token.type == Token.PAREN:
+            depth += 1 if token.subtype == Token.OPEN else -1
+        elif token.type == Token.OPERAND:
+            if token.subtype == Token.RANGE:
+                if not _CELL.fullmatch(token.value.lstrip("@")):
+                    return None
+            elif token.subtype not in _SCALAR_OPERANDS:
+                return None
+        elif token.type == Token.OP_IN:
+            if token.value in (":", ",", " "):
+                return None
+            if calls == 0:
+                found.append((depth, token.value))
+        elif token.type not in (Token.OP_PRE, Token.OP_POST):
+            return None
+    if not found:  # one call of a function of single values, or nothing to convert
+        if first_call is None:
+            return None
+        return "logical" if first_call in SCALAR_LOGICAL else "text"
+    top = min(d for d, _ in found)
+    operators = {op for d, op in found if d == top}
+    if operators & _COMPARISONS:
+        return "logical"  # comparisons bind last: the result is TRUE or FALSE
+    return "text" if "&" in operators else None
+
+
 def _constant_arrays(values, name, opened, closed, args) -> bool:
     """COUNT/AVERAGE with array constants rewritten (module docstring)."""
     texts = ["".join(values[i] for i in arg) for arg in args]
@@ -202,6 +280,13 @@ def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
                 if number is not None:
                     values[meaningful[0]] = number
                     changed = True
+                continue
+            kind = expression_kind(tokens, arg) if name not in MODES else None
+            if kind is not None:
+                # the value Excel reads: TRUE 1, "3" 3, other text #VALUE! (as typed)
+                values[meaningful[0]] = "--(" + values[meaningful[0]]
+                values[meaningful[-1]] += ")"
+                changed = True
     elif name in ("COUNT", "AVERAGE") and args:
         changed = _constant_arrays(values, name, opened, closed, args)
     elif name == "OFFSET" and len(args) >= 4:

@@ -7,6 +7,12 @@ operator: @"; ECMA-376 Part 1, 18.2.5 definedName):
   `0.05`, `LABEL` = `"net"`): a formula using it calculates as if the name's formula were
   written in its place. IronCalc answers #NAME? for every such name (measured: `=DAILY_CHARGE`,
   `=TAX*100`). The rewrite puts the name's formula, in parentheses, where the name is.
+- A sheet-scoped name (localSheetId) is found first from its own sheet, and from any sheet
+  when written with the sheet's name, `Other!Rate` ("Define and use names in formulas": a name's
+  scope is a worksheet or the workbook; a worksheet-level name is recognised in other sheets
+  only qualified by its sheet's name). IronCalc 0.9.1 resolves the unqualified name per sheet
+  as Excel does (measured: a workbook `Rate` shadowed on one sheet) but answers #ERROR! for the
+  qualified form; the rewrite puts the name's reference there.
 - A name whose reference is relative (`Sheet1!B1`, no `$`) is stored relative to cell A1 and
   refers, from each cell that uses it, to the cell at the same offset from that cell (wrapping
   round the sheet's edges, which is how "the cell to the left" is written). IronCalc reads it
@@ -22,7 +28,8 @@ operator: @"; ECMA-376 Part 1, 18.2.5 definedName):
   value, SUMIF's criteria, INDEX's row; formula_tokens.Context). Elsewhere inside a function
   that takes ranges or arrays (SUM, SUMPRODUCT, ...) the name is left as it is.
 
-Left alone, and so IronCalc's as before: array formulas (a plain formula in their place would
+Left alone, and so IronCalc's as before (flagged at upload, `unfixable_names`, where it is
+wrong): array formulas (a plain formula in their place would
 mean something else), LAMBDA names (called, not referenced), names to other workbooks or to
 #REF!, and a name whose formula yields several cells at its top level (`Sheet1!$A$1:$A$3*2`, an
 intersection of ranges) where a single value is expected (Excel's reading of such an array in
@@ -60,8 +67,8 @@ def may_need_names(data_workbook_xml: bytes) -> bool:
         if b'name="_xlnm.' in match.group(1) or b'name="_xlfn.' in match.group(1):
             continue  # Excel's own (print areas, filters, newer functions' placeholders)
         text = match.group(2).decode("utf-8", "replace").strip()
-        if not _ABSOLUTE_CELL.fullmatch(text):
-            return True
+        if not _ABSOLUTE_CELL.fullmatch(text) or b"localSheetId=" in match.group(1):
+            return True  # a sheet-scoped name may be written `Sheet!Name` (_replacement)
     return False
 
 
@@ -212,7 +219,8 @@ def _replacement(value: str, definition: str, names: _Names, sheet: int, row: in
                  intersect: bool, depth: int) -> str:
     ref = _reference(definition)
     if ref is not None and ref.sheet is not None:
-        if not ref.relative and definition not in names.resolved:
+        qualified = "!" in value  # `Other!Rate`: IronCalc 0.9.1 answers #ERROR!
+        if not ref.relative and definition not in names.resolved and not qualified:
             return "@" + value.lstrip("@") if ref.multi and intersect else value
         text = ref.seen_from(row, col)
         return "@" + text if ref.multi and intersect else text
@@ -282,6 +290,35 @@ def inline_names(model, definitions: dict[tuple[str, int | None], str],
     return rewrite_cells(model, [cell for cell in cells if cell not in skip], rewrite)
 
 
+ARRAY_NAME_REASON = (
+    "the defined name {name} stands for a formula or constant (an array constant too) inside an "
+    "array formula: IronCalc 0.9.1 answers #NAME? for it (COUNT and other functions that skip "
+    "errors then miss its values) and the layer does not rewrite array formulas"
+)
+
+
+def _computed_name(tokens: list[Token], definitions: dict[str, str]) -> str | None:
+    """The first workbook-scoped name a formula uses that is not a plain reference (a constant,
+    an array constant, a formula), or None."""
+    from shared.calc.corrections.lookups import parse_range
+
+    for token in tokens:
+        if token.type != Token.OPERAND or token.subtype != Token.RANGE:
+            continue
+        named = parse_name(token.value.lstrip("@"))
+        if named is None or named[0] is not None:
+            continue
+        definition = definitions.get(named[1].upper())
+        if definition is None:
+            continue
+        text = definition.strip().lstrip("=")
+        if "#REF!" in text.upper() or "[" in text:
+            continue  # Excel's #REF! either way; another workbook's
+        if _reference(text) is None and parse_range(text) is None:
+            return named[1]
+    return None
+
+
 def unfixable_names(book) -> list[tuple[object, str]]:
     """[(formula cell, reason)] of an ExcelBook's cells using a workbook-scoped name that the
     rewrite leaves alone although IronCalc gets it wrong: a name whose formula gives several
@@ -295,6 +332,11 @@ def unfixable_names(book) -> list[tuple[object, str]]:
             continue
         tokens = tokenize(cell.formula)
         if tokens is None:
+            continue
+        if cell.array_formula:
+            computed = _computed_name(tokens, book.defined_names)
+            if computed is not None:
+                found.append((cell, ARRAY_NAME_REASON.format(name=computed)))
             continue
         try:
             _rewrite(tokens, names, -1, cell.row, cell.col, True, 0)

@@ -20,6 +20,21 @@ carries Excel's values.
   rewritten at load (arguments.py), not flagged. References, names and typed values are read
   right. Outside an array formula a computed argument is one value (implicit intersection),
   read alike.
+- MODE, MODE.SNGL, MODE.MULT given an error value typed in (`MODE(1,1,#N/A)`): the MODE.SNGL
+  page says "arguments that are error values ... cause errors", IronCalc 0.9.1 drops the error
+  (1, measured); but Excel's own file contradicts the same sentence for text (formulas'
+  test.xlsx STATISTICAL!S71, arguments.py) and the corpus has no Excel-saved MODE of a typed
+  error, so the cell is flagged rather than rewritten on an unverified reading. Likewise a
+  MODE argument that is a comparison or a concatenation (`MODE(A1>0,1,2)`, `MODE(A1&"",...)`):
+  the page does not say whether such a logical value or text counts, and IronCalc drops it.
+- SUBTOTAL whose references hold a cell calling AGGREGATE: the SUBTOTAL page says only that
+  "other subtotals within ref1, ref2,... (or nested subtotals) ... are ignored"; whether an
+  AGGREGATE cell is such a subtotal it does not say (the AGGREGATE page speaks of "nested
+  SUBTOTAL and AGGREGATE functions" for AGGREGATE's own options only), and no Excel-saved file
+  of ours shows it. IronCalc 0.9.1 counts the AGGREGATE's value (the layer writes it into the
+  cell as a constant: SUBTOTAL(9,A1:A5) over 10, 20, 30, 40 and AGGREGATE(9,0,A1:A4) is 200),
+  so the cell is flagged. SUBTOTAL over SUBTOTAL cells IronCalc ignores, as the page says
+  (pinned in test_corrections_more.py).
 """
 
 from __future__ import annotations
@@ -53,6 +68,42 @@ AVERAGE_REASON = (
 )
 
 
+_MODE = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?MODE(?:\.SNGL|\.MULT)?\s*\(", re.IGNORECASE)
+_ERROR = re.compile(r"\s*#(?:NULL!|DIV/0!|VALUE!|REF!|NAME\?|NUM!|N/A|GETTING_DATA)\s*", re.IGNORECASE)
+_SUBTOTAL = re.compile(r"(?<![A-Za-z0-9_.])SUBTOTAL\s*\(", re.IGNORECASE)
+_AGGREGATE = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?AGGREGATE\s*\(", re.IGNORECASE)
+
+MODE_EXPRESSION_REASON = (
+    "MODE given a logical value or text calculated in its arguments ({argument}): IronCalc "
+    "0.9.1 drops it, and Excel's page does not say whether it counts"
+)
+MODE_ERROR_REASON = (
+    "MODE given an error value typed in: IronCalc 0.9.1 drops it, Excel's page says it is the "
+    "answer, and no Excel-saved file confirms which"
+)
+SUBTOTAL_AGGREGATE_REASON = (
+    "SUBTOTAL over a cell calling AGGREGATE ({cell}): IronCalc 0.9.1 with the layer counts the "
+    "AGGREGATE's value, and Excel's pages do not say whether Excel ignores it as a nested "
+    "subtotal"
+)
+
+
+def _calculated_value(argument: str) -> bool:
+    """Whether a MODE argument is a comparison or concatenation (arguments.expression_kind)."""
+    from openpyxl.formula.tokenizer import Token
+
+    from shared.calc.corrections.arguments import expression_kind
+    from shared.calc.corrections.formula_tokens import tokenize
+
+    if not any(op in argument for op in "=<>&("):
+        return False
+    tokens = tokenize("=" + argument)
+    if tokens is None:
+        return False
+    return expression_kind(tokens, [i for i, t in enumerate(tokens) if t.type != Token.WSPACE]) \
+        is not None
+
+
 def _statistic_reason(function: str, arguments: list[str], array_formula: bool) -> str | None:
     for argument in arguments:
         constant = argument.strip().startswith("{")
@@ -75,6 +126,14 @@ def reasons(formula: str, array_formula: bool = False) -> list[str]:
         found.append(typed)
     if _PIVOT.search(text):
         found.append(PIVOT_REASON)
+    for match in _MODE.finditer(text):
+        arguments = call_arguments(text, match.end()) or []
+        if any(_ERROR.fullmatch(a) for a in arguments) and MODE_ERROR_REASON not in found:
+            found.append(MODE_ERROR_REASON)
+        for argument in arguments:
+            if _calculated_value(argument):
+                found.append(MODE_EXPRESSION_REASON.format(argument=argument.strip()))
+                break
     for match in _STATISTIC.finditer(text):
         arguments = call_arguments(text, match.end())
         reason = _statistic_reason(match.group(1).upper(), arguments or [], array_formula)
@@ -87,10 +146,51 @@ def unfixable_functions(book) -> list[tuple[object, str]]:
     """[(formula cell, reason)] of an ExcelBook's cells the layer cannot compute as Excel would;
     a cell an array formula fills is its formula's cell's business."""
     found = []
+    aggregates = _aggregate_cells(book)
     for cell in book.cells:
         if cell.array_area:
             continue
         found_reasons = reasons(cell.formula, cell.array_formula)
+        nested = _aggregate_within(cell, aggregates) if aggregates else None
+        if nested is not None:
+            found_reasons.append(SUBTOTAL_AGGREGATE_REASON.format(cell=nested))
         if found_reasons:
             found.append((cell, "; ".join(found_reasons)))
     return found
+
+
+def _aggregate_cells(book) -> dict[str, list[object]]:
+    """{sheet in lower case: [formula cells calling AGGREGATE]}."""
+    found: dict[str, list[object]] = {}
+    for cell in book.cells:
+        if not cell.array_area and _AGGREGATE.search(_STRING.sub('""', cell.formula)):
+            found.setdefault(cell.sheet.lower(), []).append(cell)
+    return found
+
+
+def _aggregate_within(cell, aggregates: dict[str, list[object]]) -> str | None:
+    """The first AGGREGATE cell (`Sheet!A5`) inside a SUBTOTAL reference of `cell`'s formula
+    (ranges and single cells written in it, on its sheet or another), or None."""
+    from shared.calc.corrections.lookups import parse_range
+    from shared.calc.refs import parse_cell
+
+    text = _STRING.sub('""', cell.formula)
+    for match in _SUBTOTAL.finditer(text):
+        for argument in (call_arguments(text, match.end()) or [])[1:]:
+            argument = argument.strip().lstrip("@")
+            sheet, _, ref = argument.rpartition("!")
+            box = parse_range(argument)
+            if box is None:
+                found = parse_cell(ref)
+                if found is None:
+                    continue  # a name or an expression: not followed
+                row, col = found
+                top = bottom = row
+                left = right = col
+                sheet = sheet.strip("'").replace("''", "'") or None
+            else:
+                top, bottom, left, right, sheet = box.top, box.bottom, box.left, box.right, box.sheet
+            for other in aggregates.get((sheet or cell.sheet).lower(), ()):
+                if other is not cell and top <= other.row <= bottom and left <= other.col <= right:
+                    return f"{other.sheet}!{other.address}"
+    return None
