@@ -46,6 +46,9 @@ def local_aws(tmp_path_factory):
         SHEETCALC_JOBS_QUEUE_URL=aws.jobs_queue_url,
         SHEETCALC_CHECKS_QUEUE_URL=aws.checks_queue_url,
         SHEETCALC_WEBHOOKS_QUEUE_URL=aws.webhooks_queue_url,
+        # The upload reader's deadline (25 s in production) is generous here: CI at load 15 once
+        # took longer than 25 s to read a small workbook. Tests of the deadline set their own.
+        SHEETCALC_UPLOAD_PARSE_TIMEOUT_SECONDS="300",
     )
     reset_settings()
     reset_clients()

@@ -73,6 +73,9 @@ def dev_stack_env() -> dict[str, str]:
     if database_url:
         env["DATABASE_URL"] = database_url
     env["PYTHONUNBUFFERED"] = "1"
+    # As in tests/conftest.py: the upload reader's deadline is generous, so a loaded machine does
+    # not refuse the test's workbooks (no e2e test is about that deadline).
+    env["SHEETCALC_UPLOAD_PARSE_TIMEOUT_SECONDS"] = "300"
     return env
 
 
