@@ -12,9 +12,9 @@ from shared.api import rate_headers
 from shared.api.errors import responses
 from shared.api.presenters import engine_contract as present_contract
 from shared.api.presenters import jobs as present
-from shared.services.callers import ConsumerRequest
 from shared.api.schemas.jobs import AboutResponse, DownloadResponse, ExecuteRequest, ExecuteResponse, JobResponse
 from shared.services import engine_contract, job_waits, jobs
+from shared.services.callers import ConsumerRequest
 
 
 def _consumer_responses() -> dict[int, dict]:
