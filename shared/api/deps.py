@@ -103,15 +103,21 @@ async def _client_ip(request: Request) -> str | None:
 ClientAddress = Annotated[str | None, Depends(_client_ip)]
 
 
-async def _consumer_request(
-    request: Request,
-    x_api_key: Annotated[str | None, Depends(_api_key_header)],
-    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
-) -> ConsumerRequest:
+async def read_consumer_request(request: Request) -> ConsumerRequest:
+    """The call's key and address, read without dependencies of their own (no dependency step)."""
     # Resolved by the services, not here: the engine's whitelist is checked before the key. The
     # key's rate-limit allowance, once counted, goes on the response (shared/api/rate_headers.py).
-    # The key and the address are read here rather than by dependencies of their own: every
-    # consumer request solves this, and each dependency costs FastAPI about as much as the read.
+    # The key and the address are read here, by the security schemes' own readers called
+    # directly, rather than by dependencies of their own: every consumer request solves this,
+    # and each dependency costs FastAPI about as much as the read. The schemes are documented
+    # by ``CONSUMER_SECURITY`` on the routes that call this (``shared.api.routers.jobs``) and by
+    # ``CurrentConsumer``'s declared dependencies on the others.
+    return consumer_request(request, x_api_key=await _api_key_header(request), credentials=await _bearer(request))
+
+
+def consumer_request(
+    request: Request, *, x_api_key: str | None, credentials: HTTPAuthorizationCredentials | None,
+) -> ConsumerRequest:
     def report(allowance) -> None:
         rate_headers.remember(request, allowance)
 
@@ -119,7 +125,22 @@ async def _consumer_request(
     return ConsumerRequest(api_key=api_key, client_ip=client_ip(request), report_allowance=report)
 
 
-CurrentConsumer = Annotated[ConsumerRequest, Depends(_consumer_request)]
+async def _documented_consumer_request(
+    request: Request,
+    x_api_key: Annotated[str | None, Depends(_api_key_header)],
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)],
+) -> ConsumerRequest:
+    return consumer_request(request, x_api_key=x_api_key, credentials=credentials)
+
+
+# The routes off the hot path (about, the engine's document, download, batches) keep the schemes
+# as declared dependencies; the hot ones (execute, test-execute, job status) read everything in
+# one dependency step (``shared.api.routers.jobs``), documented through ``openapi_extra``.
+CurrentConsumer = Annotated[ConsumerRequest, Depends(_documented_consumer_request)]
+
+
+# The security requirements FastAPI documents for a route taking ``CurrentConsumer`` (in its order).
+CONSUMER_SECURITY = [{"APIKeyHeader": []}, {"HTTPBearer": []}]
 
 
 async def url_without_nul(request: Request) -> None:

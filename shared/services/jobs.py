@@ -103,7 +103,8 @@ def _queue(
         if first is None:
             raise Conflict(idempotency.KEY_REUSED)
         return first
-    job = job_repo.add(session, Job(
+    job = job_repo.insert_new(
+        session,
         id=job_id,
         tenant_id=engine.tenant_id,
         engine_id=engine.id,
@@ -118,7 +119,7 @@ def _queue(
         inputs=inputs,
         webhook_url=webhook_url,
         version_sha256=version.content_sha256,
-    ))
+    )
     session.commit()
     try:
         queues.enqueue_job(job.id)

@@ -72,6 +72,23 @@ def test_a_wait_outside_0_to_25_seconds_is_refused_with_400_and_queues_nothing(c
     assert [j["job_id"] for j in listed["jobs"]] == [job_id]
 
 
+def test_an_invalid_wait_is_answered_before_the_path_and_the_body_are_validated(client, deployed):
+    # GIVEN requests whose wait is invalid and whose body or path is invalid too
+    # WHEN they are sent
+    # THEN the wait's 400 answers (the key and wait are read before the path and body are validated) ...
+    r = client.post(deployed.execute_path, params={"wait": "abc"}, headers=key(deployed), json={"inputs": "not an object"})
+    assert (r.status_code, r.json()) == (400, {"detail": INVALID_WAIT})
+    r = client.get("/jobs/not-a-uuid", params={"wait": "abc"}, headers=key(deployed))
+    assert (r.status_code, r.json()) == (400, {"detail": INVALID_WAIT})
+    # ... except a body that is not JSON at all, refused (422) before anything is read
+    r = client.post(
+        deployed.execute_path, params={"wait": "abc"}, headers={**key(deployed), "Content-Type": "application/json"}, content=b"{",
+    )
+    assert r.status_code == 422
+    # AND nothing was queued
+    assert deployed.admin.get(f"/engines/{deployed.engine_id}/jobs").json()["jobs"] == []
+
+
 # --- the answer when the job has not finished in time ---------------------------------------------
 
 

@@ -3,7 +3,13 @@ its request and response models, and the error statuses it can answer."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import pytest
+from fastapi import FastAPI, Header, Query
+
+from shared.api.deps import CurrentConsumer
+from shared.api.routers.jobs import IDEMPOTENCY_KEY, WAIT
 
 MANAGEMENT = {"401", "403"}
 # (method, path): error statuses beyond 401/403 that management routes share; None for consumer routes below.
@@ -239,3 +245,38 @@ def test_a_new_management_route_cannot_forget_authentication(local_aws):
             router.routes[:] = [r for r in router.routes if getattr(r, "path", None) != path]
     # THEN the router's own dependency refuses it
     assert set(statuses.values()) == {401}, statuses
+
+
+
+# An app whose execute and job status declare wait, Idempotency-Key and the consumer's credentials
+# as FastAPI dependencies and parameters (as the hot routes did before they read them in one step
+# and documented them by hand). Module level: annotations are resolved in this module's globals.
+_declared = FastAPI()
+_Wait = Annotated[str | None, Query(description=WAIT, examples=["2"])]
+_Key = Annotated[str | None, Header(alias="Idempotency-Key", description=IDEMPOTENCY_KEY)]
+
+
+@_declared.post("/execute")
+def _declared_execute(consumer: CurrentConsumer, wait: _Wait = None, key: _Key = None):
+    pass
+
+
+@_declared.get("/status")
+def _declared_status(consumer: CurrentConsumer, wait: _Wait = None):
+    pass
+
+
+def test_the_hot_consumer_routes_document_wait_key_and_credentials_as_declared_parameters_would(spec):
+    # GIVEN the document FastAPI makes of the declared parameters and credentials
+    reference = _declared.openapi()["paths"]
+    # WHEN the service's document is read
+    # THEN its hot routes carry the same parameters and security, in the same place
+    for (method, path), declared_path in (
+        (("POST", "/jobs/execute/{tenant_slug}/{engine_slug}"), "/execute"),
+        (("POST", "/jobs/test/{tenant_slug}/{engine_slug}/{version_id}"), "/execute"),
+        (("GET", "/jobs/{job_id}"), "/status"),
+    ):
+        ours, theirs = operation(spec, method, path), reference[declared_path][method.lower()]
+        assert [p for p in ours["parameters"] if p["in"] != "path"] == theirs["parameters"], path
+        assert ours["security"] == theirs["security"], path
+        assert list(ours).index("security") < list(ours).index("parameters"), path

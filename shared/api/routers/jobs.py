@@ -1,18 +1,20 @@
 """The consumer API: execute, test, about, job status, download (API key auth, checked by the services)."""
 
 import uuid
+from dataclasses import dataclass
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, Query, Request
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 
-from shared.api.deps import CurrentConsumer, SessionDep
+from shared.api.deps import CONSUMER_SECURITY, CurrentConsumer, SessionDep, read_consumer_request
 from shared.api import rate_headers
 from shared.api.errors import responses
 from shared.api.presenters import engine_contract as present_contract
 from shared.api.presenters import jobs as present
 from shared.api.schemas.jobs import AboutResponse, DownloadResponse, ExecuteRequest, ExecuteResponse, JobResponse
 from shared.services import engine_contract, job_waits, jobs
+from shared.services.callers import ConsumerRequest
 
 
 def _consumer_responses() -> dict[int, dict]:
@@ -33,26 +35,59 @@ def _counted(status: int) -> dict[int, dict]:
 
 router = APIRouter(prefix="/jobs", tags=["jobs"], responses=_consumer_responses())
 
-IdempotencyKey = Annotated[str | None, Header(
-    alias="Idempotency-Key",
-    description=(
-        "Optional, 1 to 255 characters (letters, digits, '-', '_', '.', ':'). The same key with the same request "
-        "from the same key holder within 24 hours answers with the first job (202, same job_id); with a "
-        "different request 409. Concurrent requests with one key make one job."
-    ),
-)]
+IDEMPOTENCY_KEY = (
+    "Optional, 1 to 255 characters (letters, digits, '-', '_', '.', ':'). The same key with the same request "
+    "from the same key holder within 24 hours answers with the first job (202, same job_id); with a "
+    "different request 409. Concurrent requests with one key make one job."
+)
+WAIT = (
+    "Seconds (more than 0, at most 25) to hold the request until the job finishes; "
+    "the answer then carries its outputs. Without it, or when the time passes first, the answer is as without wait."
+)
 
 
-async def _wait(
-    wait: Annotated[str | None, Query(description=(
-        "Seconds (more than 0, at most 25) to hold the request until the job finishes; "
-        "the answer then carries its outputs. Without it, or when the time passes first, the answer is as without wait."
-    ), examples=["2"])] = None,
-) -> float | None:
-    return job_waits.seconds(wait)
+def _optional_string(name: str, where: str, description: str, **schema) -> dict:
+    # As FastAPI documents a declared ``str | None`` query or header parameter.
+    return {
+        "name": name, "in": where, "required": False,
+        "schema": {"anyOf": [{"type": "string"}, {"type": "null"}], "description": description, **schema, "title": name.title()},
+        "description": description,
+    }
 
 
-Wait = Annotated[float | None, Depends(_wait)]
+# The hot consumer routes (execute, test-execute, job status) read their key, address, wait and
+# Idempotency-Key in one dependency step rather than four or five (FastAPI's solving of each
+# dependency costs about what its read does). What the declared parameters and security
+# dependencies documented is declared here instead, so the OpenAPI document is unchanged.
+_WAIT_PARAMETER = _optional_string("wait", "query", WAIT, examples=["2"])
+_IDEMPOTENCY_PARAMETER = _optional_string("Idempotency-Key", "header", IDEMPOTENCY_KEY)
+
+
+@dataclass(frozen=True)
+class ConsumerCall:
+    """What a hot consumer route reads besides its path and body."""
+
+    consumer: ConsumerRequest
+    wait: float | None  # seconds (shared.services.job_waits), None without wait
+    idempotency_key: str | None = None
+
+
+async def _status_call(request: Request) -> ConsumerCall:
+    # The key and address first, then wait (whose BadRequest answers before the path and body
+    # are validated), as the separate dependencies were solved.
+    consumer = await read_consumer_request(request)
+    return ConsumerCall(consumer, job_waits.seconds(request.query_params.get("wait")))
+
+
+async def _execute_call(request: Request) -> ConsumerCall:
+    call = await _status_call(request)
+    return ConsumerCall(call.consumer, call.wait, request.headers.get("idempotency-key"))
+
+
+StatusCall = Annotated[ConsumerCall, Depends(_status_call)]
+ExecuteCall = Annotated[ConsumerCall, Depends(_execute_call)]
+_STATUS_DOCUMENT = {"security": CONSUMER_SECURITY, "parameters": [_WAIT_PARAMETER]}
+_EXECUTE_DOCUMENT = {"security": CONSUMER_SECURITY, "parameters": [_WAIT_PARAMETER, _IDEMPOTENCY_PARAMETER]}
 # execute?wait=N: the finished job, as GET /jobs/{job_id} shows it.
 _FINISHED = {200: {"model": JobResponse, "description": "With wait: the job finished within it (the body GET /jobs/{job_id} gives)"}}
 
@@ -65,12 +100,9 @@ def _accepted_or_finished(job, wait: float | None):
 
 @router.post(
     "/execute/{tenant_slug}/{engine_slug}", status_code=202, response_model=ExecuteResponse,
-    responses={**responses(400, 404, 409, 413, 503), **_counted(202), **_FINISHED},
+    responses={**responses(400, 404, 409, 413, 503), **_counted(202), **_FINISHED}, openapi_extra=_EXECUTE_DOCUMENT,
 )
-async def execute(
-    tenant_slug: str, engine_slug: str, body: ExecuteRequest, consumer: CurrentConsumer, wait: Wait = None,
-    idempotency_key: IdempotencyKey = None,
-):
+async def execute(tenant_slug: str, engine_slug: str, body: ExecuteRequest, call: ExecuteCall):
     """Queue a calculation on the engine's active version. Poll the job, or give a webhook_url,
     or give wait=N to have the finished job (200) in this answer when it finishes within N seconds.
 
@@ -78,26 +110,23 @@ async def execute(
     stay inside it and whose patterns run in linear time), then against the named ranges.
     """
     job = await job_waits.execute(lambda session: jobs.execute(
-        session, request=consumer, tenant_slug=tenant_slug, engine_slug=engine_slug, inputs=body.inputs, webhook_url=body.webhook_url,
-        waiting=wait is not None, idempotency_key=idempotency_key,
-    ), wait=wait)
-    return _accepted_or_finished(job, wait)
+        session, request=call.consumer, tenant_slug=tenant_slug, engine_slug=engine_slug, inputs=body.inputs,
+        webhook_url=body.webhook_url, waiting=call.wait is not None, idempotency_key=call.idempotency_key,
+    ), wait=call.wait)
+    return _accepted_or_finished(job, call.wait)
 
 
 @router.post(
     "/test/{tenant_slug}/{engine_slug}/{version_id}", status_code=202, response_model=ExecuteResponse,
-    responses={**responses(400, 404, 409, 413, 503), **_counted(202), **_FINISHED},
+    responses={**responses(400, 404, 409, 413, 503), **_counted(202), **_FINISHED}, openapi_extra=_EXECUTE_DOCUMENT,
 )
-async def test_execute(
-    tenant_slug: str, engine_slug: str, version_id: uuid.UUID, body: ExecuteRequest, consumer: CurrentConsumer, wait: Wait = None,
-    idempotency_key: IdempotencyKey = None,
-):
+async def test_execute(tenant_slug: str, engine_slug: str, version_id: uuid.UUID, body: ExecuteRequest, call: ExecuteCall):
     """Queue a calculation on a given version, active or not, with that version's test key (wait=N as at execute)."""
     job = await job_waits.execute(lambda session: jobs.test_execute(
-        session, request=consumer, tenant_slug=tenant_slug, engine_slug=engine_slug, version_id=version_id,
-        inputs=body.inputs, webhook_url=body.webhook_url, idempotency_key=idempotency_key,
-    ), wait=wait)
-    return _accepted_or_finished(job, wait)
+        session, request=call.consumer, tenant_slug=tenant_slug, engine_slug=engine_slug, version_id=version_id,
+        inputs=body.inputs, webhook_url=body.webhook_url, idempotency_key=call.idempotency_key,
+    ), wait=call.wait)
+    return _accepted_or_finished(job, call.wait)
 
 
 @router.get("/about/{tenant_slug}/{engine_slug}", response_model=AboutResponse, responses={**responses(400, 404), **_counted(200)})
@@ -117,11 +146,16 @@ def engine_openapi(tenant_slug: str, engine_slug: str, request: Request, session
 
 
 # Only the fields the job's status carries are set (spec rule 3), so unset fields are left out.
-@router.get("/{job_id}", response_model=JobResponse, response_model_exclude_unset=True, responses={**responses(400, 404), **_counted(200)})
-async def get_job(job_id: uuid.UUID, consumer: CurrentConsumer, wait: Wait = None):
+@router.get(
+    "/{job_id}", response_model=JobResponse, response_model_exclude_unset=True, responses={**responses(400, 404), **_counted(200)},
+    openapi_extra=_STATUS_DOCUMENT,
+)
+async def get_job(job_id: uuid.UUID, call: StatusCall):
     """The job's status; inputs and outputs once it has finished. With wait=N, answered when the
     job finishes or N seconds have passed, whichever comes first."""
-    job = await job_waits.get_job(lambda session: jobs.get_job(session, request=consumer, job_id=job_id), job_id=job_id, wait=wait)
+    job = await job_waits.get_job(
+        lambda session: jobs.get_job(session, request=call.consumer, job_id=job_id), job_id=job_id, wait=call.wait,
+    )
     return present.job_status(job)
 
 
