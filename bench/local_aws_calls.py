@@ -1,0 +1,200 @@
+"""CPU per SQS call against the dev stack's local AWS (shared/devstack/local_aws.py), both sides.
+
+Starts the local AWS in this process and makes N calls of each kind with a boto3 client built as
+the service builds its own (shared.adapters.aws), the queue kept near empty as in the dev stack.
+The client side is this thread's CPU during the call (``time.thread_time``); the server side is
+the CPU of moto's server thread handling that request. Prints microseconds per call and the load
+average; back to back before and after a change, the load average says how noisy the figures are.
+
+    .venv/bin/python bench/local_aws_calls.py            # 300 calls of each kind
+    .venv/bin/python bench/local_aws_calls.py -n 50 --json
+    .venv/bin/python bench/local_aws_calls.py --profile server --kind receive_empty
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import os
+import pstats
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from shared.adapters import aws as aws_adapter  # noqa: E402
+from shared.devstack.local_aws import start_local_aws  # noqa: E402
+
+KINDS = ("receive_empty", "send", "send_batch_10", "receive_10", "delete_batch_10", "s3_put", "s3_get")
+
+
+class _ServerClock:
+    """CPU time moto's server threads spend on requests while ``counting`` (each request is
+    timed in the thread that handles it, from reading it to the end of its answer)."""
+
+    def __init__(self) -> None:
+        self.counting = False
+        self.seconds = 0.0
+
+    def install(self):
+        from shared.devstack import local_aws
+
+        handler = local_aws._KeepAliveRequestHandler
+        original = handler.handle_one_request
+        clock = self
+
+        def handle_one_request(self_):
+            start = time.thread_time()
+            try:
+                return original(self_)
+            finally:
+                if clock.counting:
+                    clock.seconds += time.thread_time() - start
+
+        handler.handle_one_request = handle_one_request
+        return lambda: setattr(handler, "handle_one_request", original)
+
+
+def _kinds(sqs, s3, bucket: str, queue_url: str):
+    """For each kind: (prepare, call, tidy); only ``call`` is measured, the queue stays near empty."""
+    state: dict[str, list] = {"messages": []}
+    attributes = {"MessageSystemAttributeNames": ["All"], "MessageAttributeNames": ["All"]}
+
+    def nothing():
+        pass
+
+    def receive():
+        state["messages"] = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=0,
+                                                **attributes).get("Messages", [])
+
+    def send():
+        sqs.send_message(QueueUrl=queue_url, MessageBody='{"job_id": "x"}')
+
+    def send_batch_10():
+        sqs.send_message_batch(QueueUrl=queue_url, Entries=[
+            {"Id": str(i), "MessageBody": '{"job_id": "x"}'} for i in range(10)])
+
+    def delete_batch():
+        messages, state["messages"] = state["messages"], []
+        if messages:
+            sqs.delete_message_batch(QueueUrl=queue_url, Entries=[
+                {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)])
+
+    def drain():
+        receive()
+        delete_batch()
+
+    def s3_put():
+        s3.put_object(Bucket=bucket, Key="bench/object", Body=b"x" * 4096)
+
+    def s3_get():
+        s3.get_object(Bucket=bucket, Key="bench/object")["Body"].read()
+
+    return {
+        "receive_empty": (nothing, receive, nothing),
+        "send": (nothing, send, drain),
+        "send_batch_10": (nothing, send_batch_10, drain),
+        "receive_10": (send_batch_10, receive, delete_batch),
+        "delete_batch_10": (lambda: (send_batch_10(), receive()), delete_batch, nothing),
+        "s3_put": (nothing, s3_put, nothing),
+        "s3_get": (s3_put, s3_get, nothing),
+    }
+
+
+def measure(n: int, kinds=KINDS, profile: str | None = None) -> dict[str, dict[str, float]]:
+    """Client and server CPU microseconds per call of each kind (``profile``: cProfile one side)."""
+    clock = _ServerClock()
+    uninstall = clock.install()
+    stack = start_local_aws(prefix=f"bench{os.getpid()}")
+    try:
+        sqs = aws_adapter._client("sqs", stack.region, stack.endpoint_url)
+        s3 = aws_adapter._client("s3", stack.region, stack.endpoint_url)
+        table = _kinds(sqs, s3, stack.bucket, stack.checks_queue_url)
+        results: dict[str, dict[str, float]] = {}
+        for kind in kinds:
+            prepare, call, tidy = table[kind]
+            for _ in range(min(5, n)):  # warm
+                prepare(), call(), tidy()
+            profiler = cProfile.Profile() if profile == "client" else None
+            client = server = 0.0
+            clock.seconds = 0.0
+            for _ in range(n):
+                prepare()
+                clock.counting = True
+                if profiler:
+                    profiler.enable()
+                thread0 = time.thread_time()
+                call()
+                client += time.thread_time() - thread0
+                if profiler:
+                    profiler.disable()
+                clock.counting = False
+                tidy()
+            if profiler:
+                print(f"--- {kind}: cProfile of the client side, {n} calls ---")
+                pstats.Stats(profiler).sort_stats("tottime").print_stats(30)
+                pstats.Stats(profiler).sort_stats("cumulative").print_stats(40)
+            results[kind] = {"client_us": round(client / n * 1e6, 1), "server_us": round(clock.seconds / n * 1e6, 1)}
+        return results
+    finally:
+        stack.stop()
+        uninstall()
+
+
+def _profile_server(n: int, kind: str) -> None:
+    """cProfile of moto's server threads while ``n`` calls of ``kind`` (and their tidying) run."""
+    from shared.devstack import local_aws
+
+    profilers: list[cProfile.Profile] = []
+    handler = local_aws._KeepAliveRequestHandler
+    original = handler.handle_one_request
+
+    def handle_one_request(self):
+        profiler = cProfile.Profile()
+        profilers.append(profiler)
+        profiler.enable()
+        try:
+            return original(self)
+        finally:
+            profiler.disable()
+
+    handler.handle_one_request = handle_one_request
+    try:
+        measure(n, [kind])
+    finally:
+        handler.handle_one_request = original
+    stats = pstats.Stats(profilers[0])
+    for profiler in profilers[1:]:
+        stats.add(profiler)
+    print(f"--- {kind}: cProfile of the server side (every request, setup and tidying too) ---")
+    stats.sort_stats("tottime").print_stats(35)
+    stats.sort_stats("cumulative").print_stats(50)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("-n", type=int, default=300, help="calls of each kind")
+    parser.add_argument("--kind", action="append", choices=KINDS, help="only these kinds")
+    parser.add_argument("--profile", choices=("client", "server"), help="print a cProfile of one side")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    kinds = tuple(args.kind or KINDS)
+    if args.profile == "server":
+        _profile_server(args.n, kinds[0])
+        return 0
+    results = measure(args.n, kinds, profile=args.profile)
+    load = os.getloadavg()[0]
+    if args.json:
+        print(json.dumps({"n": args.n, "load_1m": load, "calls": results}))
+        return 0
+    print(f"{args.n} calls of each kind, load average {load:.2f}")
+    print(f"{'call':<18}{'client us':>12}{'server us':>12}")
+    for kind, figures in results.items():
+        print(f"{kind:<18}{figures['client_us']:>12.1f}{figures['server_us']:>12.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
