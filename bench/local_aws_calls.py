@@ -30,6 +30,12 @@ from shared.devstack.local_aws import start_local_aws  # noqa: E402
 KINDS = ("receive_empty", "send", "send_batch_10", "receive_10", "delete_batch_10", "s3_put", "s3_get")
 
 
+def _expect(condition: bool, what: str) -> None:
+    """A call that did not do what it is measured for makes the figures meaningless: stop."""
+    if not condition:
+        raise SystemExit(f"local AWS call did not do its work: {what}")
+
+
 class _ServerClock:
     """CPU time moto's server threads spend on requests while ``counting`` (each request is
     timed in the thread that handles it, from reading it to the end of its answer)."""
@@ -79,8 +85,13 @@ def _kinds(sqs, s3, bucket: str, queue_url: str):
     def delete_batch():
         messages, state["messages"] = state["messages"], []
         if messages:
-            sqs.delete_message_batch(QueueUrl=queue_url, Entries=[
+            answer = sqs.delete_message_batch(QueueUrl=queue_url, Entries=[
                 {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)])
+            _expect(len(answer.get("Successful", [])) == len(messages), f"deleted {answer}")
+
+    def receive_10():
+        receive()
+        _expect(len(state["messages"]) == 10, f"received {len(state['messages'])} of 10")
 
     def drain():
         receive()
@@ -90,13 +101,13 @@ def _kinds(sqs, s3, bucket: str, queue_url: str):
         s3.put_object(Bucket=bucket, Key="bench/object", Body=b"x" * 4096)
 
     def s3_get():
-        s3.get_object(Bucket=bucket, Key="bench/object")["Body"].read()
+        _expect(s3.get_object(Bucket=bucket, Key="bench/object")["Body"].read() == b"x" * 4096, "object read back")
 
     return {
         "receive_empty": (nothing, receive, nothing),
         "send": (nothing, send, drain),
         "send_batch_10": (nothing, send_batch_10, drain),
-        "receive_10": (send_batch_10, receive, delete_batch),
+        "receive_10": (send_batch_10, receive_10, delete_batch),
         "delete_batch_10": (lambda: (send_batch_10(), receive()), delete_batch, nothing),
         "s3_put": (nothing, s3_put, nothing),
         "s3_get": (s3_put, s3_get, nothing),
@@ -117,7 +128,7 @@ def measure(n: int, kinds=KINDS, profile: str | None = None) -> dict[str, dict[s
             prepare, call, tidy = table[kind]
             for _ in range(min(5, n)):  # warm
                 prepare(), call(), tidy()
-            profiler = cProfile.Profile() if profile == "client" else None
+            profiler = cProfile.Profile(time.thread_time) if profile == "client" else None
             client = server = 0.0
             clock.seconds = 0.0
             for _ in range(n):
@@ -152,7 +163,7 @@ def _profile_server(n: int, kind: str) -> None:
     original = handler.handle_one_request
 
     def handle_one_request(self):
-        profiler = cProfile.Profile()
+        profiler = cProfile.Profile(time.thread_time)  # CPU: waiting for the next request is not counted
         profilers.append(profiler)
         profiler.enable()
         try:

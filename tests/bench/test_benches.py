@@ -113,3 +113,18 @@ def test_api_request_bench_times_execute_and_both_kinds_of_get():
     for row in report["rows"].values():
         assert row["requests"] == 4 and row["cpu_us_per_request"] > 0 and row["statements_per_request"] > 0
     assert report["queue"] == "stub" and report["messages_to_stub"] == 5  # one warm-up and four measured executes
+
+
+def test_local_aws_calls_bench_reports_both_sides_of_every_kind_of_call():
+    # GIVEN a fresh process (the bench starts its own local AWS)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SHEETCALC_")}
+    # WHEN the local AWS bench makes a few calls of each kind
+    done = subprocess.run([sys.executable, "bench/local_aws_calls.py", "-n", "3", "--json"],
+                          cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
+    # THEN each call did its work (the bench stops otherwise) and each is reported with CPU on both sides
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    assert list(report["calls"]) == ["receive_empty", "send", "send_batch_10", "receive_10", "delete_batch_10",
+                                     "s3_put", "s3_get"]
+    for figures in report["calls"].values():
+        assert figures["client_us"] > 0 and figures["server_us"] > 0
