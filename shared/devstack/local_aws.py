@@ -100,6 +100,16 @@ def create_queue_with_dlq(sqs, name: str, *, visibility_timeout: int,
 ENDPOINT_FILE = "endpoint.json"
 
 
+def _has_all(*owners_and_names: tuple[object, str]) -> bool:
+    """Whether moto still has every internal a shortcut below replaces; when one is gone (a moto
+    upgrade), the shortcut is not made and moto's own path runs, slower but right."""
+    missing = [f"{getattr(owner, '__name__', owner)}.{name}" for owner, name in owners_and_names
+               if not hasattr(owner, name)]
+    if missing:
+        log.warning("moto has changed (%s missing): running without the local AWS's shortcuts", ", ".join(missing))
+    return not missing
+
+
 def _sqs_backlogs_made_cheap() -> None:
     """moto's SQS made fast enough for a backlog of thousands of messages.
 
@@ -115,6 +125,11 @@ def _sqs_backlogs_made_cheap() -> None:
 
     from moto.core import utils as moto_utils
     from moto.sqs import models as sqs_models
+
+    if not _has_all((sqs_models, "unix_time"), (sqs_models, "unix_time_millis"), (moto_utils, "unix_time"),
+                    (sqs_models.SQSBackend, "is_message_valid_based_on_retention_period"),
+                    (sqs_models.SQSBackend, "get_queue")):
+        return
 
     def unix_time(dt=None) -> float:
         return _time.time() if dt is None else moto_utils.unix_time(dt)
@@ -182,6 +197,15 @@ class _KeepAliveRequestHandler(MotoRequestHandler):
             return
         super().send_header(keyword, value)
 
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        # Werkzeug builds each request's line (decoded path, colours) before its logger drops it;
+        # the dev stack sets the logger to WARNING, so nobody would see it. Unset, werkzeug
+        # decides (it sets INFO and logs), as before.
+        werkzeug_log = logging.getLogger("werkzeug")
+        if werkzeug_log.level != logging.NOTSET and not werkzeug_log.isEnabledFor(logging.INFO):
+            return
+        super().log_request(code, size)
+
 
 class _KeepAliveMotoServer(ThreadedMotoServer):
     """``ThreadedMotoServer`` with ``_KeepAliveRequestHandler``: a thread per connection, and
@@ -213,6 +237,9 @@ def _moto_dispatch_made_cheap() -> None:
     from moto.moto_server.werkzeug_app import DomainDispatcherApplication
 
     if getattr(DomainDispatcherApplication, "_sheetcalc_cached", False):
+        return
+    if not _has_all((backends, "list_of_moto_modules"), (moto_responses, "method_names_from_class"),
+                    (DomainDispatcherApplication, "get_backend_for_host")):
         return
     modules = tuple(backends.list_of_moto_modules())
     backends.list_of_moto_modules = lambda: modules

@@ -1,0 +1,146 @@
+"""The local AWS (shared/devstack/local_aws.py) answers as moto does, shortcuts or not: SQS
+sends, receives, deletes and visibility, S3 puts and gets, through boto3 as the service calls them;
+each shortcut into moto's internals is skipped when moto no longer has what it replaces."""
+
+from __future__ import annotations
+
+import logging
+
+import boto3
+import pytest
+
+from shared.devstack import local_aws
+from shared.devstack.local_aws import LocalAws, create_queue_with_dlq, start_local_aws
+
+
+@pytest.fixture(scope="module")
+def aws() -> LocalAws:
+    stack = start_local_aws(prefix="moto-behaviour")
+    yield stack
+    stack.stop()
+
+
+@pytest.fixture(scope="module")
+def sqs(aws):
+    return boto3.session.Session().client("sqs", region_name=aws.region, endpoint_url=aws.endpoint_url)
+
+
+@pytest.fixture
+def queue_url(sqs, request):
+    # A queue of its own per test, as the dev stack declares them (60 s visibility, a DLQ after 3 tries).
+    url, _ = create_queue_with_dlq(sqs, f"q-{request.node.name[:60]}", visibility_timeout=60)
+    yield url
+    sqs.purge_queue(QueueUrl=url)
+
+
+def receive(sqs, queue_url, most=10):
+    return sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=most, WaitTimeSeconds=0,
+                               MessageSystemAttributeNames=["All"], MessageAttributeNames=["All"]).get("Messages", [])
+
+
+def test_a_batch_sent_is_received_once_and_deleted_in_one_call(sqs, queue_url):
+    # GIVEN ten messages sent in one SendMessageBatch
+    sent = sqs.send_message_batch(QueueUrl=queue_url, Entries=[
+        {"Id": str(i), "MessageBody": f'{{"job_id": "{i}"}}'} for i in range(10)])
+    assert len(sent["Successful"]) == 10 and not sent.get("Failed")
+
+    # WHEN they are received (up to ten at a time)
+    received = receive(sqs, queue_url)
+
+    # THEN all ten come, with their bodies and moto's system attributes, and not again while invisible
+    assert sorted(m["Body"] for m in received) == sorted(f'{{"job_id": "{i}"}}' for i in range(10))
+    assert all(m["Attributes"]["ApproximateReceiveCount"] == "1" for m in received)
+    assert receive(sqs, queue_url) == []
+
+    # WHEN they are deleted in one DeleteMessageBatch
+    deleted = sqs.delete_message_batch(QueueUrl=queue_url, Entries=[
+        {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(received)])
+
+    # THEN every deletion succeeded and they never come back, even once visible again
+    assert len(deleted["Successful"]) == 10 and not deleted.get("Failed")
+    attributes = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=["All"])["Attributes"]
+    assert attributes["ApproximateNumberOfMessages"] == "0"
+    assert attributes["ApproximateNumberOfMessagesNotVisible"] == "0"
+
+
+def test_a_message_not_deleted_comes_back_when_its_visibility_ends(sqs, queue_url):
+    # GIVEN a message received and not deleted (the queue's 60 s visibility timeout hides it)
+    sqs.send_message(QueueUrl=queue_url, MessageBody='{"job_id": "again"}')
+    [first] = receive(sqs, queue_url)
+    assert receive(sqs, queue_url) == []
+
+    # WHEN its visibility ends (set to 0 rather than waited for)
+    sqs.change_message_visibility(QueueUrl=queue_url, ReceiptHandle=first["ReceiptHandle"], VisibilityTimeout=0)
+
+    # THEN it is received again, counted as its second receive, with a new receipt handle
+    [second] = receive(sqs, queue_url)
+    assert second["MessageId"] == first["MessageId"] and second["Body"] == first["Body"]
+    assert second["Attributes"]["ApproximateReceiveCount"] == "2"
+    assert second["ReceiptHandle"] != first["ReceiptHandle"]
+
+
+def test_an_object_put_is_read_back_and_a_missing_key_is_moto_s_no_such_key(aws):
+    s3 = boto3.session.Session().client("s3", region_name=aws.region, endpoint_url=aws.endpoint_url)
+    # GIVEN an object put in the dev stack's bucket
+    s3.put_object(Bucket=aws.bucket, Key="tests/behaviour.bin", Body=b"\x00sheet\xff" * 100)
+
+    # WHEN it is read back, and a key never put is asked for
+    body = s3.get_object(Bucket=aws.bucket, Key="tests/behaviour.bin")["Body"].read()
+    with pytest.raises(s3.exceptions.NoSuchKey):
+        s3.get_object(Bucket=aws.bucket, Key="tests/never-put.bin")
+
+    # THEN the bytes are those put
+    assert body == b"\x00sheet\xff" * 100
+
+
+def test_request_lines_are_logged_when_werkzeug_s_logger_wants_them(aws, sqs, caplog, monkeypatch):
+    # GIVEN werkzeug's logger at INFO (the dev stack sets WARNING)
+    monkeypatch.setattr(logging.getLogger("werkzeug"), "level", logging.INFO)
+    # WHEN a call is made
+    with caplog.at_level(logging.INFO, logger="werkzeug"):
+        sqs.list_queues()
+    # THEN its request line is logged, as werkzeug always did
+    assert any("POST / HTTP/1.1" in record.getMessage() for record in caplog.records if record.name == "werkzeug")
+
+
+def test_request_lines_are_not_logged_at_warning(aws, sqs, caplog, monkeypatch):
+    # GIVEN werkzeug's logger at WARNING, as the dev stack sets it
+    monkeypatch.setattr(logging.getLogger("werkzeug"), "level", logging.WARNING)
+    # WHEN a call is made
+    with caplog.at_level(logging.WARNING, logger="werkzeug"):
+        sqs.list_queues()
+    # THEN nothing is logged for it
+    assert [record for record in caplog.records if record.name == "werkzeug"] == []
+
+
+def test_the_dispatch_shortcut_is_not_made_when_moto_lacks_what_it_replaces(monkeypatch):
+    from moto import backends
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication
+
+    # GIVEN a moto without one of the internals the dispatch shortcut replaces (as after an upgrade)
+    monkeypatch.delattr(DomainDispatcherApplication, "_sheetcalc_cached", raising=False)
+    monkeypatch.delattr(backends, "list_of_moto_modules")
+    routing = DomainDispatcherApplication.get_backend_for_host
+
+    # WHEN the shortcut is asked for
+    local_aws._moto_dispatch_made_cheap()
+
+    # THEN nothing of moto is replaced: its own routing stays
+    assert DomainDispatcherApplication.get_backend_for_host is routing
+    assert not getattr(DomainDispatcherApplication, "_sheetcalc_cached", False)
+
+
+def test_the_backlog_shortcut_is_not_made_when_moto_lacks_what_it_replaces(monkeypatch):
+    from moto.sqs import models as sqs_models
+
+    # GIVEN a moto whose SQS backend no longer has the retention check the shortcut replaces
+    monkeypatch.delattr(sqs_models.SQSBackend, "is_message_valid_based_on_retention_period")
+    clock = sqs_models.unix_time
+    monkeypatch.setattr(sqs_models, "unix_time", clock)  # restored after the test, whatever happens
+
+    # WHEN the shortcut is asked for
+    local_aws._sqs_backlogs_made_cheap()
+
+    # THEN moto's SQS keeps its own clock and no retention check is put in
+    assert sqs_models.unix_time is clock
+    assert not hasattr(sqs_models.SQSBackend, "is_message_valid_based_on_retention_period")
