@@ -19,6 +19,7 @@ import json
 import os
 import pstats
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -38,29 +39,56 @@ def _expect(condition: bool, what: str) -> None:
 
 class _ServerClock:
     """CPU time moto's server threads spend on requests while ``counting`` (each request is
-    timed in the thread that handles it, from reading it to the end of its answer)."""
+    timed in the thread that handles it, from reading it to the end of its answer).
+
+    The server thread finishes a request (its log line, its bookkeeping) after the client has the
+    answer; ``call`` waits for that end, so each request is counted or not as the call it belongs to.
+    """
 
     def __init__(self) -> None:
         self.counting = False
         self.seconds = 0.0
+        self.started = 0
+        self.finished = 0
+        self._changed = threading.Condition()
+
+    def settle(self) -> None:
+        """Wait until the server has finished every request it has read (the client has the
+        answers of all it sent, so nothing of theirs is still to come)."""
+        with self._changed:
+            if not self._changed.wait_for(lambda: self.finished >= self.started, timeout=30):
+                raise SystemExit("the local AWS did not finish a request within 30 s")
 
     def install(self):
         from shared.devstack import local_aws
 
         handler = local_aws._KeepAliveRequestHandler
         original = handler.handle_one_request
+        original_parse = handler.parse_request
         clock = self
+
+        def parse_request(self_):
+            with clock._changed:
+                clock.started += 1
+            return original_parse(self_)
 
         def handle_one_request(self_):
             start = time.thread_time()
             try:
                 return original(self_)
             finally:
-                if clock.counting:
-                    clock.seconds += time.thread_time() - start
+                with clock._changed:
+                    if clock.counting:
+                        clock.seconds += time.thread_time() - start
+                    clock.finished += 1
+                    clock._changed.notify_all()
 
-        handler.handle_one_request = handle_one_request
-        return lambda: setattr(handler, "handle_one_request", original)
+        handler.handle_one_request, handler.parse_request = handle_one_request, parse_request
+
+        def uninstall():
+            handler.handle_one_request, handler.parse_request = original, original_parse
+
+        return uninstall
 
 
 def _kinds(sqs, s3, bucket: str, queue_url: str):
@@ -133,6 +161,7 @@ def measure(n: int, kinds=KINDS, profile: str | None = None) -> dict[str, dict[s
             clock.seconds = 0.0
             for _ in range(n):
                 prepare()
+                clock.settle()
                 clock.counting = True
                 if profiler:
                     profiler.enable()
@@ -141,6 +170,7 @@ def measure(n: int, kinds=KINDS, profile: str | None = None) -> dict[str, dict[s
                 client += time.thread_time() - thread0
                 if profiler:
                     profiler.disable()
+                clock.settle()
                 clock.counting = False
                 tidy()
             if profiler:
