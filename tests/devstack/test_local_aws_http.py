@@ -12,7 +12,6 @@ import boto3
 import pytest
 
 from shared.devstack.children import _freeze_what_is_loaded
-from shared.devstack.local_aws import LocalAws, start_local_aws
 
 # moto accepts any signature; the credential scope names the service it routes to.
 SQS_HEADERS = {
@@ -21,13 +20,6 @@ SQS_HEADERS = {
     "Content-Type": "application/x-amz-json-1.0",
     "X-Amz-Target": "AmazonSQS.ListQueues",
 }
-
-
-@pytest.fixture(scope="module")
-def aws() -> LocalAws:
-    stack = start_local_aws()
-    yield stack
-    stack.stop()
 
 
 @pytest.fixture

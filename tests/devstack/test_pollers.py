@@ -9,7 +9,7 @@ import uuid
 import boto3
 import pytest
 
-from shared.devstack.local_aws import LocalAws, create_queue_with_dlq, start_local_aws
+from shared.devstack.local_aws import create_queue_with_dlq
 from shared.devstack.pollers import SqsPoller
 
 
@@ -34,13 +34,6 @@ class Recorder:
     def wait_for(self, predicate, timeout: float = 10.0) -> None:
         with self.called:
             assert self.called.wait_for(lambda: predicate(self), timeout), f"timed out; got {self.calls}"
-
-
-@pytest.fixture(scope="module")
-def aws() -> LocalAws:
-    stack = start_local_aws()
-    yield stack
-    stack.stop()
 
 
 @pytest.fixture
