@@ -35,6 +35,8 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
+from shared.devstack.processes import StopRequest
+
 log = logging.getLogger(__name__)
 
 Ready = Callable[[dict], None]
@@ -66,13 +68,13 @@ def die_with_parent(parent_pid: int) -> None:
         threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
-def _stop_on_sigterm() -> threading.Event:
-    stop = threading.Event()
+def _stop_on_sigterm() -> StopRequest:
+    stop = StopRequest()  # not a threading.Event: see StopRequest
     signal.signal(signal.SIGTERM, lambda _signum, _frame: stop.set())
     return stop
 
 
-def _wait(stop: threading.Event) -> None:
+def _wait(stop: StopRequest) -> None:
     while not stop.wait(1.0):
         pass
 
@@ -110,7 +112,7 @@ def run_api(config: dict, ready: Ready) -> None:
     from shared.api.app import create_app
 
     server: uvicorn.Server | None = None
-    stopping = threading.Event()
+    stopping = StopRequest()  # set by the signal handler below
 
     def request_stop(_signum, _frame) -> None:
         # Also lands here, harmlessly, when uvicorn re-raises the SIGTERM it caught while serving.

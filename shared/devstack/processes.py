@@ -23,7 +23,6 @@ import select
 import signal
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +39,38 @@ class ChildFailed(RuntimeError):
     """A child ended (or hung) before it was ready."""
 
 
+
+class StopRequest:
+    """A stop asked for by a signal handler: ``set`` takes no lock, ``wait`` sleeps in short steps.
+
+    A ``threading.Event`` will not do: its ``wait`` holds the event's lock for a few bytecodes
+    around each timed wait, a signal handler runs on the main thread between bytecodes, and an
+    ``Event.set`` there waits for that lock forever (CI saw a dev child ignore SIGTERM until it was
+    killed). Same ``set``/``is_set``/``wait`` as an Event, for the one thread that waits.
+    """
+
+    _STEP_SECONDS = 0.05
+
+    def __init__(self) -> None:
+        self._requested = False
+
+    def set(self) -> None:
+        self._requested = True
+
+    def is_set(self) -> bool:
+        return self._requested
+
+    def wait(self, timeout: float) -> bool:
+        """True once set, False when ``timeout`` seconds passed first."""
+        end = time.monotonic() + timeout
+        while not self._requested:
+            left = end - time.monotonic()
+            if left <= 0:
+                return False
+            time.sleep(min(left, self._STEP_SECONDS))
+        return True
+
+
 @dataclass
 class Child:
     """One running child process and the read end of its readiness pipe."""
@@ -53,7 +84,7 @@ class Child:
     def pid(self) -> int:
         return self.process.pid
 
-    def wait_ready(self, deadline: float, cancel: threading.Event | None = None) -> dict:
+    def wait_ready(self, deadline: float, cancel: StopRequest | None = None) -> dict:
         """The child's readiness report; ChildFailed if it ends first or ``deadline`` (monotonic)
         passes. ``cancel`` set: returns {} at once (the caller is stopping anyway)."""
         try:

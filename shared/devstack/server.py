@@ -32,7 +32,7 @@ from shared.adapters.aws import reset_clients
 from shared.config import reset_settings
 from shared.db.session import reset_engines
 from shared.devstack.local_aws import LocalAws, ensure_dummy_credentials
-from shared.devstack.processes import Child, ChildFailed, spawn, stop_all
+from shared.devstack.processes import Child, ChildFailed, StopRequest, spawn, stop_all
 
 SECRETS_FILE = "secrets.json"
 _SECRET_ENV = {"jwt_secret": "SHEETCALC_JWT_SECRET", "encryption_key": "SHEETCALC_ENCRYPTION_KEY"}
@@ -122,7 +122,7 @@ def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
-def _first_to_end(children: list[Child], stop_requested: threading.Event) -> str | None:
+def _first_to_end(children: list[Child], stop_requested: StopRequest) -> str | None:
     """Wait for a stop request (None) or for a child to end on its own (what happened)."""
     while not stop_requested.wait(_SUPERVISE_INTERVAL_SECONDS):
         for child in children:
@@ -138,7 +138,7 @@ def run_dev(host: str = "127.0.0.1", port: int = 8000, data_dir: Path = Path(".s
     data_dir.mkdir(parents=True, exist_ok=True)
     load_dev_secrets(data_dir)
 
-    stop_requested = threading.Event()
+    stop_requested = StopRequest()  # set by the signal handler below: not a threading.Event
 
     def request_stop(_signum, _frame) -> None:
         stop_requested.set()

@@ -8,12 +8,13 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from shared.devstack.processes import spawn, stop_all
+from shared.devstack.processes import StopRequest, spawn, stop_all
 from tests.devstack.proc import alive, still_running
 
 REPO = Path(__file__).resolve().parents[2]
@@ -73,3 +74,21 @@ def test_a_child_dies_with_its_parent_killed_by_sigkill(tmp_path):
         parent.wait()
     # THEN the child does not live on as an orphan
     assert still_running([child_pid], DEADLINE_SECONDS) == [], f"child {child_pid} outlived its parent"
+
+
+def test_a_stop_request_set_by_a_signal_handler_ends_the_wait():
+    # GIVEN a stop request that a signal's handler sets (as SIGTERM's does in every dev process;
+    # a threading.Event set there can wait forever for the lock its own wait holds)
+    stop = StopRequest()
+    previous = signal.signal(signal.SIGUSR1, lambda _signum, _frame: stop.set())
+    try:
+        # WHEN the signal arrives while the main thread waits
+        threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGUSR1)).start()
+        # THEN the wait ends as set, long before its timeout
+        assert stop.wait(DEADLINE_SECONDS) is True and stop.is_set()
+    finally:
+        signal.signal(signal.SIGUSR1, previous)
+
+
+def test_a_stop_request_not_set_waits_out_its_timeout():
+    assert StopRequest().wait(0.01) is False
