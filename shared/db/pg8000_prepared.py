@@ -49,12 +49,25 @@ def install(engine: Engine) -> bool:
 
 
 def _commit(dbapi_connection) -> None:
-    dbapi_connection.execute_simple("commit")
+    try:
+        dbapi_connection.execute_simple("commit")
+    except OSError as exc:
+        raise _network_error() from exc
 
 
 def _rollback(dbapi_connection) -> None:
     if dbapi_connection._in_transaction:
-        dbapi_connection.execute_simple("rollback")
+        try:
+            dbapi_connection.execute_simple("rollback")
+        except OSError as exc:
+            raise _network_error() from exc
+
+
+def _network_error() -> Exception:
+    # What pg8000's own paths raise for a broken socket, and what SQLAlchemy's pg8000 dialect takes
+    # for a disconnect (it then renews the pool). A raw ConnectionResetError would not be: the
+    # pool would keep handing out dead connections (seen in CI after the server ended them).
+    return pg8000.InterfaceError("network error")
 
 
 def _prepared(conn, paramstyle: str, statement: str, parameters):
@@ -81,6 +94,8 @@ def _execute(cursor, statement, parameters, context):
         result = conn.execute_named(name, make_params(conn.py_types, parameters), columns, input_funcs, sql)
     except DatabaseError as exc:
         raise _as_cursor_raises(exc) from exc
+    except OSError as exc:  # the socket broke mid-statement (ConnectionResetError, BrokenPipeError, ...)
+        raise _network_error() from exc
     except AttributeError:
         if conn is None or conn._sock is None:
             raise pg8000.InterfaceError("connection is closed") from None
