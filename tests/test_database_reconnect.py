@@ -11,7 +11,7 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import DBAPIError
 
-from shared.db.session import new_session, session_scope
+from shared.db.session import get_engine, new_session, session_scope
 
 ON_POSTGRES = bool(os.environ.get("SHEETCALC_TEST_DATABASE_URL"))  # as tests/conftest.py chooses
 
@@ -19,7 +19,9 @@ ON_POSTGRES = bool(os.environ.get("SHEETCALC_TEST_DATABASE_URL"))  # as tests/co
 @pytest.mark.own_transactions
 @pytest.mark.skipif(not ON_POSTGRES, reason="PostgreSQL: run with SHEETCALC_TEST_DATABASE_URL")
 def test_after_the_database_dropped_the_pools_connections_one_unit_of_work_fails_and_the_next_succeed():
-    # GIVEN three connections in the pool, each of which the database server then terminates
+    # GIVEN three connections in the pool (and only those: what earlier tests left is closed, or
+    # the pool would hand out an older, live one first), each of which the server then terminates
+    get_engine().dispose()
     sessions = [new_session() for _ in range(3)]
     pids = [session.execute(text("SELECT pg_backend_pid()")).scalar() for session in sessions]
     for session in sessions:
