@@ -28,6 +28,10 @@ class Settings(BaseSettings):
     database_url: str | None = Field(
         default=None, validation_alias=AliasChoices("DATABASE_URL", "SHEETCALC_DATABASE_URL")
     )
+    # Connections each process keeps open to PostgreSQL, and how many more it may open at a peak
+    # (closed again when returned). Keep pool size >= the requests a process runs at once.
+    database_pool_size: int = Field(default=16, ge=1, le=200)
+    database_max_overflow: int = Field(default=16, ge=0, le=200)
     jwt_secret: str = PLACEHOLDER_SECRET
     encryption_key: str = PLACEHOLDER_SECRET
     jwt_ttl_seconds: int = 8 * 3600

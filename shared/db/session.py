@@ -6,7 +6,9 @@ import contextlib
 import threading
 from collections.abc import Iterator
 
-from sqlalchemy import Connection, Engine, create_engine, event
+import ssl
+
+from sqlalchemy import Connection, Engine, create_engine, event, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from shared.config import get_settings
@@ -19,6 +21,48 @@ def _normalise(url: str) -> str:
         if url.startswith(prefix):
             return "postgresql+pg8000://" + url[len(prefix):]
     return url
+
+
+def _pg_connect_args(url: str) -> tuple[str, dict]:
+    """The URL without libpq's ``sslmode``/``sslrootcert`` and the pg8000 connect args they mean.
+
+    pg8000 takes an ``ssl_context`` rather than libpq's words, and left alone it tries TLS on
+    every new connection (building a new default SSL context each time, several ms of CPU) and,
+    if the server offers it, encrypts without checking the certificate. Here:
+
+    - ``sslmode=disable``: no TLS; ``prefer``/``allow``: pg8000's default (TLS if offered, not verified);
+    - ``require``: TLS or no connection, certificate not verified (libpq's meaning);
+    - ``verify-ca`` / ``verify-full``: TLS with the certificate checked against ``sslrootcert``
+      (or the system's roots), ``verify-full`` also checking the host name;
+    - no ``sslmode`` and a loopback host: no TLS (the bytes never leave the machine); no ``sslmode``
+      and any other host: pg8000's default.
+
+    The SSL context is made once per engine, not per connection.
+    """
+    parsed = make_url(url)
+    query = dict(parsed.query)
+    mode = query.pop("sslmode", None)
+    root_cert = query.pop("sslrootcert", None)
+    if mode is None:
+        mode = "disable" if (parsed.host or "localhost") in _LOOPBACK else "prefer"
+    if mode not in _SSL_MODES:
+        raise ValueError(f"sslmode must be one of {', '.join(_SSL_MODES)}")
+    args: dict = {}
+    if mode == "disable":
+        args["ssl_context"] = False
+    elif mode in ("require", "verify-ca", "verify-full"):
+        context = ssl.create_default_context(cafile=root_cert)
+        if mode == "require":
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        elif mode == "verify-ca":
+            context.check_hostname = False
+        args["ssl_context"] = context
+    return parsed.set(query=query).render_as_string(hide_password=False), args
+
+
+_LOOPBACK = frozenset({"localhost", "127.0.0.1", "::1", "[::1]"})
+_SSL_MODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full")
 
 
 _engines: dict[str, Engine] = {}
@@ -60,7 +104,18 @@ def _create(url: str) -> Engine:
     # checkout). A connection the server dropped fails its statement instead, and SQLAlchemy then
     # throws away every pooled connection older than the failure, so after a database restart one
     # unit of work per process fails rather than every one paying for a ping.
-    engine = create_engine(url, pool_size=5, max_overflow=10)
+    # The pool keeps as many connections as a process runs requests at once (the API's thread
+    # pool), so a busy process reuses them: with the old 5 kept and 10 more made and closed
+    # around each request, a PostgreSQL server under 16 clients spent its API processes' time
+    # opening connections. A Lambda handles one request at a time and opens one.
+    settings = get_settings()
+    url, connect_args = _pg_connect_args(url)
+    engine = create_engine(
+        url,
+        pool_size=settings.database_pool_size,
+        max_overflow=settings.database_max_overflow,
+        connect_args=connect_args,
+    )
     pg8000_prepared.install(engine)
     return engine
 
@@ -74,7 +129,11 @@ def probe_engine() -> Engine:
             if url.startswith("sqlite"):
                 options = {"connect_args": {"check_same_thread": False}}
             elif "+pg8000" in url:
-                options = {"connect_args": {"timeout": 10}}  # a socket timeout, so a lost server cannot hold it
+                plain, connect_args = _pg_connect_args(url)
+                # a socket timeout, so a lost server cannot hold it
+                options = {"connect_args": {**connect_args, "timeout": 10}}
+                _probe_engines[url] = create_engine(plain, pool_size=1, max_overflow=0, pool_pre_ping=True, **options)
+                return _probe_engines[url]
             _probe_engines[url] = create_engine(url, pool_size=1, max_overflow=0, pool_pre_ping=True, **options)
         return _probe_engines[url]
 
