@@ -6,7 +6,8 @@ Roles (``sheetcalc dev`` starts one ``aws``, ``dev_api_workers`` × ``api`` and
 - ``aws``: moto's server with the bucket and queues (``local_aws.start_local_aws``, objects
   mirrored to the data dir); reports the addresses.
 - ``api``: uvicorn serving ``create_app()`` on the listening socket the parent bound and passed
-  down (every API process accepts from the same socket; the kernel hands each connection to one).
+  down (each API process its own socket of one SO_REUSEPORT group on the port; the kernel spreads
+  new connections over them).
 - ``pollers``: the Lambda handlers behind SQS pollers (``pollers.SqsPoller``). Each such process
   polls the jobs queue; the first also polls the dead-letter, checks and webhooks queues and
   runs the sweeper timer (one of each, as on AWS).

@@ -1,8 +1,8 @@
 """``run_dev``: the whole service on one machine (``sheetcalc dev``), as one unit of processes.
 
 It binds the API's port, starts a local AWS (moto) in its own process, points the settings at it,
-migrates the database, then starts ``dev_api_workers`` API processes (uvicorn, all accepting on
-the one listening socket) and ``dev_worker_processes`` poller processes running the worker,
+migrates the database, then starts ``dev_api_workers`` API processes (uvicorn, each accepting on
+its own socket of one SO_REUSEPORT group on the port) and ``dev_worker_processes`` poller processes running the worker,
 checks, dead-letter and webhook handlers behind SQS pollers (the same Lambda handler code as on
 AWS; see ``children.py``). It prints "ready" when every process is, and runs until SIGINT or
 SIGTERM, after which it stops the API and poller processes (each finishes what it is handling),
@@ -17,6 +17,7 @@ keeps sweeping on a timer.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import secrets
@@ -92,18 +93,47 @@ AWS_STOP_TIMEOUT_SECONDS = 30.0
 _SUPERVISE_INTERVAL_SECONDS = 0.5
 
 
-def _listen(host: str, port: int) -> socket.socket:
-    """The API's listening socket, bound here once and shared by every API process."""
-    sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_STREAM)
+def _listen(host: str, port: int, count: int) -> list[socket.socket]:
+    """``count`` listening sockets on one port, one per API process, in one SO_REUSEPORT group.
+
+    The kernel spreads new connections over the group by their addresses. One socket shared by
+    every process was not spread: the process that woke first accepted a whole burst of
+    connections, and clients that keep their connections (every HTTP client pool) then stayed on
+    it, so under 16 clients one API process did 99% of the work and the other idled.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sockets: list[socket.socket] = []
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen(2048)
+        for _ in range(count):
+            sock = socket.socket(family, socket.SOCK_STREAM)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+            sock.bind((host, port if len(sockets) == 1 else sockets[0].getsockname()[1]))
+        # Another process of this user listening with SO_REUSEPORT on the port (a second
+        # ``sheetcalc dev --port 8000``) would let these bind and share its connections: refuse.
+        if _someone_listens(family, host, sockets[0].getsockname()[1]):
+            raise OSError(errno.EADDRINUSE, os.strerror(errno.EADDRINUSE))
+        for sock in sockets:
+            sock.listen(2048)
+            sock.set_inheritable(True)
     except OSError as exc:
-        sock.close()
+        for sock in sockets:
+            sock.close()
         raise SystemExit(f"sheetcalc dev: cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    sock.set_inheritable(True)
-    return sock
+    return sockets
+
+
+def _someone_listens(family: int, host: str, port: int) -> bool:
+    probe = socket.socket(family, socket.SOCK_STREAM)
+    probe.settimeout(1.0)
+    try:
+        target = {"0.0.0.0": "127.0.0.1", "::": "::1"}.get(host, host)
+        return probe.connect_ex((target, port)) == 0
+    except OSError:
+        return False
+    finally:
+        probe.close()
 
 
 def _announce(host: str, port: int, data_dir: Path) -> None:
@@ -146,7 +176,7 @@ def run_dev(host: str = "127.0.0.1", port: int = 8000, data_dir: Path = Path(".s
     previous: dict = {}
     if threading.current_thread() is threading.main_thread():
         previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-    listener: socket.socket | None = None
+    listeners: list[socket.socket] = []
     aws_child: Child | None = None
     children: list[Child] = []
     failed: str | None = None
@@ -154,18 +184,17 @@ def run_dev(host: str = "127.0.0.1", port: int = 8000, data_dir: Path = Path(".s
         from shared.db.types import utcnow
 
         queues_empty_since = utcnow()  # moto's queues begin empty: no message is older
-        listener = _listen(host, port)
-        fd = listener.fileno()
-        aws_child = spawn("aws", {"state_dir": str(data_dir / "aws")})
-        deadline = time.monotonic() + START_TIMEOUT_SECONDS
         _point_settings_at(None, data_dir)
         from shared.config import get_settings
         from shared.db.migrate import upgrade
 
         settings = get_settings()
+        listeners = _listen(host, port, settings.dev_api_workers)
+        aws_child = spawn("aws", {"state_dir": str(data_dir / "aws")})
+        deadline = time.monotonic() + START_TIMEOUT_SECONDS
         # The API and poller processes import the service while the local AWS starts and the
         # database is migrated here; they are configured once both are done.
-        api = [spawn("api", pass_fds=(fd,)) for _ in range(settings.dev_api_workers)]
+        api = [spawn("api", pass_fds=(listener.fileno(),)) for listener in listeners]
         pollers = [spawn("pollers") for _ in range(settings.dev_worker_processes)]
         children = [*api, *pollers]
         upgrade()
@@ -175,8 +204,8 @@ def run_dev(host: str = "127.0.0.1", port: int = 8000, data_dir: Path = Path(".s
         aws = LocalAws(**addresses)
         _point_settings_at(aws, data_dir)
         env = dict(os.environ)
-        for child in api:
-            child.configure({"fd": fd}, env)
+        for child, listener in zip(api, listeners):
+            child.configure({"fd": listener.fileno()}, env)
         for i, child in enumerate(pollers):
             since = queues_empty_since.isoformat() if i == 0 else None
             child.configure({"aws": aws.addresses(), "queues_empty_since": since}, env)
@@ -184,7 +213,7 @@ def run_dev(host: str = "127.0.0.1", port: int = 8000, data_dir: Path = Path(".s
             child.wait_ready(deadline, stop_requested)
         if stop_requested.is_set():
             return
-        _announce(host, listener.getsockname()[1], data_dir)  # the real port, also for --port 0
+        _announce(host, listeners[0].getsockname()[1], data_dir)  # the real port, also for --port 0
         failed = _first_to_end([*children, aws_child], stop_requested)
     except ChildFailed as exc:
         failed = str(exc)
@@ -194,7 +223,7 @@ def run_dev(host: str = "127.0.0.1", port: int = 8000, data_dir: Path = Path(".s
                   file=sys.stderr, flush=True)
         if aws_child is not None:
             stop_all([aws_child], AWS_STOP_TIMEOUT_SECONDS)
-        if listener is not None:
+        for listener in listeners:
             listener.close()
         reset_engines()
         for sig, handler in previous.items():

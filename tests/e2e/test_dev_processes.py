@@ -1,4 +1,5 @@
-"""`sheetcalc dev` is one unit of processes: the local AWS, API workers sharing one port, and the
+"""`sheetcalc dev` is one unit of processes: the local AWS, API workers sharing one port (and its
+clients' connections), and the
 poller processes, started by one command, all stopped by SIGTERM, none left when it is killed,
 and all stopped when one of them dies."""
 
@@ -8,6 +9,7 @@ import collections
 import json
 import os
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -42,6 +44,18 @@ def _listeners_on(port: int) -> dict[int, str]:
         if any(f"socket:[{inode}]" in held for inode in inodes):
             owners[int(proc.name)] = command
     return owners
+
+
+def _sockets_per_process(port: int, pids, state: str) -> dict[int, set[str]]:
+    """TCP sockets on local ``port`` in ``state`` ("0A" listening, "01" established) that each of
+    ``pids`` holds (Linux, /proc)."""
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == state:
+                inodes.add(f"socket:[{fields[9]}]")
+    return {pid: {os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()} & inodes for pid in pids}
 
 
 def _nothing_of_the_stack_listens(port: int, data_dir: Path) -> dict[int, str]:
@@ -104,3 +118,49 @@ def test_when_one_process_dies_the_whole_stack_stops_and_says_so(restartable_dev
     assert run.process.wait(DEADLINE_SECONDS) == 1
     assert f"the api process (pid {api}) exited with status -9" in run.output()
     assert still_running(children, DEADLINE_SECONDS) == []
+
+
+def test_the_api_processes_share_the_connections_of_clients_that_keep_them(restartable_dev_stack):
+    # GIVEN sheetcalc dev with its two API processes
+    stack = restartable_dev_stack({"SHEETCALC_DEV_API_WORKERS": "2"})
+    run = stack.start()
+    api = [pid for pid, role in run.children().items() if role == "api"]
+
+    # WHEN 24 clients each open a connection, all at once, and keep it (as HTTP client pools do)
+    clients = [httpx.Client(base_url=run.base_url, timeout=30) for _ in range(24)]
+    try:
+        for client in clients:
+            assert client.get("/health").status_code == 200
+        held = {pid: len(sockets) for pid, sockets in _sockets_per_process(stack.port, api, "01").items()}
+    finally:
+        for client in clients:
+            client.close()
+
+    # THEN both API processes hold some of them: the kernel spreads new connections over the
+    # processes' sockets (one SO_REUSEPORT group; chance that it puts all 24 on one: 2 in 2**24)
+    assert sum(held.values()) == 24, held
+    assert all(count > 0 for count in held.values()), held
+    # AND each process listens on a socket of its own: with one socket shared by all, the first
+    # process to wake took a whole burst of connections, and under 16 busy clients one API
+    # process did 99% of the work while the other idled
+    listening = _sockets_per_process(stack.port, api, "0A")
+    assert all(len(sockets) == 1 for sockets in listening.values()), listening
+    assert len(set.union(*listening.values())) == len(api), listening
+
+
+def test_a_second_dev_stack_on_a_taken_port_refuses_to_start_and_the_first_keeps_serving(restartable_dev_stack, tmp_path):
+    # GIVEN a running sheetcalc dev
+    stack = restartable_dev_stack()
+    run = stack.start()
+
+    # WHEN another one is started on the same port
+    second = subprocess.run(
+        [sys.executable, "-m", "shared.cli", "dev", "--host", "127.0.0.1", "--port", str(stack.port),
+         "--data-dir", str(tmp_path / "other")],
+        env=stack.env, capture_output=True, text=True, timeout=DEADLINE_SECONDS, stdin=subprocess.DEVNULL,
+    )
+
+    # THEN it says the port is taken and exits, and the first one still answers on it
+    assert second.returncode != 0
+    assert f"cannot listen on 127.0.0.1:{stack.port}" in second.stderr + second.stdout
+    assert httpx.get(f"{run.base_url}/health", timeout=30).status_code == 200
