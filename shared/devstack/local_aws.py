@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 # As in template.yaml: a message is tried this many times before it goes to the dead-letter queue.
 MAX_RECEIVE_COUNT = 3
 JOBS_VISIBILITY_TIMEOUT = 60
+# The jobs queue's handled messages are deleted in gathered calls, at most this long after (pollers.py).
+JOBS_DELETE_DELAY_SECONDS = 0.05
 # Longer than a version check may take (the formulas check's 240 s deadline, then the copy).
 CHECKS_VISIBILITY_TIMEOUT = 300
 WEBHOOKS_VISIBILITY_TIMEOUT = 30

@@ -338,3 +338,54 @@ def test_a_message_that_arrives_while_no_long_poll_waits_is_picked_up_all_the_sa
     started = time.monotonic()
     wait_until(lambda: bodies == ["first", "second"], timeout=30)
     assert time.monotonic() - started < LONG_POLL_S
+
+
+def test_with_a_delete_delay_handled_batches_are_deleted_together(sqs, start_poller):
+    # GIVEN a poller that gathers deletions (for longer than this test takes) and ten messages
+    # that arrive one at a time, each handled in a batch of its own (a queue whose visibility
+    # timeout outlasts the test, so none comes back however slow the machine)
+    url, _ = create_queue_with_dlq(sqs, f"test-{uuid.uuid4().hex[:12]}", visibility_timeout=600)
+    calls: list[str] = []
+    sqs.meta.events.register("before-call.sqs.*", lambda model, **_: calls.append(model.name))
+    handler = Recorder()
+    start_poller(url, handler, delete_delay_seconds=300)
+    for i in range(10):
+        sqs.send_message(QueueUrl=url, MessageBody=f"m{i}")
+        handler.wait_for(lambda h, n=i + 1: len(h.records) == n)
+    assert len(handler.calls) == 10
+
+    # THEN the tenth makes ten waiting, and all ten leave the queue in one DeleteMessageBatch
+    wait_until(lambda: queue_counts(sqs, url) == (0, 0), timeout=60)
+    assert calls.count("DeleteMessageBatch") == 1
+    assert "DeleteMessage" not in calls
+
+
+def test_with_a_delete_delay_a_lone_message_is_deleted_after_the_delay(sqs, queue, start_poller):
+    # GIVEN a poller that gathers deletions for 0.2 s
+    url, _ = queue
+    handler = Recorder()
+    start_poller(url, handler, delete_delay_seconds=0.2)
+
+    # WHEN one message is handled and no other follows
+    sqs.send_message(QueueUrl=url, MessageBody="alone")
+    handler.wait_for(lambda h: len(h.records) == 1)
+
+    # THEN it is deleted all the same (well before the 1 s visibility timeout brings it back)
+    wait_until(lambda: queue_counts(sqs, url) == (0, 0), timeout=60)
+    assert len(handler.records) == 1
+
+
+def test_finish_deletes_the_handled_messages_still_waiting(sqs, start_poller):
+    # GIVEN a poller that would wait 300 s before deleting, with three handled messages waiting
+    url, _ = create_queue_with_dlq(sqs, f"test-{uuid.uuid4().hex[:12]}", visibility_timeout=600)
+    handler = Recorder()
+    poller = start_poller(url, handler, delete_delay_seconds=300)
+    for i in range(3):
+        sqs.send_message(QueueUrl=url, MessageBody=f"m{i}")
+    handler.wait_for(lambda h: len(h.records) == 3)
+
+    # WHEN it is finished
+    assert poller.finish(timeout=30) is True
+
+    # THEN they are deleted now, not after the delay, and not redelivered
+    assert queue_counts(sqs, url) == (0, 0)
