@@ -144,3 +144,67 @@ def test_the_backlog_shortcut_is_not_made_when_moto_lacks_what_it_replaces(monke
     # THEN moto's SQS keeps its own clock and no retention check is put in
     assert sqs_models.unix_time is clock
     assert not hasattr(sqs_models.SQSBackend, "is_message_valid_based_on_retention_period")
+
+
+def test_messages_sent_received_and_deleted_are_not_kept_in_memory(aws, sqs, queue_url):
+    import gc
+    import tracemalloc
+
+    from moto.sqs import models as sqs_models
+
+    def through_the_queue(n: int) -> None:
+        for _ in range(n // 5):
+            sqs.send_message_batch(QueueUrl=queue_url, Entries=[{"Id": str(k), "MessageBody": "x" * 60} for k in range(5)])
+            got = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10).get("Messages", [])
+            sqs.delete_message_batch(QueueUrl=queue_url, Entries=[
+                {"Id": str(k), "ReceiptHandle": m["ReceiptHandle"]} for k, m in enumerate(got)])
+
+    # GIVEN the local AWS (in this process) warmed up
+    through_the_queue(200)
+    gc.collect()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.take_snapshot()
+
+        # WHEN 2,000 messages go through a queue: sent, received, deleted
+        through_the_queue(2000)
+        gc.collect()
+        grown = sum(stat.size_diff for stat in tracemalloc.take_snapshot().compare_to(before, "filename")
+                    if "moto" in stat.traceback[0].filename)
+    finally:
+        tracemalloc.stop()
+
+    # THEN moto holds no list of them (its own keeps every message and every copy received: about
+    # 1.3 MB per 1,000), and what it allocated and still holds is only the deleted handles it
+    # remembers (a few hundred bytes each, bounded)
+    assert len(sqs_models.Message.instances_tracked) == 0
+    assert grown < 2000 * 400, grown
+
+
+def test_a_queue_remembers_a_bounded_number_of_deleted_handles(monkeypatch):
+    # GIVEN the set that stands for a queue's deleted receipt handles, kept to the last three
+    monkeypatch.setattr(local_aws._RecentHandles, "limit", 3)
+    handles = local_aws._RecentHandles()
+
+    # WHEN five messages' handles are added, the second twice
+    for batch in (["a"], ["b", "b2"], ["c"], ["d"]):
+        handles.update(batch)
+
+    # THEN the last three are remembered, the oldest are forgotten
+    assert set(handles) == {"b2", "c", "d"}
+    assert "a" not in handles and "d" in handles
+
+
+def test_the_memory_shortcut_is_not_made_when_moto_lacks_what_it_replaces(monkeypatch):
+    from moto.sqs import models as sqs_models
+
+    # GIVEN a moto whose SQS messages are no longer listed on their class
+    monkeypatch.delattr(sqs_models.Message, "instances_tracked")
+    queue_init = sqs_models.Queue.__init__
+
+    # WHEN the shortcut is asked for
+    local_aws._sqs_memory_kept_flat()
+
+    # THEN nothing of moto is replaced
+    assert sqs_models.Queue.__init__ is queue_init
+    assert not hasattr(sqs_models.Message, "instances_tracked")
