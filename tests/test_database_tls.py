@@ -67,3 +67,20 @@ def test_require_never_falls_back_to_plain_text():
         assert tls_on, "connected with sslmode=require to a server that has TLS off"
     finally:
         engine.dispose()
+
+
+def test_a_connection_made_outside_the_pool_asks_for_the_same_tls():
+    # GIVEN an engine for a URL that requires TLS (made, not connected)
+    from shared.db.session import dbapi_connect_args, get_engine
+
+    engine = get_engine("postgresql+pg8000://app@db.example.com/db?sslmode=verify-full")
+    try:
+        # WHEN the arguments for a connection outside its pool are asked for (the completion listener's)
+        _, params = dbapi_connect_args(engine)
+    finally:
+        engine.dispose()
+
+    # THEN they carry the verifying SSL context, not pg8000's unverified default
+    assert params["host"] == "db.example.com" and params["database"] == "db"
+    assert isinstance(params["ssl_context"], ssl.SSLContext)
+    assert params["ssl_context"].verify_mode == ssl.CERT_REQUIRED and params["ssl_context"].check_hostname

@@ -34,7 +34,7 @@ from pathlib import Path
 from sqlalchemy import Connection, text
 
 from shared.config import get_settings
-from shared.db.session import get_engine
+from shared.db.session import dbapi_connect_args, get_engine
 
 log = logging.getLogger(__name__)
 
@@ -230,7 +230,7 @@ class PgListener:
     def __init__(self):
         engine = get_engine()
         self._dialect = engine.dialect
-        self._connect_args = engine.dialect.create_connect_args(engine.url)
+        self._connect_args = dbapi_connect_args(engine)  # TLS as the pool's connections
         self._conn = None
         self._ready = threading.Event()
         self._thread = _Thread("completions-pg")

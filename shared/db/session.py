@@ -7,6 +7,7 @@ import threading
 from collections.abc import Iterator
 
 import ssl
+import weakref
 
 from sqlalchemy import Connection, Engine, create_engine, event, make_url
 from sqlalchemy.orm import Session, sessionmaker
@@ -66,7 +67,11 @@ _SSL_MODES = ("disable", "allow", "prefer", "require", "verify-ca", "verify-full
 
 
 _engines: dict[str, Engine] = {}
+# Each PostgreSQL engine's connect args beyond its URL (TLS), for connections made outside its pool.
+_extra_connect_args: weakref.WeakKeyDictionary[Engine, dict] = weakref.WeakKeyDictionary()
 _probe_engines: dict[str, Engine] = {}
+# Each PostgreSQL engine's connect args beyond its URL (TLS), for connections made outside its pool.
+_extra_connect_args: weakref.WeakKeyDictionary[Engine, dict] = weakref.WeakKeyDictionary()
 _factories: dict[str, sessionmaker[Session]] = {}
 _lock = threading.Lock()
 # Tests only (see bind_sessions): the connection every new session joins, inside a savepoint.
@@ -117,7 +122,15 @@ def _create(url: str) -> Engine:
         connect_args=connect_args,
     )
     pg8000_prepared.install(engine)
+    _extra_connect_args[engine] = connect_args
     return engine
+
+
+def dbapi_connect_args(engine: Engine) -> tuple[list, dict]:
+    """The driver arguments a connection of ``engine``'s pool is made with (its URL's and the TLS
+    ``sslmode`` asked for), for a connection made outside the pool (the completion listener)."""
+    cargs, cparams = engine.dialect.create_connect_args(engine.url)
+    return list(cargs), {**cparams, **_extra_connect_args.get(engine, {})}
 
 
 def probe_engine() -> Engine:
