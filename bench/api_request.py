@@ -28,17 +28,16 @@ import argparse
 import asyncio
 import cProfile
 import json
-import os
 import sys
 import tempfile
 import threading
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench._report import header, machine  # noqa: E402
 from bench.throughput import INPUTS, LOAN, summary  # noqa: E402
 from bench.worker_handler import configure  # noqa: E402
 
@@ -226,9 +225,7 @@ def measure(requests: int, warmup: int, database_url: str | None, queue: str, pr
             reset_engines()
             aws.stop()
     return {
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "cpus": os.cpu_count(), "load_avg": [round(x, 2) for x in os.getloadavg()],
-        "database": "sqlite" if not database_url else database_url.split(":", 1)[0],
+        **machine(database_url),
         "queue": queue, "messages_to_stub": stub.sent if queue == "stub" else None,
         "rows": rows,
     }
@@ -236,8 +233,7 @@ def measure(requests: int, warmup: int, database_url: str | None, queue: str, pr
 
 def table(report: dict) -> str:
     lines = [
-        f"{report['date']}, {report['cpus']} CPUs, load average {report['load_avg']}, {report['database']}, "
-        f"queue: {report['queue']}",
+        header(report, f"queue: {report['queue']}"),
         "| request | requests | CPU µs / request | CPU p50 / p95 µs | wall µs / request | wall p50 / p95 µs | SQL statements / request "
         "| Python calls / request |",
         "|---|---|---|---|---|---|---|---|",

@@ -31,12 +31,12 @@ import os
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench._report import header, machine  # noqa: E402
 from bench.throughput import INPUTS, LOAN, summary  # noqa: E402
 
 WORKERS = 100  # the throughput is also given for this many concurrent workers
@@ -144,16 +144,14 @@ def measure(batch_sizes: list[int], jobs: int, database_url: str | None, warmup:
             reset_engines()
             aws.stop()
     return {
-        "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "cpus": os.cpu_count(), "load_avg": [round(x, 2) for x in os.getloadavg()],
-        "database": "sqlite" if not database_url else database_url.split(":", 1)[0],
+        **machine(database_url),
         "rows": rows,
     }
 
 
 def table(report: dict) -> str:
     lines = [
-        f"{report['date']}, {report['cpus']} CPUs, load average {report['load_avg']}, {report['database']}, moto in-process",
+        header(report, "moto in-process"),
         "| batch size | invocations | jobs / invocation | invocation p50 / p95 ms | ms / job | CPU ms / job "
         f"| jobs/s, 1 worker | jobs/s, {WORKERS} workers (by wall / by CPU) |",
         "|---|---|---|---|---|---|---|---|",
