@@ -29,7 +29,10 @@ LOGS="$(mktemp -d "${TMPDIR:-/tmp}/sheetcalc-test.XXXXXX")"
 DB="sheetcalc_test_$(date +%s)_$$"
 PG_CREATED=0
 cleanup() {
-  if [ "$PG_CREATED" = 1 ]; then "$PY" scripts/pgdb.py drop "$PG_ADMIN_URL" "$DB" >/dev/null || true; fi
+  if [ "$PG_CREATED" = 1 ]; then
+    # and the one the e2e tests' dev stacks share (tests/e2e/conftest.py), if they made it
+    for name in "$DB" "${DB}_devstacks"; do "$PY" scripts/pgdb.py drop "$PG_ADMIN_URL" "$name" >/dev/null || true; done
+  fi
 }
 trap cleanup EXIT
 

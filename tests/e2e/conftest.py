@@ -19,7 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
+import pg8000.native
 import pytest
+from sqlalchemy import make_url
 
 REPO = Path(__file__).resolve().parents[2]
 READY_LINE = "sheetcalc dev: ready"
@@ -71,12 +73,38 @@ def dev_stack_env() -> dict[str, str]:
     env = {name: value for name, value in _ENV_AT_START.items() if not name.startswith("SHEETCALC_")}
     database_url = _ENV_AT_START.get("DATABASE_URL") or _ENV_AT_START.get("SHEETCALC_TEST_DATABASE_URL")
     if database_url:
-        env["DATABASE_URL"] = database_url
+        env["DATABASE_URL"] = _dev_stacks_database(database_url)
     env["PYTHONUNBUFFERED"] = "1"
     # As in tests/conftest.py: the upload reader's deadline is generous, so a loaded machine does
     # not refuse the test's workbooks (no e2e test is about that deadline).
     env["SHEETCALC_UPLOAD_PARSE_TIMEOUT_SECONDS"] = "300"
     return env
+
+
+def _dev_stacks_database(url: str) -> str:
+    """The database the run's dev stacks share: on PostgreSQL, one of their own beside the tests'
+    (created once, dropped by scripts/test.sh with the tests' one). A dev stack's sweeper queues
+    every pending job it finds and its worker then fails those it cannot calculate: in the tests'
+    own database it took the jobs other tests made as data (the statistics tests' 'pending' jobs
+    of May) and changed them between two reads of a test."""
+    if not url.startswith("postgres"):
+        return url
+    parsed = make_url(url)
+    name = f"{parsed.database}_devstacks"
+    if name not in _created_databases:
+        admin = pg8000.native.Connection(user=parsed.username or "postgres", password=parsed.password,
+                                         host=parsed.host or "127.0.0.1", port=parsed.port or 5432,
+                                         database=parsed.database)
+        try:
+            if not admin.run("SELECT 1 FROM pg_database WHERE datname = :name", name=name):
+                admin.run(f'CREATE DATABASE "{name}"')
+        finally:
+            admin.close()
+        _created_databases.add(name)
+    return parsed.set(database=name).render_as_string(hide_password=False)
+
+
+_created_databases: set[str] = set()
 
 
 def free_port() -> int:
