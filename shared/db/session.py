@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import contextlib
-import threading
-from collections.abc import Iterator
-
 import ssl
+import threading
 import weakref
+from collections.abc import Iterator
 
 from sqlalchemy import Connection, Engine, create_engine, event, make_url
 from sqlalchemy.orm import Session, sessionmaker
@@ -70,8 +69,6 @@ _engines: dict[str, Engine] = {}
 # Each PostgreSQL engine's connect args beyond its URL (TLS), for connections made outside its pool.
 _extra_connect_args: weakref.WeakKeyDictionary[Engine, dict] = weakref.WeakKeyDictionary()
 _probe_engines: dict[str, Engine] = {}
-# Each PostgreSQL engine's connect args beyond its URL (TLS), for connections made outside its pool.
-_extra_connect_args: weakref.WeakKeyDictionary[Engine, dict] = weakref.WeakKeyDictionary()
 _factories: dict[str, sessionmaker[Session]] = {}
 _lock = threading.Lock()
 # Tests only (see bind_sessions): the connection every new session joins, inside a savepoint.
@@ -138,16 +135,14 @@ def probe_engine() -> Engine:
     url = _normalise(get_settings().effective_database_url)
     with _lock:
         if url not in _probe_engines:
-            options = {}
+            engine_url, connect_args = url, {}
             if url.startswith("sqlite"):
-                options = {"connect_args": {"check_same_thread": False}}
+                connect_args = {"check_same_thread": False}
             elif "+pg8000" in url:
-                plain, connect_args = _pg_connect_args(url)
-                # a socket timeout, so a lost server cannot hold it
-                options = {"connect_args": {**connect_args, "timeout": 10}}
-                _probe_engines[url] = create_engine(plain, pool_size=1, max_overflow=0, pool_pre_ping=True, **options)
-                return _probe_engines[url]
-            _probe_engines[url] = create_engine(url, pool_size=1, max_overflow=0, pool_pre_ping=True, **options)
+                engine_url, connect_args = _pg_connect_args(url)
+                connect_args["timeout"] = 10  # a socket timeout, so a lost server cannot hold it
+            _probe_engines[url] = create_engine(engine_url, pool_size=1, max_overflow=0, pool_pre_ping=True,
+                                                connect_args=connect_args)
         return _probe_engines[url]
 
 

@@ -160,10 +160,7 @@ class SqsPoller(threading.Thread):
         self._stopping.set()
         if threading.current_thread() is self or not self._delivering.acquire(timeout=timeout):
             return False
-        try:
-            self._delete_waiting()
-        finally:
-            self._delivering.release()
+        self._delivering.release()
         self._end_deleter(timeout)
         return True
 
@@ -173,7 +170,6 @@ class SqsPoller(threading.Thread):
         if self.is_alive() and threading.current_thread() is not self:
             self.join(timeout)
         if not self.is_alive():
-            self._delete_waiting()
             self._end_deleter(timeout)
 
     def run(self) -> None:
@@ -244,7 +240,8 @@ class SqsPoller(threading.Thread):
             self._delete_waiting()
 
     def _end_deleter(self, timeout: float | None) -> None:
-        """Wake the deleter thread (``_stopping`` is set) and wait for its last call."""
+        """Once stopping: delete what is still waiting, wake the deleter thread and wait for its last call."""
+        self._delete_waiting()
         with self._to_delete_changed:
             self._to_delete_changed.notify_all()
             deleter = self._deleter

@@ -39,7 +39,6 @@ class ChildFailed(RuntimeError):
     """A child ended (or hung) before it was ready."""
 
 
-
 class StopRequest:
     """A stop asked for by a signal handler: ``set`` takes no lock, ``wait`` sleeps in short steps.
 

@@ -2,11 +2,11 @@
 
 It binds the API's port, starts a local AWS (moto) in its own process, points the settings at it,
 migrates the database, then starts ``dev_api_workers`` API processes (uvicorn, each accepting on
-its own socket of one SO_REUSEPORT group on the port) and ``dev_worker_processes`` poller processes running the worker,
-checks, dead-letter and webhook handlers behind SQS pollers (the same Lambda handler code as on
-AWS; see ``children.py``). It prints "ready" when every process is, and runs until SIGINT or
-SIGTERM, after which it stops the API and poller processes (each finishes what it is handling),
-then the local AWS, and returns normally. If a child ends on its own, everything is stopped and
+its own socket of one SO_REUSEPORT group on the port) and ``dev_worker_processes`` poller
+processes running the worker, checks, dead-letter and webhook handlers behind SQS pollers (the
+same Lambda handler code as on AWS; see ``children.py``). It prints "ready" when every process
+is, and runs until SIGINT or SIGTERM, after which it stops the API and poller processes (each
+finishes what it is handling), then the local AWS, and returns normally. If a child ends on its own, everything is stopped and
 it exits with status 1. The children die with it when it is killed (``processes.py``).
 
 Nothing accepted is lost when it is killed: the database and the local S3 objects are under the
