@@ -1,7 +1,8 @@
 """Waiting for a job's answer in one call (``wait=N`` on execute, test-execute and job status).
 
 The rules: ``0 < N <= 25`` seconds; a waiter is registered before the job is first read (so a
-completion between that read and the wait is not lost), holds no database session or connection
+completion between that read and the wait is not lost; at execute, under the id the job is then
+made with, and the job as queued is that first read), holds no database session or connection
 while it waits (each read is its own short unit of work in a worker thread), is woken by the
 job's completion (``shared.adapters.completions``: PostgreSQL NOTIFY, or unix datagram sockets
 in dev), and reads the job once more when woken, or at the deadline. The first read is the
@@ -130,13 +131,26 @@ async def get_job(read: Callable[[Session], Job], *, job_id: uuid.UUID, wait: fl
     return await _watch(await _start_listening(), job_id, read, deadline)
 
 
-async def execute(queue: Callable[[Session], Job], *, wait: float | None) -> Job:
-    """``queue`` (the checked execute), and with ``wait`` the job once it has finished or ``wait``
-    seconds have passed (it may still be pending then)."""
+async def execute(queue: Callable[[Session, uuid.UUID], Job], *, wait: float | None) -> Job:
+    """``queue`` (the checked execute, making its job with the id it is given), and with ``wait``
+    the job once it has finished or ``wait`` seconds have passed (it may still be pending then)."""
+    job_id = uuid.uuid4()
+
+    def make(session: Session) -> Job:
+        return queue(session, job_id)
+
     if wait is None:
-        return await run_in_threadpool(_in_session, queue)
+        return await run_in_threadpool(_in_session, make)
     deadline = asyncio.get_running_loop().time() + wait
     hub = await _start_listening()
-    job = await run_in_threadpool(_in_session, queue)
-    # The id exists only now: read again once registered, in case it finished before.
+    # Registered under the id before the job exists: its completion, however soon, wakes us, and
+    # the job as queued is the first read (no second one before the wait).
+    woken = hub.register(str(job_id))
+    try:
+        job = await run_in_threadpool(_in_session, make)
+        if job.id == job_id:
+            return await _until_finished(job, woken, deadline)
+    finally:
+        hub.unregister(str(job_id), woken)
+    # An Idempotency-Key answered with the job its first request made: wait for that one.
     return await _watch(hub, job.id, _reread(job.id), deadline)

@@ -83,7 +83,7 @@ def _active_version(active: EngineVersion | None) -> EngineVersion:
 
 def _queue(
     session: Session, *, engine: Engine, version: EngineVersion, caller: Caller, inputs: dict[str, Any], webhook_url: str | None,
-    idempotency_key: str | None = None,
+    idempotency_key: str | None = None, job_id: uuid.UUID | None = None,
 ) -> Job:
     once = None
     if idempotency_key is not None:
@@ -96,7 +96,7 @@ def _queue(
             return first
     rate_limits.ensure_room_for_a_job(session, tenant_id=engine.tenant_id)
     input_rules.validate(inputs, input_schema=version.input_schema, named_ranges=version.named_ranges)
-    job_id = uuid.uuid4()
+    job_id = job_id or uuid.uuid4()
     if once is not None and not idempotency.bind(session, **once, job_id=job_id):
         # A concurrent request with this key won (and has committed): answer with its job.
         first = idempotency.replay(session, **once)
@@ -135,10 +135,11 @@ def _queue(
 def execute(
     session: Session, *, request: ConsumerRequest, tenant_slug: str, engine_slug: str,
     inputs: dict[str, Any], webhook_url: str | None = None, waiting: bool = False, idempotency_key: str | None = None,
+    job_id: uuid.UUID | None = None,
 ) -> Job:
-    """Queue a job on the engine's active version for a consumer with execute permission (and view
-    permission when ``waiting`` for the answer, which shows the job); with an idempotency key
-    already used for this same request, the job that request made."""
+    """Queue a job (with ``job_id`` when given) on the engine's active version for a consumer with
+    execute permission (and view permission when ``waiting`` for the answer, which shows the job);
+    with an idempotency key already used for this same request, the job that request made."""
     engine, caller, active = _engine_for_caller(session, request=request, tenant_slug=tenant_slug, engine_slug=engine_slug)
     if caller.consumer is None:
         raise Unauthorized(INVALID_API_KEY)
@@ -149,15 +150,16 @@ def execute(
         raise Forbidden(NO_WAIT)
     version = _active_version(active)
     return _queue(
-        session, engine=engine, version=version, caller=caller, inputs=inputs, webhook_url=webhook_url, idempotency_key=idempotency_key
+        session, engine=engine, version=version, caller=caller, inputs=inputs, webhook_url=webhook_url, idempotency_key=idempotency_key,
+        job_id=job_id,
     )
 
 
 def test_execute(
     session: Session, *, request: ConsumerRequest, tenant_slug: str, engine_slug: str, version_id: uuid.UUID,
-    inputs: dict[str, Any], webhook_url: str | None = None, idempotency_key: str | None = None,
+    inputs: dict[str, Any], webhook_url: str | None = None, idempotency_key: str | None = None, job_id: uuid.UUID | None = None,
 ) -> Job:
-    """Queue a job on a given version, for that version's test key only."""
+    """Queue a job (with ``job_id`` when given) on a given version, for that version's test key only."""
     engine, caller, _ = _engine_for_caller(session, request=request, tenant_slug=tenant_slug, engine_slug=engine_slug)
     if caller.test_version is None:
         raise Unauthorized(INVALID_API_KEY)
@@ -167,7 +169,8 @@ def test_execute(
     if caller.test_version.id != version.id:
         raise Unauthorized(INVALID_API_KEY)
     return _queue(
-        session, engine=engine, version=version, caller=caller, inputs=inputs, webhook_url=webhook_url, idempotency_key=idempotency_key
+        session, engine=engine, version=version, caller=caller, inputs=inputs, webhook_url=webhook_url, idempotency_key=idempotency_key,
+        job_id=job_id,
     )
 
 

@@ -51,6 +51,19 @@ def test_the_replay_answers_the_same_body_after_the_job_completed(client, deploy
     assert again.status_code == 202 and again.json() == first.json()
 
 
+def test_a_replay_that_waits_answers_with_the_first_job_once_it_has_finished(client, deployed, run_worker):
+    # GIVEN a job made with a key, then finished
+    first = execute(client, deployed, "k-wait")
+    run_worker()
+    # WHEN the request is retried with wait THEN the answer is that job, finished (200, not a new job's 202)
+    headers = {"X-API-Key": deployed.api_key, "Idempotency-Key": "k-wait"}
+    again = client.post(deployed.execute_path, params={"wait": "25"}, json={"inputs": INPUTS}, headers=headers)
+    assert again.status_code == 200, again.text
+    assert (again.json()["job_id"], again.json()["status"]) == (first.json()["job_id"], "completed")
+    assert again.json() == client.get(f"/jobs/{first.json()['job_id']}", headers={"X-API-Key": deployed.api_key}).json()
+    assert jobs_of(deployed.admin.tenant_id) == 1
+
+
 def test_the_same_key_with_a_different_body_is_409(client, deployed):
     execute(client, deployed, "order-1")
     other = execute(client, deployed, "order-1", inputs={**INPUTS, "years": 15})

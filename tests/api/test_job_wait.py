@@ -17,7 +17,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
+from shared.adapters import aws as aws_clients
 from shared.adapters import completions
+from shared.config import get_settings
 from shared.services import job_runner
 from shared.services.job_waits import INVALID_WAIT
 from shared.services.jobs import NO_WAIT
@@ -39,11 +41,20 @@ def key(deployed) -> dict:
     return {"X-API-Key": deployed.api_key}
 
 
+def queued_messages() -> int:
+    attributes = aws_clients.client("sqs").get_queue_attributes(
+        QueueUrl=get_settings().jobs_queue_url, AttributeNames=["ApproximateNumberOfMessages"]
+    )
+    return int(attributes["Attributes"]["ApproximateNumberOfMessages"])
+
+
 def until_waiting(count: int = 1) -> None:
-    """Until ``count`` waiters are registered in this process (none is answered before the worker runs)."""
+    """Until ``count`` waiters are registered in this process and as many jobs are on the queue
+    (an execute registers under its job's id just before it makes and queues the job); none is
+    answered before the worker runs."""
     deadline = time.monotonic() + HANG_SECONDS
-    while sum(completions.hub().waiting().values()) < count:
-        assert time.monotonic() < deadline, f"only {completions.hub().waiting()} waiting"
+    while sum(completions.hub().waiting().values()) < count or queued_messages() < count:
+        assert time.monotonic() < deadline, f"only {completions.hub().waiting()} waiting, {queued_messages()} queued"
         time.sleep(0.01)
 
 

@@ -109,9 +109,9 @@ async def execute(tenant_slug: str, engine_slug: str, body: ExecuteRequest, call
     The inputs are checked before anything is queued: against the input schema (whose `$ref`s
     stay inside it and whose patterns run in linear time), then against the named ranges.
     """
-    job = await job_waits.execute(lambda session: jobs.execute(
+    job = await job_waits.execute(lambda session, job_id: jobs.execute(
         session, request=call.consumer, tenant_slug=tenant_slug, engine_slug=engine_slug, inputs=body.inputs,
-        webhook_url=body.webhook_url, waiting=call.wait is not None, idempotency_key=call.idempotency_key,
+        webhook_url=body.webhook_url, waiting=call.wait is not None, idempotency_key=call.idempotency_key, job_id=job_id,
     ), wait=call.wait)
     return _accepted_or_finished(job, call.wait)
 
@@ -122,9 +122,9 @@ async def execute(tenant_slug: str, engine_slug: str, body: ExecuteRequest, call
 )
 async def test_execute(tenant_slug: str, engine_slug: str, version_id: uuid.UUID, body: ExecuteRequest, call: ExecuteCall):
     """Queue a calculation on a given version, active or not, with that version's test key (wait=N as at execute)."""
-    job = await job_waits.execute(lambda session: jobs.test_execute(
+    job = await job_waits.execute(lambda session, job_id: jobs.test_execute(
         session, request=call.consumer, tenant_slug=tenant_slug, engine_slug=engine_slug, version_id=version_id,
-        inputs=body.inputs, webhook_url=body.webhook_url, idempotency_key=call.idempotency_key,
+        inputs=body.inputs, webhook_url=body.webhook_url, idempotency_key=call.idempotency_key, job_id=job_id,
     ), wait=call.wait)
     return _accepted_or_finished(job, call.wait)
 
