@@ -11,6 +11,7 @@ sums and the "names of the latest job" rule are both exercised.
 
 from __future__ import annotations
 
+import re
 import uuid
 
 from shared.db.models import Job, JobStatus
@@ -96,24 +97,45 @@ def test_folded_rollups_equal_job_by_job(app, local_aws):
     assert (june_2["consumer_name"], june_2["total_calls"], june_2["failed_calls"]) == ("Shop 4", 3, 1)
 
 
+def rows_per_table(params: dict) -> list[int]:
+    """The rows each table's upsert in one statement binds: ``<column>_<row>``, and in a combined
+    statement (PostgreSQL) ``w<table's place>_<column>_<row>``."""
+    rows: dict[str, set[str]] = {}
+    for name in params:
+        place = re.match(r"w(\d+)_", name)
+        rows.setdefault(place.group(1) if place else "", set()).add(name.rsplit("_", 1)[1])
+    return [len(rows[place]) for place in sorted(rows, key=lambda p: int(p or 0))]
+
+
 def test_folding_writes_one_upsert_per_rollup_row(app, local_aws, monkeypatch):
     # GIVEN the eight jobs just inserted (no outcome yet: only the three call-count tables move)
     tenant_id = uuid.UUID(create_tenant()["tenant_id"])
-    calls = []
+    statements = []
     with session_scope() as s:
         jobs = new_jobs(tenant_id)
         s.add_all(jobs)
         s.flush()
         connection = s.connection()
         # WHEN they are counted folded (the statements captured, not run)
-        # (a multi-row upsert binds each row's values as <column>_<row number>)
-        monkeypatch.setattr(connection, "execute", lambda statement, params: calls.append(len({n.rsplit("_", 1)[1] for n in params})))
+        monkeypatch.setattr(connection, "execute", lambda statement, params: statements.append(rows_per_table(params)))
         rollups.record_created_many(connection, jobs)
+        on_postgres = connection.dialect.name == "postgresql"
         monkeypatch.undo()
         s.rollback()
-    # THEN each table gets one statement, with one row per distinct rollup row
-    assert calls == [
+    # THEN each table gets one upsert, with one row per distinct rollup row; on PostgreSQL the three
+    # are one statement (one round trip), elsewhere a statement each
+    assert len(statements) == (1 if on_postgres else 3)
+    assert [rows for statement in statements for rows in statement] == [
         len({(at(c).date(), v, who is None) for c, _, v, who, *_ in JOBS}),  # job_stats_daily: 5
         len({(at(c).date(), who) for c, _, _, who, *_ in JOBS if who}),  # consumers: 3
         len({(at(c).date(), who) for c, _, _, who, *_ in JOBS if who}),  # consumers by engine: 3
     ] == [5, 3, 3]
+
+
+def test_rollups_split_into_small_statements_still_add_up(app, local_aws, monkeypatch):
+    # GIVEN statements that take two rows per table and, combined (PostgreSQL), few binds: the
+    # eight jobs' rollups need several of each
+    monkeypatch.setattr(rollups, "CHUNK", 2)
+    monkeypatch.setattr(rollups, "COMBINED_BINDS", 40)
+    # WHEN they are counted folded THEN the rows are exactly what the jobs add up to, as job by job
+    assert assert_rollups_exact(folded()) == assert_rollups_exact(one_by_one())
