@@ -2,9 +2,9 @@
 
 Sends are batched: one sender thread per process sends what is waiting at once, and the messages
 that came while a batch was in flight go together in the next, in SendMessageBatch calls of up to
-ten per queue (no timer: a lone message is sent at once, and a busy process batches by itself). Each caller still waits until its own message was
-accepted, and gets ``ServiceUnavailable`` if it was not, exactly as with one SendMessage per
-message: "sent" still means "on the queue".
+ten per queue (no timer: a lone message is sent at once, and a busy process batches by itself).
+Each caller still waits until its own message was accepted, and gets ``ServiceUnavailable`` if it
+was not, exactly as with one SendMessage per message: "sent" still means "on the queue".
 """
 
 from __future__ import annotations
