@@ -8,7 +8,10 @@ character: 0.2 ms for a 450-character SELECT), and the server parses and plans i
 time; a commit is three round trips too. SQLAlchemy sends the same few dozen statement texts over
 and over, so on each connection a text is prepared once (a named server-side statement, pg8000's
 own ``prepare_statement``) and every execution is pg8000's ``execute_named``: one round trip, no
-rewriting, no parse. Commit and rollback are sent as simple queries (one round trip).
+rewriting, no parse. Commit and rollback are sent as simple queries (one round trip). The BEGIN
+that opens a transaction (pg8000 sends it alone and waits for it, a round trip of its own) goes
+in the same write as the transaction's first prepared statement, and both answers are read
+after it (``_begin_and_execute``): a transaction costs its statements and its COMMIT.
 
 Installed per engine by ``install`` (SQLAlchemy's ``do_execute`` dialect event; the dialect's
 commit and rollback): statements without parameters and ``executemany`` keep pg8000's own path,
@@ -27,7 +30,7 @@ _CACHE = "_sheetcalc_prepared"  # attribute of the pg8000 connection: statement 
 try:
     import pg8000
     from pg8000.converters import make_params
-    from pg8000.core import CoreConnection
+    from pg8000.core import SYNC_MSG, Context, CoreConnection
     from pg8000.exceptions import DatabaseError
     from pg8000.legacy import convert_paramstyle
 
@@ -80,18 +83,48 @@ def _prepared(conn, paramstyle: str, statement: str, parameters):
     return found
 
 
+def _begin_and_execute(conn, name, params, columns, input_funcs, sql):
+    """BEGIN (a simple query) and the prepared statement in one write; both answers read, the
+    first error raised once both are (the connection is left in step with the server)."""
+    began = Context("begin transaction")
+    began.pipelined = True  # tests/statement_counter.py: read in the same round trip as the next
+    context = Context(columns=columns, input_funcs=input_funcs, statement=sql)
+    conn.send_QUERY("begin transaction")
+    conn.send_BIND(name, params)
+    conn.send_EXECUTE()
+    conn._sock.write(SYNC_MSG)
+    conn._sock.flush()
+    errors = []
+    for answer in (began, context):
+        try:
+            conn.handle_messages(answer)
+        except DatabaseError as exc:
+            errors.append(exc)
+    if errors:
+        raise errors[0]
+    return context
+
+
 def _execute(cursor, statement, parameters, context):
     if not parameters:
         return None  # pg8000's simple query: one round trip already
     conn = cursor._c
     try:
-        if not conn._in_transaction and not conn.autocommit:
-            conn.execute_simple("begin transaction")
-        prepared = _prepared(conn, cursor.paramstyle, statement, parameters)
+        begin = not conn._in_transaction and not conn.autocommit
+        prepared = conn.__dict__.get(_CACHE, {}).get(statement)
         if prepared is None:
-            return None
+            if begin:  # a text new to this connection: BEGIN first, alone, as pg8000 would
+                conn.execute_simple("begin transaction")
+                begin = False
+            prepared = _prepared(conn, cursor.paramstyle, statement, parameters)
+            if prepared is None:
+                return None
         name, columns, input_funcs, sql = prepared
-        result = conn.execute_named(name, make_params(conn.py_types, parameters), columns, input_funcs, sql)
+        params = make_params(conn.py_types, parameters)
+        if begin:
+            result = _begin_and_execute(conn, name, params, columns, input_funcs, sql)
+        else:
+            result = conn.execute_named(name, params, columns, input_funcs, sql)
     except DatabaseError as exc:
         raise _as_cursor_raises(exc) from exc
     except OSError as exc:  # the socket broke mid-statement (ConnectionResetError, BrokenPipeError, ...)

@@ -1,0 +1,75 @@
+"""PostgreSQL through pg8000 (shared/db/pg8000_prepared.py): a transaction's BEGIN travels in one
+write with its first prepared statement, and is still a transaction.
+
+Run on PostgreSQL only (SHEETCALC_TEST_DATABASE_URL), on one connection of the product's engine.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from sqlalchemy import text
+from sqlalchemy.exc import DBAPIError
+
+from shared.db.session import get_engine
+from tests.statement_counter import counting
+
+pytestmark = pytest.mark.skipif(
+    not os.environ.get("SHEETCALC_TEST_DATABASE_URL"), reason="PostgreSQL backend: run with SHEETCALC_TEST_DATABASE_URL"
+)
+
+INSERT = text("INSERT INTO pipelined_probe (x) VALUES (:x)")
+COUNT = text("SELECT count(*) FROM pipelined_probe WHERE x > :above")
+
+
+@pytest.fixture
+def connection():
+    with get_engine().connect() as connection:
+        connection.exec_driver_sql("CREATE TEMPORARY TABLE pipelined_probe (x integer)")
+        connection.commit()
+        # each statement text once, so the ones below find it prepared (the pipelined path)
+        connection.execute(INSERT, {"x": 0})
+        connection.execute(COUNT, {"above": 0})
+        connection.rollback()
+        yield connection
+        connection.rollback()
+        connection.exec_driver_sql("DROP TABLE pipelined_probe")
+        connection.commit()
+
+
+def test_a_write_that_opens_a_transaction_is_undone_by_its_rollback(connection):
+    # GIVEN a transaction whose first statement carried its BEGIN
+    connection.execute(INSERT, {"x": 1})
+    # WHEN it rolls back THEN the write is gone: it was inside the transaction, not autocommitted
+    connection.rollback()
+    assert connection.execute(COUNT, {"above": 0}).scalar() == 0
+    connection.rollback()
+    # AND committed, the same write stays
+    connection.execute(INSERT, {"x": 2})
+    connection.commit()
+    assert connection.execute(COUNT, {"above": 0}).scalar() == 1
+
+
+def test_the_begin_and_the_first_statement_cost_one_round_trip(connection):
+    with counting() as seen:
+        connection.execute(INSERT, {"x": 3})
+        connection.execute(INSERT, {"x": 4})
+        connection.commit()
+    # THEN two statements and a commit: three waits for the server, none for the BEGIN
+    assert seen.round_trips == 3, seen.waits
+    assert connection.execute(COUNT, {"above": 2}).scalar() == 2
+
+
+def test_a_first_statement_that_fails_leaves_the_connection_usable(connection):
+    # GIVEN a statement that fails as the first of its transaction
+    failing = text("SELECT 1 / :zero")
+    connection.execute(failing, {"zero": 1})  # prepared (and a transaction opened) on the way
+    connection.rollback()
+    with pytest.raises(DBAPIError, match="division by zero"):
+        connection.execute(failing, {"zero": 0})
+    # WHEN the transaction is rolled back THEN the connection answers the next statements in step
+    connection.rollback()
+    connection.execute(INSERT, {"x": 5})
+    connection.commit()
+    assert connection.execute(COUNT, {"above": 4}).scalar() == 1
