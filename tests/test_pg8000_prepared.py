@@ -1,5 +1,6 @@
 """PostgreSQL through pg8000 (shared/db/pg8000_prepared.py): a transaction's BEGIN travels in one
-write with its first prepared statement, and is still a transaction.
+write with its first prepared statement, and is still a transaction; what is written is sent at
+once (no Nagle delay).
 
 Run on PostgreSQL only (SHEETCALC_TEST_DATABASE_URL), on one connection of the product's engine.
 """
@@ -7,6 +8,7 @@ Run on PostgreSQL only (SHEETCALC_TEST_DATABASE_URL), on one connection of the p
 from __future__ import annotations
 
 import os
+import socket
 
 import pytest
 from sqlalchemy import text
@@ -73,3 +75,12 @@ def test_a_first_statement_that_fails_leaves_the_connection_usable(connection):
     connection.execute(INSERT, {"x": 5})
     connection.commit()
     assert connection.execute(COUNT, {"above": 4}).scalar() == 1
+
+
+def test_a_connection_sends_what_is_written_at_once(connection):
+    # pg8000 leaves Nagle's algorithm on: a message over its 8 KB buffer had its tail held back
+    # until the server's delayed ACK (40 ms). The product's connections turn it off, as libpq does.
+    sock = connection.connection.dbapi_connection._usock
+    if sock.family not in (socket.AF_INET, socket.AF_INET6):
+        pytest.skip("a unix socket: no Nagle's algorithm")
+    assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
