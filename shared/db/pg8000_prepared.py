@@ -101,7 +101,9 @@ def _prepared(conn, paramstyle: str, statement: str, parameters):
 
 def _begin_and_execute(conn, name, params, columns, input_funcs, sql):
     """BEGIN (a simple query) and the prepared statement in one write; both answers read, the
-    first error raised once both are (the connection is left in step with the server)."""
+    first error raised once both are (the connection is left in step with the server). A BEGIN
+    fails only on a connection that is failing anyway (the server ending it), and then so does
+    the statement after it."""
     began = Context("begin transaction")
     began.pipelined = True  # tests/statement_counter.py: read in the same round trip as the next
     context = Context(columns=columns, input_funcs=input_funcs, statement=sql)

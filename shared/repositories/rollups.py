@@ -227,6 +227,7 @@ def _write(connection: Connection, jobs: Iterable[JobFacts], *, created: bool) -
         for rollup, rows in pieces:
             connection.execute(_statement(connection, rollup, len(rows)), _params(rollup, rows))
         return
+
     def binds(piece: Piece) -> int:
         return len(piece[1]) * len(piece[0].columns)
 
