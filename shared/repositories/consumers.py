@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import uuid
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import and_, bindparam, select, update
 from sqlalchemy.orm import Session
 
-from shared.db.models import Consumer
+from shared.db.models import Consumer, EngineAccess
 from shared.db.types import utcnow
 
 
@@ -23,6 +23,24 @@ _BY_KEY_HASH = select(Consumer).where(Consumer.api_key_hash == bindparam("key_ha
 def get_by_key_hash(session: Session, *, key_hash: str) -> Consumer | None:
     """The consumer whose API key hashes to ``key_hash``."""
     return session.scalar(_BY_KEY_HASH, {"key_hash": key_hash})
+
+
+# The consumer and, in the same statement, its access record for the engine a request names.
+_BY_KEY_HASH_WITH_ACCESS = select(Consumer, EngineAccess).outerjoin(
+    EngineAccess,
+    and_(
+        EngineAccess.consumer_id == Consumer.id,
+        EngineAccess.tenant_id == Consumer.tenant_id,
+        EngineAccess.engine_id == bindparam("engine_id"),
+    ),
+).where(Consumer.api_key_hash == bindparam("key_hash"))
+
+
+def get_by_key_hash_with_access(session: Session, *, key_hash: str, engine_id: uuid.UUID) -> tuple[Consumer | None, EngineAccess | None]:
+    """The consumer whose API key hashes to ``key_hash`` and its access record for ``engine_id``
+    (of its own tenant; None when it has none), in one statement."""
+    row = session.execute(_BY_KEY_HASH_WITH_ACCESS, {"key_hash": key_hash, "engine_id": engine_id}).first()
+    return (row[0], row[1]) if row is not None else (None, None)
 
 
 def list_consumers(session: Session, *, tenant_id: uuid.UUID, include_inactive: bool = False) -> list[Consumer]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from shared.db.models import Consumer, Engine, EngineVersion
+from shared.db.models import Consumer, Engine, EngineAccess, EngineVersion
 from shared.errors import Unauthorized
 from shared.repositories import consumers as consumer_repo
 from shared.repositories import engines as engine_repo
@@ -26,6 +26,14 @@ class Caller:
     tenant_id: uuid.UUID
     consumer: Consumer | None = None
     test_version: EngineVersion | None = None
+    # The consumer's access record for the engine its request names, read with the key
+    # (``access_engine_id`` says which engine; None: not read).
+    access: EngineAccess | None = None
+    access_engine_id: uuid.UUID | None = None
+
+    def known_access(self, engine_id: uuid.UUID) -> tuple[bool, EngineAccess | None]:
+        """Whether the consumer's access record for ``engine_id`` was read with the key, and it."""
+        return (self.access_engine_id is not None and self.access_engine_id == engine_id), self.access
 
     @property
     def rate_key(self) -> str:
@@ -33,17 +41,22 @@ class Caller:
         return f"consumer:{self.consumer.id}" if self.consumer is not None else f"test-key:{self.test_version.id}"
 
 
-def resolve(session: Session, *, api_key: str | None) -> Caller:
-    """The caller behind an API key; Unauthorized when it is missing, unknown or inactive."""
+def resolve(session: Session, *, api_key: str | None, engine_id: uuid.UUID | None = None) -> Caller:
+    """The caller behind an API key; Unauthorized when it is missing, unknown or inactive. With
+    ``engine_id``, a consumer's access record for that engine is read in the same statement."""
     if not api_key or len(api_key) > 200:
         raise Unauthorized(INVALID_API_KEY)
     key_hash = digest(api_key)
-    consumer = consumer_repo.get_by_key_hash(session, key_hash=key_hash)
+    access = None
+    if engine_id is None:
+        consumer = consumer_repo.get_by_key_hash(session, key_hash=key_hash)
+    else:
+        consumer, access = consumer_repo.get_by_key_hash_with_access(session, key_hash=key_hash, engine_id=engine_id)
     if consumer is not None:
         if not consumer.is_active or consumer.is_archived:
             raise Unauthorized(INVALID_API_KEY)
         consumer_repo.touch(session, consumer=consumer)
-        return Caller(tenant_id=consumer.tenant_id, consumer=consumer)
+        return Caller(tenant_id=consumer.tenant_id, consumer=consumer, access=access, access_engine_id=engine_id)
     version = engine_repo.get_version_by_test_key(session, key_hash=key_hash)
     if version is not None:
         return Caller(tenant_id=version.tenant_id, test_version=version)
@@ -67,10 +80,11 @@ class ConsumerRequest:
         """Refuse the address when the engine's whitelist is on and does not list it."""
         ip_policy.enforce(engine, self.client_ip)
 
-    def resolve(self, session: Session) -> Caller:
+    def resolve(self, session: Session, engine_id: uuid.UUID | None = None) -> Caller:
         """The caller behind the key, counted against its rate limit; Unauthorized when the key is
-        missing, unknown or inactive, TooManyRequests when it has used up its window."""
-        caller = resolve(session, api_key=self.api_key)
+        missing, unknown or inactive, TooManyRequests when it has used up its window. With
+        ``engine_id`` (the engine the request names), a consumer's access to it comes along."""
+        caller = resolve(session, api_key=self.api_key, engine_id=engine_id)
         allowance = rate_limits.count_request(session, key=caller.rate_key)
         if allowance is not None and self.report_allowance is not None:
             self.report_allowance(allowance)

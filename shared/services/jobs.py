@@ -58,7 +58,7 @@ def _engine_for_caller(
     # The whitelist is checked before the key, so a caller from an unlisted address learns nothing.
     engine, active = engine_repo.get_engine_and_active_version_by_slugs(session, tenant_slug=tenant_slug, engine_slug=engine_slug)
     request.admit(engine)
-    caller = request.resolve(session)
+    caller = request.resolve(session, engine_id=engine.id if engine is not None else None)
     if engine is None or engine.tenant_id != caller.tenant_id:
         raise NotFound(f"Engine '{engine_slug}' not found")
     return engine, caller, active
@@ -67,6 +67,9 @@ def _engine_for_caller(
 def _access(session: Session, caller: Caller, engine_id: uuid.UUID) -> EngineAccess | None:
     if caller.consumer is None:
         return None
+    known, access = caller.known_access(engine_id)
+    if known:  # read with the key (the request named this engine)
+        return access
     return engine_repo.get_access(session, tenant_id=caller.tenant_id, engine_id=engine_id, consumer_id=caller.consumer.id)
 
 
@@ -199,7 +202,7 @@ def owner_caller(session: Session, *, request: ConsumerRequest, row: Job | Batch
 def _checked_owner(session: Session, *, request: ConsumerRequest, row: Job | Batch | None, engine: Engine | None, not_found: str) -> Caller:
     if row is not None:
         request.admit(engine)
-    caller = request.resolve(session)
+    caller = request.resolve(session, engine_id=row.engine_id if row is not None else None)
     if row is None or row.tenant_id != caller.tenant_id:
         raise NotFound(not_found)
     return caller

@@ -1,0 +1,48 @@
+"""What the hot consumer requests read, counted (not timed): on PostgreSQL each statement is a round
+trip, and on both databases each costs SQLAlchemy's work per statement.
+
+An execute reads the engine with its active version, then the key's consumer together with its
+access record for that engine (one statement); a job's status reads the job with its engine, then
+the consumer with its access the same way. The permission checks use that access record, so no
+third read is made.
+"""
+
+from __future__ import annotations
+
+from tests.factories import deploy_loan, submit_job
+from tests.statement_counter import counting
+
+INPUTS = {"principal": 100000, "annual_rate": 0.05, "years": 10}
+
+
+def selects(seen) -> list[str]:
+    return [" ".join(sql.split())[:60] for sql in seen.sql if sql.lstrip().upper().startswith("SELECT")]
+
+
+def test_an_execute_reads_twice_the_engine_then_the_key_with_its_access(client, deployed):
+    headers = {"X-API-Key": deployed.api_key}
+    assert client.post(deployed.execute_path, json={"inputs": INPUTS}, headers=headers).status_code == 202  # warm
+    with counting() as seen:
+        r = client.post(deployed.execute_path, json={"inputs": INPUTS}, headers=headers)
+    assert r.status_code == 202, r.text
+    assert len(selects(seen)) == 2, selects(seen)
+    assert any("consumers" in sql and "engine_access" in sql for sql in seen.sql if sql.lstrip().upper().startswith("SELECT"))
+
+
+def test_a_job_status_reads_twice_the_job_then_the_key_with_its_access(client, deployed):
+    job_id = submit_job(deployed, INPUTS)
+    headers = {"X-API-Key": deployed.api_key}
+    with counting() as seen:
+        r = client.get(f"/jobs/{job_id}", headers=headers)
+    assert (r.status_code, r.json()["status"]) == (200, "pending")
+    assert len(selects(seen)) == 2, selects(seen)
+
+
+def test_the_access_read_with_the_key_still_decides(client, admin, loan_xlsx):
+    # GIVEN a consumer whose access to the engine does not allow viewing jobs
+    deployed = deploy_loan(admin, loan_xlsx, flags={"can_execute": True, "can_view_jobs": False, "can_download": False, "can_view_about": False})
+    headers = {"X-API-Key": deployed.api_key}
+    job_id = client.post(deployed.execute_path, json={"inputs": INPUTS}, headers=headers).json()["job_id"]
+    # WHEN it asks for the job THEN it is refused, from the record read with its key
+    r = client.get(f"/jobs/{job_id}", headers=headers)
+    assert r.status_code == 403
