@@ -40,7 +40,8 @@ def test_a_job_status_reads_twice_the_job_then_the_key_with_its_access(client, d
 
 def test_the_access_read_with_the_key_still_decides(client, admin, loan_xlsx):
     # GIVEN a consumer whose access to the engine does not allow viewing jobs
-    deployed = deploy_loan(admin, loan_xlsx, flags={"can_execute": True, "can_view_jobs": False, "can_download": False, "can_view_about": False})
+    flags = {"can_execute": True, "can_view_jobs": False, "can_download": False, "can_view_about": False}
+    deployed = deploy_loan(admin, loan_xlsx, flags=flags)
     headers = {"X-API-Key": deployed.api_key}
     job_id = client.post(deployed.execute_path, json={"inputs": INPUTS}, headers=headers).json()["job_id"]
     # WHEN it asks for the job THEN it is refused, from the record read with its key
