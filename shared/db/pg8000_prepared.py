@@ -89,14 +89,15 @@ def _network_error() -> Exception:
     return pg8000.InterfaceError("network error")
 
 
-def _prepared(conn, paramstyle: str, statement: str, parameters):
+def _prepare(conn, paramstyle: str, statement: str, parameters):
+    """Prepare a statement text new to this connection and keep it (None once ``MAX_PREPARED`` are kept)."""
     cache = conn.__dict__.setdefault(_CACHE, {})
-    found = cache.get(statement)
-    if found is None and len(cache) < MAX_PREPARED:
-        sql, _ = convert_paramstyle(paramstyle, statement, parameters)
-        name, columns, input_funcs = conn.prepare_statement(sql, ())
-        found = cache[statement] = (name, columns, input_funcs, sql)
-    return found
+    if len(cache) >= MAX_PREPARED:
+        return None
+    sql, _ = convert_paramstyle(paramstyle, statement, parameters)
+    name, columns, input_funcs = conn.prepare_statement(sql, ())
+    cache[statement] = (name, columns, input_funcs, sql)
+    return cache[statement]
 
 
 def _begin_and_execute(conn, name, params, columns, input_funcs, sql):
@@ -134,7 +135,7 @@ def _execute(cursor, statement, parameters, context):
             if begin:  # a text new to this connection: BEGIN first, alone, as pg8000 would
                 conn.execute_simple("begin transaction")
                 begin = False
-            prepared = _prepared(conn, cursor.paramstyle, statement, parameters)
+            prepared = _prepare(conn, cursor.paramstyle, statement, parameters)
             if prepared is None:
                 return None
         name, columns, input_funcs, sql = prepared
