@@ -35,6 +35,8 @@ log = logging.getLogger(__name__)
 
 Handler = Callable[[dict, Any], Any]
 
+# SQS takes at most this many messages per ReceiveMessage and per DeleteMessageBatch.
+SQS_BATCH_LIMIT = 10
 # After an error talking to SQS, wait this long before polling again (no busy loop).
 _ERROR_BACKOFF_SECONDS = 1.0
 
@@ -126,8 +128,8 @@ class SqsPoller(threading.Thread):
                  batch_size: int = 10, wait_time_seconds: int = 1, timeout_seconds: float = 60.0,
                  memory_limit_in_mb: int = 1024, delete_delay_seconds: float = 0.0):
         super().__init__(name=f"sqs-poller-{function_name}", daemon=True)
-        if not 1 <= batch_size <= 10:
-            raise ValueError("batch_size must be between 1 and 10")
+        if not 1 <= batch_size <= SQS_BATCH_LIMIT:
+            raise ValueError(f"batch_size must be between 1 and {SQS_BATCH_LIMIT}")
         self.queue_url = queue_url
         self.handler = handler
         self.function_name = function_name
@@ -235,8 +237,9 @@ class SqsPoller(threading.Thread):
                 self._to_delete_changed.wait_for(lambda: self._to_delete or self._stopping.is_set())
                 if not self._to_delete:
                     return  # stopping, nothing left
-                self._to_delete_changed.wait_for(lambda: len(self._to_delete) >= 10 or self._stopping.is_set(),
-                                                 timeout=self.delete_delay_seconds)
+                self._to_delete_changed.wait_for(
+                    lambda: len(self._to_delete) >= SQS_BATCH_LIMIT or self._stopping.is_set(), timeout=self.delete_delay_seconds
+                )
             self._delete_waiting()
 
     def _end_deleter(self, timeout: float | None) -> None:
@@ -253,8 +256,8 @@ class SqsPoller(threading.Thread):
         with self._to_delete_changed:
             waiting, self._to_delete = self._to_delete, []
             self._to_delete_changed.notify_all()
-        for start in range(0, len(waiting), 10):
-            self._delete_messages(waiting[start:start + 10])
+        for start in range(0, len(waiting), SQS_BATCH_LIMIT):
+            self._delete_messages(waiting[start:start + SQS_BATCH_LIMIT])
 
     def _delete_messages(self, messages: list[dict]) -> None:
         entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)]

@@ -6,8 +6,9 @@ its own socket of one SO_REUSEPORT group on the port) and ``dev_worker_processes
 processes running the worker, checks, dead-letter and webhook handlers behind SQS pollers (the
 same Lambda handler code as on AWS; see ``children.py``). It prints "ready" when every process
 is, and runs until SIGINT or SIGTERM, after which it stops the API and poller processes (each
-finishes what it is handling), then the local AWS, and returns normally. If a child ends on its own, everything is stopped and
-it exits with status 1. The children die with it when it is killed (``processes.py``).
+finishes what it is handling), then the local AWS, and returns normally. If a child ends on its
+own, everything is stopped and it exits with status 1. The children die with it when it is
+killed (``processes.py``).
 
 Nothing accepted is lost when it is killed: the database and the local S3 objects are under the
 data dir (``<data dir>/aws``), and at start the sweeper queues again what the lost in-memory
