@@ -19,7 +19,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
-import pg8000.native
 import pytest
 from sqlalchemy import make_url
 
@@ -92,14 +91,8 @@ def _dev_stacks_database(url: str) -> str:
     parsed = make_url(url)
     name = f"{parsed.database}_devstacks"
     if name not in _created_databases:
-        admin = pg8000.native.Connection(user=parsed.username or "postgres", password=parsed.password,
-                                         host=parsed.host or "127.0.0.1", port=parsed.port or 5432,
-                                         database=parsed.database)
-        try:
-            if not admin.run("SELECT 1 FROM pg_database WHERE datname = :name", name=name):
-                admin.run(f'CREATE DATABASE "{name}"')
-        finally:
-            admin.close()
+        admin_url = parsed.set(drivername="postgresql").render_as_string(hide_password=False)
+        subprocess.run([sys.executable, str(REPO / "scripts" / "pgdb.py"), "ensure", admin_url, name], check=True)
         _created_databases.add(name)
     return parsed.set(database=name).render_as_string(hide_password=False)
 
