@@ -88,7 +88,11 @@ def get_engine(url: str | None = None) -> Engine:
 
 def _create(url: str) -> Engine:
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30})
+        # Pooled as PostgreSQL's (below): with SQLAlchemy's default of five kept, a busy API process
+        # opened and closed a connection (and ran its pragmas) for one request in fifteen.
+        settings = get_settings()
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30},
+                               pool_size=settings.database_pool_size, max_overflow=settings.database_max_overflow)
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn, _record):
