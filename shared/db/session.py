@@ -12,7 +12,10 @@ from sqlalchemy import Connection, Engine, create_engine, event, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 from shared.config import get_settings
-from shared.db import pg8000_prepared
+from shared.db import pg8000_prepared, sqlite_writes
+
+# How long a SQLite writer waits for the write lock before "database is locked".
+SQLITE_BUSY_SECONDS = 30
 
 
 def _normalise(url: str) -> str:
@@ -91,8 +94,11 @@ def _create(url: str) -> Engine:
         # Pooled as PostgreSQL's (below): with SQLAlchemy's default of five kept, a busy API process
         # opened and closed a connection (and ran its pragmas) for one request in fifteen.
         settings = get_settings()
-        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 30},
+        engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_SECONDS},
                                pool_size=settings.database_pool_size, max_overflow=settings.database_max_overflow)
+        database = make_url(url).database
+        if database and database != ":memory:" and not database.startswith("file:"):
+            sqlite_writes.install(engine, database, timeout=SQLITE_BUSY_SECONDS)
 
         @event.listens_for(engine, "connect")
         def _sqlite_pragmas(dbapi_conn, _record):
@@ -102,7 +108,7 @@ def _create(url: str) -> Engine:
             # lose the last commits, never corrupt the file), and a commit does not wait for fsync.
             cur.execute("PRAGMA synchronous=NORMAL")
             cur.execute("PRAGMA foreign_keys=ON")
-            cur.execute("PRAGMA busy_timeout=30000")
+            cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_SECONDS * 1000}")
             cur.close()
 
         return engine
