@@ -148,6 +148,7 @@ def _pollers(aws, *, first: bool) -> list:
     from shared.devstack.local_aws import (
         CHECKS_VISIBILITY_TIMEOUT,
         JOBS_DELETE_DELAY_SECONDS,
+        JOBS_GATHER_SECONDS,
         JOBS_VISIBILITY_TIMEOUT,
         WEBHOOKS_VISIBILITY_TIMEOUT,
     )
@@ -156,7 +157,7 @@ def _pollers(aws, *, first: bool) -> list:
     common = {"endpoint_url": aws.endpoint_url, "region": aws.region}
     pollers = [SqsPoller(aws.jobs_queue_url, worker_handler, function_name="sheetcalc-worker",
                          timeout_seconds=JOBS_VISIBILITY_TIMEOUT, delete_delay_seconds=JOBS_DELETE_DELAY_SECONDS,
-                         **common)]
+                         gather_seconds=JOBS_GATHER_SECONDS, **common)]
     if first:
         pollers += [
             SqsPoller(aws.jobs_dlq_url, dlq_handler, function_name="sheetcalc-worker-dlq", **common),

@@ -38,6 +38,9 @@ MAX_RECEIVE_COUNT = 3
 JOBS_VISIBILITY_TIMEOUT = 60
 # The jobs queue's handled messages are deleted in gathered calls, at most this long after (pollers.py).
 JOBS_DELETE_DELAY_SECONDS = 0.05
+# Under load the jobs poller lets this long pass between receives, so batches fill (pollers.py):
+# at 16 clients, 3-5% more jobs/s and less CPU per job than at once (A/B runs, issue 15).
+JOBS_GATHER_SECONDS = 0.01
 # Longer than a version check may take (the formulas check's 240 s deadline, then the copy).
 CHECKS_VISIBILITY_TIMEOUT = 300
 WEBHOOKS_VISIBILITY_TIMEOUT = 30

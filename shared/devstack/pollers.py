@@ -13,6 +13,12 @@ SQS; gathered, it is a call per several batches. A message stays in flight that 
 whose delete a kill loses comes back after the visibility timeout and is acknowledged again
 (a job is claimed once: ``jobs.claim_many``). ``finish()`` deletes what is waiting.
 
+Gathering (``gather_seconds``; the jobs queue in ``sheetcalc dev``): after a batch of more than one
+message but less than a full one, a sign that jobs arrive faster than one at a time, the poller
+waits that long before its next receive, so the next batch is fuller: fewer receives and deletes
+per job, and one claim and one finish for more jobs. Lambda's ``MaximumBatchingWindowInSeconds``
+does the same for every batch; here a lone job (a single message) is still picked up at once.
+
 Polling: moto's ``ReceiveMessage`` long poll waits on a condition that ``SendMessage`` notifies,
 so it answers as soon as a message arrives (pickup in a few ms). A short ``WaitTimeSeconds`` (1)
 keeps that and lets ``stop()`` finish within about a second; idle cost is one request a second.
@@ -126,7 +132,7 @@ class SqsPoller(threading.Thread):
     def __init__(self, queue_url: str, handler: Handler, *, function_name: str,
                  sqs: Any = None, endpoint_url: str | None = None, region: str | None = None,
                  batch_size: int = 10, wait_time_seconds: int = 1, timeout_seconds: float = 60.0,
-                 memory_limit_in_mb: int = 1024, delete_delay_seconds: float = 0.0):
+                 memory_limit_in_mb: int = 1024, delete_delay_seconds: float = 0.0, gather_seconds: float = 0.0):
         super().__init__(name=f"sqs-poller-{function_name}", daemon=True)
         if not 1 <= batch_size <= SQS_BATCH_LIMIT:
             raise ValueError(f"batch_size must be between 1 and {SQS_BATCH_LIMIT}")
@@ -147,6 +153,7 @@ class SqsPoller(threading.Thread):
         # Held while a batch is with the handler: finish() waits for it, not for a long poll.
         self._delivering = threading.Lock()
         self.delete_delay_seconds = delete_delay_seconds
+        self.gather_seconds = gather_seconds
         # Handled messages not yet deleted (delete_delay_seconds > 0), and the thread deleting them.
         self._to_delete: list[dict] = []
         self._to_delete_changed = threading.Condition()
@@ -189,6 +196,8 @@ class SqsPoller(threading.Thread):
                     if self._stopping.is_set():
                         break  # asked to end while polling: not handed over, they come back
                     self.deliver(messages)
+                if self.gather_seconds > 0 and 1 < len(messages) < self.batch_size:
+                    self._stopping.wait(self.gather_seconds)  # more are coming: let them gather
 
     def receive(self, wait_time_seconds: int | None = None) -> list[dict]:
         """One ``ReceiveMessage`` call for up to a batch, with every attribute Lambda passes on."""

@@ -389,3 +389,35 @@ def test_finish_deletes_the_handled_messages_still_waiting(sqs, start_poller):
 
     # THEN they are deleted now, not after the delay, and not redelivered
     assert queue_counts(sqs, url) == (0, 0)
+
+
+def test_with_gathering_jobs_that_arrive_under_load_come_in_fuller_batches(sqs, start_poller):
+    # GIVEN a poller that gathers for 5 s after a batch of more than one message (far longer than
+    # sending three messages takes), and two messages waiting when it starts
+    url, _ = create_queue_with_dlq(sqs, f"test-{uuid.uuid4().hex[:12]}", visibility_timeout=600)
+    sqs.send_message_batch(QueueUrl=url, Entries=[{"Id": str(i), "MessageBody": f"early{i}"} for i in range(2)])
+    handler = Recorder()
+    start_poller(url, handler, gather_seconds=5)
+    handler.wait_for(lambda h: len(h.records) == 2, timeout=30)
+    assert [len(event["Records"]) for event, _ in handler.calls] == [2]
+
+    # WHEN three more arrive one at a time while it gathers
+    for i in range(3):
+        sqs.send_message(QueueUrl=url, MessageBody=f"late{i}")
+
+    # THEN they are handled together, in one batch
+    handler.wait_for(lambda h: len(h.records) == 5, timeout=60)
+    assert [len(event["Records"]) for event, _ in handler.calls] == [2, 3]
+
+
+def test_with_gathering_a_lone_message_is_still_picked_up_at_once(sqs, queue, start_poller):
+    # GIVEN a poller that would gather for 300 s after a batch of several messages
+    url, _ = queue
+    handler = Recorder()
+    start_poller(url, handler, gather_seconds=300)
+
+    # WHEN messages arrive one at a time, each after the previous one was handled
+    for i in range(3):
+        sqs.send_message(QueueUrl=url, MessageBody=f"m{i}")
+        # THEN each is handled without any gathering wait (the 30 s bound is far below 300 s)
+        handler.wait_for(lambda h, n=i + 1: len(h.records) == n, timeout=30)
