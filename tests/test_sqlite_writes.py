@@ -154,3 +154,40 @@ def test_a_writer_in_another_process_is_waited_for(database):
         other.join(TIMEOUT)
     assert other.exitcode == 0
     assert _marks(engine) == ["other process", "this process"]
+
+
+FINISH_LIKE = "WITH outcome AS (SELECT :who AS who) UPDATE marks SET who = (SELECT who FROM outcome)"
+
+
+def test_a_with_update_is_a_write_in_the_callers_transaction(database):
+    _, engine = database
+    with engine.begin() as connection:
+        connection.execute(text("INSERT INTO marks VALUES ('before')"))
+
+    # GIVEN a unit of work whose first write is a WITH ... UPDATE (as the worker's finish is)
+    with engine.connect() as connection:
+        connection.execute(text(FINISH_LIKE), {"who": "updated"})
+        # THEN it holds the write lock like any write: a second writer waits for it
+        done, errors = threading.Event(), []
+        thread = _write_in_thread(engine, "second", done, errors)
+        assert not done.wait(0.3), "the second writer did not wait for the WITH ... UPDATE"
+        # AND it is part of the transaction: rolled back with it, not committed on its own
+        connection.rollback()
+    assert done.wait(TIMEOUT)
+    thread.join(TIMEOUT)
+    assert errors == []
+    assert _marks(engine) == ["before", "second"]
+
+
+def test_a_with_select_is_a_read(database):
+    _, engine = database
+    with engine.connect() as reader:
+        rows = reader.execute(text("WITH o AS (SELECT 'x' AS who) SELECT who FROM o")).all()
+        assert rows == [("x",)]
+        # it took no lock: a writer in another thread goes straight on while the reader is open
+        done, errors = threading.Event(), []
+        thread = _write_in_thread(engine, "writer", done, errors)
+        assert done.wait(TIMEOUT), "the writer waited for a read"
+        thread.join(TIMEOUT)
+    assert errors == []
+    assert _marks(engine) == ["writer"]

@@ -17,6 +17,11 @@ rollback, which the pool also runs on a connection handed back). SQLite's own lo
 timeout still stand behind it for any writer that does not go through here (a migration run by
 another tool, the ``sqlite3`` shell).
 
+A writing statement that does not start with one of those words (``WITH ... UPDATE ...``: the
+worker's finish) is a write too, and here it also opens the transaction (``BEGIN``): pysqlite
+would not, and would run it in autocommit, committed at once apart from the statements after it
+in the same unit of work (the finish's rollups), beyond the reach of a rollback.
+
 A thread that already holds the lock through one connection and writes through another goes
 straight to SQLite (it would wait for itself here). A thread that cannot get the process's lock
 within ``busy_timeout`` goes on to SQLite too, whose busy timeout then answers as before.
@@ -27,17 +32,26 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import re
 import threading
 
 from sqlalchemy import Engine, event
 
 log = logging.getLogger(__name__)
 
-WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
+# The statements pysqlite opens a transaction for (by their first word, in its legacy mode).
+DML = ("INSERT", "UPDATE", "DELETE", "REPLACE")
+_DML_WORD = re.compile(r"\b(?:INSERT|UPDATE|DELETE|REPLACE)\b")
 
 
-def _is_write(statement: str) -> bool:
-    return statement.lstrip()[:7].upper().startswith(WRITES)
+def _writes(statement: str) -> tuple[bool, bool]:
+    """(whether ``statement`` writes, whether pysqlite opens a transaction for it by itself)."""
+    head = statement.lstrip()[:7].upper()
+    if head.startswith(DML):
+        return True, True
+    if head.startswith("WITH") and _DML_WORD.search(statement.upper()):
+        return True, False
+    return False, False
 
 
 def _raw(connection):
@@ -96,8 +110,15 @@ def install(engine: Engine, database_path: str, *, timeout: float) -> WriterLock
 
     @event.listens_for(engine, "before_cursor_execute")
     def _before(connection, _cursor, statement, _parameters, _context, _executemany):
-        if _is_write(statement):
-            lock.before_write(_raw(connection.connection))
+        writes, begins_by_itself = _writes(statement)
+        if not writes:
+            return
+        dbapi_connection = _raw(connection.connection)
+        lock.before_write(dbapi_connection)
+        if not begins_by_itself and not dbapi_connection.in_transaction:
+            # pysqlite would run it on its own and commit it at once, outside the transaction the
+            # caller is in (the worker's finish, WITH ... UPDATE, apart from its rollups)
+            dbapi_connection.execute("BEGIN")
 
     dialect = engine.dialect
     commit, rollback = dialect.do_commit, dialect.do_rollback
