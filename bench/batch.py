@@ -1,13 +1,14 @@
 """A 10,000-set batch of the sample loan workbook on `sheetcalc dev`: submit -> all done.
 
-Starts the dev stack in a subprocess (SQLite, moto) and deploys examples/loan-quote.xlsx as
+Starts the dev stack in a subprocess (SQLite, or with --db postgresql a scratch database made and
+dropped as bench/throughput.py does; moto) and deploys examples/loan-quote.xlsx as
 bench/throughput.py does (or, with --base-url and --api-key, uses a dev server already running
 with the loan workbook active as tenant "bench", engine "loan"), then:
   1. POST /jobs/batch/bench/loan with N input sets (all valid, each a different principal);
   2. polls GET /jobs/batch/{id} every 0.2 s until done;
   3. reads the results as JSON lines and as a workbook, and checks every set completed.
 Prints the time of each step and the load average before and after.
-Usage: python bench/batch.py [--sets 10000] [--base-url URL --api-key KEY]
+Usage: python bench/batch.py [--sets 10000] [--db sqlite|postgresql] [--base-url URL --api-key KEY]
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from pathlib import Path
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from throughput import deploy, dev_stack  # noqa: E402
+from throughput import PG_ADMIN_URL, deploy, dev_stack, scratch_postgres  # noqa: E402
 
 
 def run(base: str, key: dict, sets: int) -> None:
@@ -57,10 +58,15 @@ def main() -> None:
     parser.add_argument("--sets", type=int, default=10_000)
     parser.add_argument("--base-url")
     parser.add_argument("--api-key")
+    parser.add_argument("--db", choices=("sqlite", "postgresql"), default="sqlite")
+    parser.add_argument("--pg-admin-url", default=os.environ.get("SHEETCALC_BENCH_PG_ADMIN_URL", PG_ADMIN_URL))
     args = parser.parse_args()
     print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} ({os.cpu_count()} cores)")
     if args.base_url:
         run(args.base_url, {"X-API-Key": args.api_key}, args.sets)
+    elif args.db == "postgresql":
+        with scratch_postgres(args.pg_admin_url) as url, tempfile.TemporaryDirectory() as tmp, dev_stack(Path(tmp), url) as stack:
+            run(stack.base, deploy(stack), args.sets)
     else:
         with tempfile.TemporaryDirectory() as tmp, dev_stack(Path(tmp), None) as stack:
             run(stack.base, deploy(stack), args.sets)
