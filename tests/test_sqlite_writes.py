@@ -56,19 +56,25 @@ def _write_in_thread(engine, who: str, done: threading.Event, errors: list) -> t
     return thread
 
 
+def _a_writer_waits_until(engine, who: str, let_go, what: str) -> None:
+    """A writer in another thread starts and waits (it has not written 0.3 s later); once
+    ``let_go()`` ends ``what`` it waits for, it writes, without error."""
+    done, errors = threading.Event(), []
+    thread = _write_in_thread(engine, who, done, errors)
+    assert not done.wait(0.3), f"the writer did not wait for {what}"
+    let_go()
+    assert done.wait(TIMEOUT)
+    thread.join(TIMEOUT)
+    assert errors == []
+
+
 def _second_writer_waits_for(engine, finish_first) -> list[str]:
     """A first transaction writes and holds; a second writer starts; ``finish_first(connection)``
     ends the first. Returns the marks, and checks the second waited and then wrote without error."""
     connection = engine.connect()
     transaction = connection.begin()
     connection.execute(text("INSERT INTO marks VALUES ('first')"))
-    done, errors = threading.Event(), []
-    thread = _write_in_thread(engine, "second", done, errors)
-    assert not done.wait(0.3), "the second writer did not wait for the first transaction"
-    finish_first(connection, transaction)
-    assert done.wait(TIMEOUT)
-    thread.join(TIMEOUT)
-    assert errors == []
+    _a_writer_waits_until(engine, "second", lambda: finish_first(connection, transaction), "the first transaction")
     return _marks(engine)
 
 
@@ -142,13 +148,7 @@ def test_a_writer_in_another_process_is_waited_for(database):
     other.start()
     try:
         assert wrote.wait(TIMEOUT)
-        done, errors = threading.Event(), []
-        thread = _write_in_thread(engine, "this process", done, errors)
-        assert not done.wait(0.3), "the writer did not wait for the other process's transaction"
-        release.set()
-        assert done.wait(TIMEOUT)
-        thread.join(TIMEOUT)
-        assert errors == []
+        _a_writer_waits_until(engine, "this process", release.set, "the other process's transaction")
     finally:
         release.set()
         other.join(TIMEOUT)
@@ -167,15 +167,9 @@ def test_a_with_update_is_a_write_in_the_callers_transaction(database):
     # GIVEN a unit of work whose first write is a WITH ... UPDATE (as the worker's finish is)
     with engine.connect() as connection:
         connection.execute(text(FINISH_LIKE), {"who": "updated"})
-        # THEN it holds the write lock like any write: a second writer waits for it
-        done, errors = threading.Event(), []
-        thread = _write_in_thread(engine, "second", done, errors)
-        assert not done.wait(0.3), "the second writer did not wait for the WITH ... UPDATE"
+        # THEN it holds the write lock like any write: a second writer waits until it ends
         # AND it is part of the transaction: rolled back with it, not committed on its own
-        connection.rollback()
-    assert done.wait(TIMEOUT)
-    thread.join(TIMEOUT)
-    assert errors == []
+        _a_writer_waits_until(engine, "second", connection.rollback, "the WITH ... UPDATE")
     assert _marks(engine) == ["before", "second"]
 
 
