@@ -185,3 +185,22 @@ def test_a_with_select_is_a_read(database):
         thread.join(TIMEOUT)
     assert errors == []
     assert _marks(engine) == ["writer"]
+
+
+def test_where_the_file_cannot_be_locked_writes_still_go_through_and_threads_still_queue(database, monkeypatch, caplog):
+    # GIVEN a filesystem without flock
+    import errno
+    import fcntl
+
+    def no_flock(_fd, _operation):
+        raise OSError(errno.ENOLCK, "No locks available")
+
+    monkeypatch.setattr(fcntl, "flock", no_flock)
+    _, engine = database
+
+    # WHEN two threads write, THEN the second still waits for the first and both write
+    assert _second_writer_waits_for(engine, lambda connection, transaction: (transaction.commit(), connection.close())) == [
+        "first", "second",
+    ]
+    # AND the log says other processes' writers are not queued
+    assert "cannot lock" in caplog.text

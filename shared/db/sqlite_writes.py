@@ -24,7 +24,9 @@ in the same unit of work (the finish's rollups), beyond the reach of a rollback.
 
 A thread that already holds the lock through one connection and writes through another goes
 straight to SQLite (it would wait for itself here). A thread that cannot get the process's lock
-within ``busy_timeout`` goes on to SQLite too, whose busy timeout then answers as before.
+within ``busy_timeout`` goes on to SQLite too, whose busy timeout then answers as before; so do
+other processes' writers where the lock file cannot be made or locked (a read-only directory, a
+filesystem without ``flock``: said once in the log). A forked child starts with the lock free.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import logging
 import os
 import re
 import threading
+import weakref
 
 from sqlalchemy import Engine, event
 
@@ -65,17 +68,28 @@ class WriterLock:
     def __init__(self, path: str, timeout: float):
         self.path = path
         self.timeout = timeout
+        self._reset()
+        self._unlockable = False  # the file cannot be locked (a filesystem without flock)
+        ref = weakref.ref(self)
+        os.register_at_fork(after_in_child=lambda: (lock := ref()) is not None and lock._reset())
+
+    def _reset(self) -> None:
+        """A new process starts with the lock free (a forked child holds no one's lock)."""
         self._threads = threading.Lock()
         self._fd: int | None = None
-        self._fd_pid: int | None = None
         self._holder: int | None = None  # id() of the DBAPI connection holding it
         self._holder_thread: int | None = None
 
-    def _file(self) -> int:
-        if self._fd is None or self._fd_pid != os.getpid():  # a forked child opens its own
-            self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-            self._fd_pid = os.getpid()
-        return self._fd
+    def _flock(self, operation: int) -> None:
+        if self._unlockable:
+            return
+        try:
+            if self._fd is None:
+                self._fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+            fcntl.flock(self._fd, operation)
+        except OSError as exc:
+            self._unlockable = True
+            log.warning("cannot lock %s (%s): writers in other processes wait in SQLite's busy handler", self.path, exc)
 
     def before_write(self, dbapi_connection) -> None:
         """Take the lock for ``dbapi_connection`` unless it holds it already."""
@@ -87,7 +101,7 @@ class WriterLock:
             log.warning("waited %.0f s for the SQLite write lock of this process; writing without it", self.timeout)
             return
         try:
-            fcntl.flock(self._file(), fcntl.LOCK_EX)
+            self._flock(fcntl.LOCK_EX)
         except BaseException:
             self._threads.release()
             raise
@@ -99,7 +113,7 @@ class WriterLock:
             return
         self._holder = self._holder_thread = None
         try:
-            fcntl.flock(self._file(), fcntl.LOCK_UN)
+            self._flock(fcntl.LOCK_UN)
         finally:
             self._threads.release()
 
