@@ -6,7 +6,8 @@ completion listener's own connection, which is counted apart (``listener_round_t
 
     with counting() as seen:
         run_jobs(ids)
-    seen.statements  # SQL statements the driver ran (an executemany of n rows counts n: pg8000 runs each)
+    seen.statements  # SQL statements the driver ran (an executemany of n rows counts n: pg8000 runs each;
+                     # a multi-row INSERT counts one)
     seen.round_trips  # PostgreSQL only: requests that waited for the server (BEGIN and COMMIT included)
     seen.prepares  # of those, statements prepared on a connection for the first time
 
@@ -22,6 +23,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from sqlalchemy import Engine, event
+from sqlalchemy.engine.interfaces import ExecuteStyle
 
 
 @dataclass
@@ -54,7 +56,10 @@ def counting(exclude_threads: tuple[str, ...] = ()) -> Iterator[Seen]:
     def on_execute(conn, cursor, statement, parameters, context, executemany):
         if threading.current_thread().name in exclude_threads:
             return
-        runs = len(parameters) if executemany and conn.dialect.name == "postgresql" else 1
+        # pg8000 runs an executemany row by row; SQLAlchemy's multi-row INSERTs ("insertmanyvalues")
+        # are one statement each, whatever their parameters
+        one_by_one = executemany and getattr(context, "execute_style", None) is ExecuteStyle.EXECUTEMANY
+        runs = len(parameters) if one_by_one and conn.dialect.name == "postgresql" else 1
         with lock:
             seen.statements += runs
             seen.sql.extend([statement.strip()] * runs)
