@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from types import SimpleNamespace
 from typing import Any
 
-from sqlalchemy import and_, bindparam, exists, func, insert, or_, select, update
+from sqlalchemy import ARRAY, JSON, Integer, Text, Uuid, and_, bindparam, cast, exists, func, insert, or_, select, update
 from sqlalchemy.orm import Session
 
 from shared.db.models import Batch, Job, JobStatus
@@ -87,13 +88,51 @@ _FINISH = (
 )
 
 
+# PostgreSQL: the chunk's outcomes as arrays, unnested into rows, one UPDATE for them all (one
+# statement text whatever the chunk's size; pg8000's executemany would send one UPDATE per job).
+_OUTCOME = func.unnest(
+    cast(bindparam("o_ids"), ARRAY(Uuid())), cast(bindparam("o_statuses"), ARRAY(Text())),
+    cast(bindparam("o_outputs"), ARRAY(Text())), cast(bindparam("o_errors"), ARRAY(Text())),
+    cast(bindparam("o_ms"), ARRAY(Integer())), cast(bindparam("o_engines"), ARRAY(Text())),
+    cast(bindparam("o_result_keys"), ARRAY(Text())),
+).table_valued("id", "status", "outputs", "error_message", "execution_time_ms", "calc_engine", "result_key").render_derived("outcome")
+_FINISH_ALL = (
+    update(JOBS)
+    .where(JOBS.c.id == _OUTCOME.c.id, JOBS.c.status == JobStatus.PROCESSING, JOBS.c.started_at == bindparam("claimed_at"))
+    .values(
+        status=_OUTCOME.c.status, outputs=cast(_OUTCOME.c.outputs, JSON), error_message=_OUTCOME.c.error_message,
+        execution_time_ms=_OUTCOME.c.execution_time_ms, calc_engine=_OUTCOME.c.calc_engine, result_key=_OUTCOME.c.result_key,
+        updated_at=bindparam("now"), completed_at=bindparam("now"),
+    )
+    .returning(*rollups.JOB_COLUMNS)
+)
+
+
 def finish_chunk(
     session: Session, *, batch_id: uuid.UUID, first: int, end: int, claimed_at: datetime, outcomes: list[dict[str, Any]]
 ) -> int:
     """Record each claimed job's outcome (``id``, ``status``, ``outputs``, ``error_message``,
-    ``execution_time_ms``, ``calc_engine``, ``result_key``) in one executemany, conditional on this claim; count the jobs this
-    claim finished in the rollups; returns how many."""
+    ``execution_time_ms``, ``calc_engine``, ``result_key``), conditional on this claim; count the jobs
+    this claim finished in the rollups; returns how many. On PostgreSQL one statement for the chunk,
+    on SQLite one executemany (a loop in C there)."""
+    if not outcomes:
+        return 0
     now = utcnow()
+    connection = session.connection()
+    if connection.dialect.name == "postgresql":
+        finished = connection.execute(_FINISH_ALL, {
+            "claimed_at": claimed_at, "now": now,
+            "o_ids": [o["id"] for o in outcomes],
+            "o_statuses": [JobStatus(o["status"]).value for o in outcomes],
+            # as the JSON column stores them (None too, as JSON null, as the executemany does)
+            "o_outputs": [json.dumps(o.get("outputs")) for o in outcomes],
+            "o_errors": [o.get("error_message") for o in outcomes],
+            "o_ms": [o.get("execution_time_ms") for o in outcomes],
+            "o_engines": [o.get("calc_engine") for o in outcomes],
+            "o_result_keys": [o.get("result_key") for o in outcomes],
+        }).all()
+        rollups.record_finished_many(connection, finished)
+        return len(finished)
     session.execute(_FINISH, [
         dict(b_id=o["id"], b_claimed=claimed_at, b_status=o["status"], b_outputs=o.get("outputs"),
              b_error=o.get("error_message"), b_ms=o.get("execution_time_ms"), b_engine=o.get("calc_engine"),

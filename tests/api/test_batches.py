@@ -381,3 +381,27 @@ def test_a_batchs_jobs_are_inserted_in_one_statement_not_one_per_set(client, dep
     assert len(inserts) == 1
     with session_scope() as session:
         assert session.scalar(select(func.count()).select_from(Job).where(Job.batch_id == uuid.UUID(body["batch_id"]))) == 50
+
+
+def test_a_chunks_jobs_are_finished_in_one_statement(client, deployed, run_worker):
+    from tests.statement_counter import counting
+    from tests.stats.rollups_check import assert_rollups_exact
+
+    # GIVEN a batch whose three valid sets are one chunk
+    body = submit(client, deployed, [*SETS[:3], {"principal": 5000, "annual_rate": 0.05, "years": 1}])
+
+    # WHEN the worker computes the chunk
+    with counting() as seen:
+        run_worker()
+
+    # THEN its jobs were finished in one statement (an executemany counts one per job on
+    # PostgreSQL, which runs it row by row)
+    finishes = [sql for sql in seen.sql if sql.startswith("UPDATE jobs") and "completed_at" in sql]
+    assert len(finishes) == 1
+    # AND each job has its own answer, and counts once in the statistics
+    lines = result_lines(client, deployed, body["batch_id"])
+    assert [line["status"] for line in lines] == ["completed", "invalid", "completed", "completed"]
+    assert lines[2]["outputs"]["monthly_payment"] == pytest.approx(annuity(120000, 0.05, 15), rel=1e-9)
+    assert lines[3]["outputs"]["monthly_payment"] == pytest.approx(annuity(5000, 0.05, 1), rel=1e-9)
+    (row,) = assert_rollups_exact(deployed.admin.tenant_id)["job_stats_daily"].values()
+    assert (row["total_calls"], row["completed_calls"], row["failed_calls"]) == (3, 3, 0)
