@@ -413,13 +413,13 @@ async def drive(base: str, key: dict, *, concurrency: int, duration: float | Non
     # pool shared by 64 clients cost the bench a scan of every pooled connection on each request
     # (httpcore's _assign_requests_to_connections): the bench's own process then used a whole core
     # and was what limited the 64-client figures, not the server.
-    limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
-    timeout = httpx.Timeout(WAIT_SECONDS + 60.0)
+    timeout = WAIT_SECONDS + 60.0
 
     def connect():
         if lean:
-            return LeanClient(base, timeout=WAIT_SECONDS + 60.0)
-        return httpx.AsyncClient(base_url=base, limits=limits, timeout=timeout)
+            return LeanClient(base, timeout=timeout)
+        limits = httpx.Limits(max_connections=1, max_keepalive_connections=1)
+        return httpx.AsyncClient(base_url=base, limits=limits, timeout=httpx.Timeout(timeout))
 
     async def client() -> None:
         async with connect() as http:

@@ -134,23 +134,17 @@ def install(engine: Engine, database_path: str, *, timeout: float) -> WriterLock
             # caller is in (the worker's finish, WITH ... UPDATE, apart from its rollups)
             dbapi_connection.execute("BEGIN")
 
-    dialect = engine.dialect
-    commit, rollback = dialect.do_commit, dialect.do_rollback
+    def releasing(end):
+        """The dialect's commit or rollback, then the lock let go if that connection held it."""
+        def wrapped(dbapi_connection) -> None:
+            try:
+                end(dbapi_connection)
+            finally:
+                lock.after_transaction(_raw(dbapi_connection))
+        return wrapped
 
-    def do_commit(dbapi_connection) -> None:
-        try:
-            commit(dbapi_connection)
-        finally:
-            lock.after_transaction(_raw(dbapi_connection))
-
-    def do_rollback(dbapi_connection) -> None:
-        try:
-            rollback(dbapi_connection)
-        finally:
-            lock.after_transaction(_raw(dbapi_connection))
-
-    dialect.do_commit = do_commit
-    dialect.do_rollback = do_rollback
+    engine.dialect.do_commit = releasing(engine.dialect.do_commit)
+    engine.dialect.do_rollback = releasing(engine.dialect.do_rollback)
 
     @event.listens_for(engine, "close")
     def _closed(dbapi_connection, _record):

@@ -145,7 +145,7 @@ def finish_chunk(
             Job.status.in_([JobStatus.COMPLETED, JobStatus.FAILED]),
         )
     ).all()
-    rollups.record_finished_many(session.connection(), finished)
+    rollups.record_finished_many(connection, finished)
     return len(finished)
 
 
