@@ -4,10 +4,12 @@ each shortcut into moto's internals is skipped when moto no longer has what it r
 
 from __future__ import annotations
 
+import json
 import logging
 
 import boto3
 import pytest
+from werkzeug.test import Client
 
 from shared.devstack import local_aws
 from shared.devstack.local_aws import LocalAws, create_queue_with_dlq, start_local_aws
@@ -208,3 +210,80 @@ def test_the_memory_shortcut_is_not_made_when_moto_lacks_what_it_replaces(monkey
     # THEN nothing of moto is replaced
     assert sqs_models.Queue.__init__ is queue_init
     assert not hasattr(sqs_models.Message, "instances_tracked")
+
+
+def _sqs_call(target: str, body: dict) -> dict:
+    # An SQS JSON-protocol request as botocore sends it (moto accepts any signature).
+    return dict(method="POST", path="/", data=json.dumps(body), headers={
+        "Authorization": "AWS4-HMAC-SHA256 Credential=testing/20261127/us-east-1/sqs/aws4_request, "
+                         "SignedHeaders=host, Signature=0",
+        "Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": f"AmazonSQS.{target}"})
+
+
+def _answer(app, call: dict) -> tuple[int, str, dict | str]:
+    response = Client(app).open(**call)
+    text = response.get_data(as_text=True)
+    try:
+        body = json.loads(text)
+    except ValueError:
+        body = text
+    return response.status_code, response.headers.get("Content-Type"), body
+
+
+def test_sqs_calls_answered_straight_from_moto_s_sqs_are_answered_as_moto_s_app_answers_them(aws):
+    from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+
+    # GIVEN moto's own app and the local AWS's, over the same moto state
+    direct, own = local_aws._moto_app(), DomainDispatcherApplication(create_backend_app)
+    assert isinstance(direct, local_aws._SqsCallsDirect)
+    url = own_url = None
+    for app in (direct, own):
+        # WHEN each makes the same queue
+        status, _, made = _answer(app, _sqs_call("CreateQueue", {"QueueName": "direct-or-not"}))
+        url, own_url = (made["QueueUrl"], own_url) if app is direct else (url, made["QueueUrl"])
+    # ... and is asked for it, for one that does not exist, to send to that one, to delete with a bad handle
+    answers = {}
+    for name, app in (("direct", direct), ("own", own)):
+        answers[name] = [
+            _answer(app, _sqs_call("GetQueueUrl", {"QueueName": "direct-or-not"})),
+            _answer(app, _sqs_call("GetQueueUrl", {"QueueName": "never-made"})),
+            _answer(app, _sqs_call("SendMessage", {"QueueUrl": url.replace("direct-or-not", "never-made"), "MessageBody": "x"})),
+            _answer(app, _sqs_call("DeleteMessage", {"QueueUrl": url, "ReceiptHandle": "not-a-handle"})),
+        ]
+
+    # THEN status, content type and body are the same, errors included (MessageIds differ by nature)
+    assert url == own_url
+    assert answers["direct"] == answers["own"]
+    assert [status for status, _, _ in answers["direct"]] == [200, 400, 400, 400]
+    assert answers["direct"][1][2]["__type"] == "com.amazonaws.sqs#QueueDoesNotExist"
+
+
+def test_only_sqs_s_json_calls_skip_moto_s_flask_app(aws, sqs, monkeypatch):
+    import flask
+
+    # GIVEN a count of the requests moto's Flask apps handle
+    handled = []
+    wsgi_app = flask.Flask.wsgi_app
+    monkeypatch.setattr(flask.Flask, "wsgi_app", lambda self, *a: handled.append(self.service) or wsgi_app(self, *a))
+    s3 = boto3.session.Session().client("s3", region_name=aws.region, endpoint_url=aws.endpoint_url)
+
+    # WHEN SQS calls and an S3 call are made on the running local AWS
+    sqs.list_queues()
+    sqs.get_queue_url(QueueName=aws.jobs_queue_url.rsplit("/", 1)[1])
+    s3.head_bucket(Bucket=aws.bucket)
+
+    # THEN only the S3 call went through Flask
+    assert handled == ["s3"]
+
+
+def test_the_direct_sqs_path_is_not_made_when_moto_lacks_what_it_calls(monkeypatch):
+    from moto.moto_server import werkzeug_app
+
+    # GIVEN a moto whose server no longer has the request class the direct path builds
+    monkeypatch.delattr(werkzeug_app, "BackendRequest")
+
+    # WHEN the local AWS's app is made
+    app = local_aws._moto_app()
+
+    # THEN it is moto's own
+    assert not isinstance(app, local_aws._SqsCallsDirect)
