@@ -87,18 +87,29 @@ def claim_for_processing(session: Session, *, job_id: uuid.UUID, lease_seconds: 
     return now if result.rowcount == 1 else None
 
 
+# The claim of a batch, built once: the ids bound as one expanding IN, the claim time and the
+# lease's edge as values (building it per call, and the ORM's bulk UPDATE loading the rows it
+# returns, was a third of the worker handler's CPU per job; issue 15).
+_JOBS = Job.__table__
+_CLAIM = (
+    update(_JOBS)
+    .where(_JOBS.c.id.in_(bindparam("ids", expanding=True)),
+           or_(_JOBS.c.status == JobStatus.PENDING,
+               and_(_JOBS.c.status == JobStatus.PROCESSING, _JOBS.c.started_at < bindparam("stale"))))
+    .values(status=JobStatus.PROCESSING, started_at=bindparam("now"), updated_at=bindparam("now"))
+    .returning(*_JOBS.c)
+)
+
+
 def claim_many(session: Session, *, job_ids: list[uuid.UUID], lease_seconds: int) -> tuple[datetime, list[Job]]:
     """``claim_for_processing`` for many jobs in one conditional UPDATE: the claim time, and the
-    jobs this call claimed (any order; the others were not ours)."""
+    jobs this call claimed (any order; the others were not ours), as claimed, not attached to the
+    session (as ``insert_new`` returns its job)."""
     now = utcnow()
-    claimed = session.scalars(
-        update(Job)
-        .where(Job.id.in_(job_ids), _claimable(now, lease_seconds))
-        .values(status=JobStatus.PROCESSING, started_at=now, updated_at=now)
-        .returning(Job)
-        .execution_options(synchronize_session=False)
-    )
-    return now, list(claimed)
+    rows = session.connection().execute(
+        _CLAIM, {"ids": list(job_ids), "stale": now - timedelta(seconds=lease_seconds), "now": now}
+    ).mappings().all()
+    return now, [Job(**row) for row in rows]
 
 
 def release_claim(session: Session, *, job_id: uuid.UUID, claimed_at: datetime) -> None:
