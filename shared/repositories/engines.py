@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 
 from sqlalchemy import and_, bindparam, delete, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, defer
 
 from shared.db.models import Consumer, Engine, EngineAccess, EngineVersion, Tenant
 from shared.db.types import utcnow
@@ -91,6 +91,21 @@ def get_version(session: Session, *, tenant_id: uuid.UUID, version_id: uuid.UUID
 def get_version_any_tenant(session: Session, *, version_id: uuid.UUID) -> EngineVersion | None:
     """A version by id alone (the worker, which holds a job that names it)."""
     return session.get(EngineVersion, version_id)
+
+
+# The worker's read of a job's version: what a calculation needs, without the fidelity report and
+# the document storage (JSON parsed for every batch, never read by a calculation; deferred, so an
+# access after the session has closed raises rather than answers None).
+_VERSION_TO_CALCULATE = (
+    select(EngineVersion)
+    .where(EngineVersion.id == bindparam("version_id"))
+    .options(defer(EngineVersion.fidelity_report), defer(EngineVersion.document_storage))
+)
+
+
+def get_version_to_calculate(session: Session, *, version_id: uuid.UUID) -> EngineVersion | None:
+    """A version by id alone, for calculating its jobs (the worker)."""
+    return session.scalar(_VERSION_TO_CALCULATE, {"version_id": version_id})
 
 
 def get_version_by_test_key(session: Session, *, key_hash: str) -> EngineVersion | None:

@@ -132,7 +132,7 @@ def run_jobs(job_ids: list[uuid.UUID]) -> Batch:
     batch = Batch(statuses=dict.fromkeys(job_ids))
     with session_scope() as session:
         claimed_at, jobs = job_repo.claim_many(session, job_ids=job_ids, lease_seconds=settings.processing_lease_seconds)
-        versions = {v: engine_repo.get_version_any_tenant(session, version_id=v) for v in {job.version_id for job in jobs}}
+        versions = {v: engine_repo.get_version_to_calculate(session, version_id=v) for v in {job.version_id for job in jobs}}
     claimed = {job.id for job in jobs}
     for job_id in job_ids:
         if job_id not in claimed:

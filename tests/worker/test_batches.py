@@ -78,6 +78,27 @@ def test_ten_jobs_are_claimed_once_and_calculated_on_one_model(deployed, handler
     assert_rollups_exact(deployed.admin.tenant_id)
 
 
+def test_a_batch_reads_of_its_version_what_a_calculation_needs_not_its_reports(deployed, handler, monkeypatch):
+    from sqlalchemy import inspect
+
+    # GIVEN a queued job, and the version each calculation is given noted
+    seen = []
+    calculate = job_runner._calculate
+    monkeypatch.setattr(job_runner, "_calculate", lambda job, version, workbook: seen.append(version) or calculate(job, version, workbook))
+    job_id = submit_job(deployed, LOANS[0])
+
+    # WHEN its message is handled
+    assert handler(sqs_event(job_id), None) == {"batchItemFailures": []}
+
+    # THEN the job completed on its version, whose fidelity report and document storage (JSON,
+    # possibly large, never used by a calculation) were not read from the database
+    assert job_row(job_id).status == "completed"
+    [version] = seen
+    assert str(version.id) == deployed.version_id
+    assert {"fidelity_report", "document_storage"} <= inspect(version).unloaded
+    assert version.named_ranges and version.workbook_key
+
+
 def test_a_transient_failure_hands_back_only_its_job(deployed, handler, monkeypatch):
     ids = [submit_job(deployed, loan) for loan in LOANS[:3]]
     failing_for(monkeypatch, ids[1], ServiceUnavailable("Storage is not available"))
