@@ -48,15 +48,25 @@ def run_chunk(batch_id: uuid.UUID, chunk: int) -> int:
         try:
             outcomes = _calculate(jobs, version)
         except BaseException:
-            with session_scope() as session:
-                batch_repo.release_chunk(session, batch_id=batch_id, first=first, end=end, claimed_at=claimed_at)
+            _release_chunk(batch_id, first, end, claimed_at)
             raise
-        with session_scope() as session:
-            finished = batch_repo.finish_chunk(session, batch_id=batch_id, first=first, end=end, claimed_at=claimed_at, outcomes=outcomes)
+        try:
+            with session_scope() as session:
+                finished = batch_repo.finish_chunk(
+                    session, batch_id=batch_id, first=first, end=end, claimed_at=claimed_at, outcomes=outcomes,
+                )
+        except BaseException:
+            job_runner.hand_back_after_failed_finish(lambda: _release_chunk(batch_id, first, end, claimed_at))
+            raise
         job_waits.announce([outcome["id"] for outcome in outcomes])  # GET /jobs/{id}?wait= on a batch's job
         log.info("batch %s chunk %d: %d jobs finished", batch_id, chunk, finished)
     complete_if_done(batch_id)
     return finished
+
+
+def _release_chunk(batch_id: uuid.UUID, first: int, end: int, claimed_at) -> None:
+    with session_scope() as session:
+        batch_repo.release_chunk(session, batch_id=batch_id, first=first, end=end, claimed_at=claimed_at)
 
 
 def give_up_chunk(batch_id: uuid.UUID, chunk: int) -> int:

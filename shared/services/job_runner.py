@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -148,9 +149,13 @@ def run_jobs(job_ids: list[uuid.UUID]) -> Batch:
         _release([job.id for job in jobs], claimed_at)
         raise
 
-    with session_scope() as session:
-        finished = job_repo.finish_many(session, claimed_at=claimed_at, outcomes=[(job.id, values) for job, values, _ in outcomes])
-        job_waits.announce_on_commit(session, finished)
+    try:
+        with session_scope() as session:
+            finished = job_repo.finish_many(session, claimed_at=claimed_at, outcomes=[(job.id, values) for job, values, _ in outcomes])
+            job_waits.announce_on_commit(session, finished)
+    except BaseException:
+        hand_back_after_failed_finish(lambda: _release([job.id for job in jobs], claimed_at))
+        raise
     _after_finish([(job, values, calc_ms) for job, values, calc_ms in outcomes if job.id in finished], batch)
     return batch
 
@@ -237,6 +242,19 @@ def _release(job_ids: list[uuid.UUID], claimed_at: datetime) -> None:
     with session_scope() as session:
         for job_id in job_ids:
             job_repo.release_claim(session, job_id=job_id, claimed_at=claimed_at)
+
+
+def hand_back_after_failed_finish(release: Callable[[], None]) -> None:
+    """After a finish that was not written (its transaction raised), ``release`` the claim it
+    held, so that the redelivery (a visibility timeout later) claims and computes the jobs again
+    instead of finding them processing and waiting out their lease (``processing_lease_seconds``,
+    15 minutes by default, then the sweeper). Releases are conditional on the claim, so a finish
+    that did commit before its answer was lost leaves its jobs finished. When the database
+    refuses this too (it is down), the jobs stay claimed and their lease brings them back."""
+    try:
+        release()
+    except Exception:
+        log.warning("could not hand back the jobs whose finish failed; their lease will", exc_info=True)
 
 
 def _after_finish(finished: list[tuple[Job, dict, float | None]], batch: Batch) -> None:

@@ -234,6 +234,24 @@ def test_a_storage_failure_hands_the_chunk_back_for_a_redelivery(client, deploye
     assert client.get(f"/jobs/batch/{batch_id}", headers=key(deployed)).json()["counts"]["completed"] == 2
 
 
+def test_a_chunk_whose_finish_cannot_be_written_is_handed_back_for_a_redelivery(client, deployed, monkeypatch):
+    from functions.worker.app import handler
+    from shared.repositories import batches as batch_repo
+
+    body = submit(client, deployed, sets=[SETS[0], SETS[2]])
+    batch_id = uuid.UUID(body["batch_id"])
+    # WHEN the database refuses the chunk's finish, the record is reported failed and the jobs are
+    # pending again (not left claimed until their 15-minute lease runs out)
+    with monkeypatch.context() as patched:
+        patched.setattr(batch_repo, "finish_chunk", lambda session, **_: (_ for _ in ()).throw(ServiceUnavailable("down")))
+        answer = handler(sqs_event({"batch_id": str(batch_id), "chunk": 0}), None)
+    assert len(answer["batchItemFailures"]) == 1
+    assert client.get(f"/jobs/batch/{batch_id}", headers=key(deployed)).json()["counts"]["pending"] == 2
+    # THEN the redelivery computes them
+    assert handler(sqs_event({"batch_id": str(batch_id), "chunk": 0}), None) == {"batchItemFailures": []}
+    assert client.get(f"/jobs/batch/{batch_id}", headers=key(deployed)).json()["counts"]["completed"] == 2
+
+
 def test_a_dead_lettered_chunk_fails_its_jobs_and_finishes_the_batch(client, deployed):
     from functions.worker.dlq import handler
 

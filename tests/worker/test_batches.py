@@ -144,16 +144,41 @@ def test_handled_unknown_duplicate_and_malformed_messages_in_one_batch(deployed,
     assert job_row(done).updated_at == finished.updated_at
 
 
-def test_a_batch_whose_finish_cannot_be_written_comes_again_whole(deployed, handler, monkeypatch):
+def test_a_batch_whose_finish_cannot_be_written_comes_again_whole_and_is_computed_then(deployed, handler, monkeypatch):
+    ids = [submit_job(deployed, loan) for loan in LOANS[:2]]
+
+    def database_refuses(session, **_):
+        raise ServiceUnavailable("Database is not available")
+
+    # GIVEN a finish the database refuses once (the claim and the calculation went through)
+    monkeypatch.setattr(job_repo, "finish_many", database_refuses)
+    event = sqs_event(*ids)
+    result = handler(event, None)
+    # THEN every record comes again, and the jobs are handed back rather than left claimed
+    # (claimed, the redelivery would skip them until their 15-minute lease ran out)
+    assert result == {"batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in event["Records"]]}
+    assert [job_row(j).status for j in ids] == ["pending", "pending"]
+
+    # WHEN the batch is redelivered with the database writing again
+    monkeypatch.undo()
+    assert handler(sqs_event(*ids, receive_count=2), None) == {"batchItemFailures": []}
+    # THEN both jobs are computed and counted once
+    assert [job_row(j).status for j in ids] == ["completed", "completed"]
+    assert_rollups_exact(deployed.admin.tenant_id)
+
+
+def test_a_batch_whose_finish_and_hand_back_both_fail_stays_claimed_for_its_lease(deployed, handler, monkeypatch):
     ids = [submit_job(deployed, loan) for loan in LOANS[:2]]
 
     def database_down(session, **_):
         raise ServiceUnavailable("Database is not available")
 
+    # GIVEN a database that goes down after the claim: the finish and the hand-back both fail
     monkeypatch.setattr(job_repo, "finish_many", database_down)
+    monkeypatch.setattr(job_repo, "release_claim", database_down)
     event = sqs_event(*ids)
     result = handler(event, None)
-    # THEN every record comes again (the jobs stay claimed until their lease runs out, as before)
+    # THEN every record comes again and the jobs stay claimed until their lease runs out
     assert result == {"batchItemFailures": [{"itemIdentifier": r["messageId"]} for r in event["Records"]]}
     assert [job_row(j).status for j in ids] == ["processing", "processing"]
 
