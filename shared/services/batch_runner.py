@@ -42,7 +42,7 @@ def run_chunk(batch_id: uuid.UUID, chunk: int) -> int:
         claimed_at, jobs = batch_repo.claim_chunk(
             session, batch_id=batch_id, first=first, end=end, lease_seconds=settings.processing_lease_seconds
         )
-        version = engine_repo.get_version_any_tenant(session, version_id=batch.version_id) if jobs else None
+        version = engine_repo.get_version_to_calculate(session, version_id=batch.version_id) if jobs else None
     finished = 0
     if jobs:
         try:
