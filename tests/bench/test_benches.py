@@ -128,3 +128,44 @@ def test_local_aws_calls_bench_reports_both_sides_of_every_kind_of_call():
                                      "s3_put", "s3_get"]
     for figures in report["calls"].values():
         assert figures["client_us"] > 0 and figures["server_us"] > 0
+
+
+def _level(db: str, clients: int, jobs_per_s: float, cpu: float) -> dict:
+    return {"db": db, "concurrency": clients, "jobs_per_s": jobs_per_s, "cpu_ms_per_job": cpu,
+            "client_ms": {"p50": 10.0, "p95": 20.0}, "errors": {}}
+
+
+def test_alternating_runs_are_tabled_per_run_and_summarised_per_build():
+    from bench import alternate
+
+    # GIVEN two pairs of reports, base then this, one level each
+    report = lambda jobs_per_s, cpu: {"runs": [{"levels": [_level("sqlite", 16, jobs_per_s, cpu)]}]}  # noqa: E731
+    results = [(1, "base", "06:00", report(100.0, 10.0)), (1, "this", "06:01", report(120.0, 9.0)),
+               (2, "base", "06:02", report(110.0, 11.0)), (2, "this", "06:03", report(130.0, 8.0))]
+
+    # WHEN they are tabled
+    rows = alternate.rows(results)
+    medians = alternate.medians(rows)
+
+    # THEN each run is a row in the order run, and each build has its medians, base first
+    assert [(r["pair"], r["build"], r["jobs_per_s"]) for r in rows] == [(1, "base", 100.0), (1, "this", 120.0),
+                                                                      (2, "base", 110.0), (2, "this", 130.0)]
+    assert [(m["build"], m["runs"], m["jobs_per_s"], m["cpu_ms_per_job"]) for m in medians] == [
+        ("base", 2, 105.0, 10.5), ("this", 2, 125.0, 8.5)]
+    assert "| 2 | this | 06:03 | sqlite | 16 | 130.0 | 8.0 | 10.0 / 20.0 | 0 |" in alternate.table(rows, medians, "HEAD~1")
+
+
+@pytest.mark.e2e
+def test_alternate_bench_runs_both_builds_and_leaves_no_worktree():
+    # WHEN this checkout is compared with its own HEAD, one pair, a few jobs
+    done = subprocess.run([sys.executable, "bench/alternate.py", "--base", "HEAD", "--pairs", "1", "--json", "--",
+                           *_database_option(), "--concurrency", "1", "--jobs", "2", "--warmup", "1", "--calc-jobs", "0"],
+                          cwd=REPO, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(done.stdout)
+
+    # THEN each build ran its jobs without an error, and the base's worktree is gone
+    assert [(r["build"], r["errors"]) for r in report["rows"]] == [("base", {}), ("this", {})]
+    assert all(r["jobs_per_s"] > 0 for r in report["rows"])
+    worktrees = subprocess.run(["git", "-C", str(REPO), "worktree", "list"], capture_output=True, text=True).stdout
+    assert "sheetcalc-alternate-" not in worktrees
