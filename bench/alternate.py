@@ -117,13 +117,15 @@ def main(argv: list[str] | None = None) -> dict:
         p.error("--pairs must be at least 1")
     results = []
     with worktree(args.base) as base_checkout:
+        base_path = str(base_checkout)
         for pair in range(1, args.pairs + 1):
             for build, checkout in zip(BUILDS, (base_checkout, REPO)):
                 started = time.strftime("%H:%M", time.gmtime())
                 results.append((pair, build, started, run_throughput(checkout, bench_args)))
                 print(f"pair {pair} {build} done", file=sys.stderr, flush=True)
     table_rows = rows(results)
-    report = {"base": args.base, "bench_args": bench_args, "rows": table_rows, "medians": medians(table_rows)}
+    report = {"base": args.base, "base_checkout": base_path, "bench_args": bench_args, "rows": table_rows,
+              "medians": medians(table_rows)}
     print(json.dumps(report, indent=2) if args.json else table(table_rows, report["medians"], args.base))
     return report
 
