@@ -9,14 +9,13 @@ from datetime import datetime, timedelta
 from types import SimpleNamespace
 from typing import Any
 
-from sqlalchemy import ARRAY, JSON, Integer, Text, Uuid, and_, bindparam, cast, exists, func, insert, or_, select, update
+from sqlalchemy import ARRAY, JSON, Integer, Text, Uuid, and_, bindparam, cast, exists, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from shared.db.models import Batch, Job, JobStatus
 from shared.db.types import utcnow
 from shared.repositories import rollups
-
-JOBS = Job.__table__
+from shared.repositories.jobs import JOBS, claimable
 UNFINISHED = (JobStatus.PENDING, JobStatus.PROCESSING)
 
 
@@ -53,13 +52,9 @@ def claim_chunk(session: Session, *, batch_id: uuid.UUID, first: int, end: int, 
     """Move the chunk's pending (or abandoned processing) jobs to processing in one update;
     the claim time and the claimed jobs (id, tenant_id, batch_index, inputs, created_at), in index order."""
     now = utcnow()
-    stale = now - timedelta(seconds=lease_seconds)
     result = session.execute(
         update(Job)
-        .where(
-            _in_chunk(batch_id, first, end),
-            or_(Job.status == JobStatus.PENDING, and_(Job.status == JobStatus.PROCESSING, Job.started_at < stale)),
-        )
+        .where(_in_chunk(batch_id, first, end), claimable(now - timedelta(seconds=lease_seconds)))
         .values(status=JobStatus.PROCESSING, started_at=now, updated_at=now)
         .returning(Job.id, Job.tenant_id, Job.batch_index, Job.inputs, Job.created_at)
         .execution_options(synchronize_session=False)

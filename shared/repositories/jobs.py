@@ -32,8 +32,9 @@ def add(session: Session, job: Job) -> Job:
     return job
 
 
+JOBS = Job.__table__
 # Built once; each call binds its values (SQLAlchemy caches the compiled form per set of columns).
-_INSERT_JOB = insert(Job.__table__)
+_INSERT_JOB = insert(JOBS)
 
 
 def insert_new(session: Session, **values) -> Job:
@@ -69,10 +70,10 @@ def get_job_with_engine(session: Session, *, job_id: uuid.UUID) -> tuple[Job | N
     return (row[0], row[1]) if row is not None else (None, None)
 
 
-def _claimable(now: datetime, lease_seconds: int):
-    # Pending, or processing on a claim older than the lease (its worker died).
-    stale = now - timedelta(seconds=lease_seconds)
-    return or_(Job.status == JobStatus.PENDING, and_(Job.status == JobStatus.PROCESSING, Job.started_at < stale))
+def claimable(stale):
+    """Which jobs a claim may take: pending, or processing on a claim made before ``stale`` (the
+    lease's edge, a datetime or a bound parameter: that claim's worker died)."""
+    return or_(JOBS.c.status == JobStatus.PENDING, and_(JOBS.c.status == JobStatus.PROCESSING, JOBS.c.started_at < stale))
 
 
 def claim_for_processing(session: Session, *, job_id: uuid.UUID, lease_seconds: int) -> datetime | None:
@@ -80,7 +81,7 @@ def claim_for_processing(session: Session, *, job_id: uuid.UUID, lease_seconds: 
     now = utcnow()
     result = session.execute(
         update(Job)
-        .where(Job.id == job_id, _claimable(now, lease_seconds))
+        .where(Job.id == job_id, claimable(now - timedelta(seconds=lease_seconds)))
         .values(status=JobStatus.PROCESSING, started_at=now, updated_at=now)
         .execution_options(synchronize_session=False)
     )
@@ -90,14 +91,11 @@ def claim_for_processing(session: Session, *, job_id: uuid.UUID, lease_seconds: 
 # The claim of a batch, built once: the ids bound as one expanding IN, the claim time and the
 # lease's edge as values (building it per call, and the ORM's bulk UPDATE loading the rows it
 # returns, was a third of the worker handler's CPU per job; issue 15).
-_JOBS = Job.__table__
 _CLAIM = (
-    update(_JOBS)
-    .where(_JOBS.c.id.in_(bindparam("ids", expanding=True)),
-           or_(_JOBS.c.status == JobStatus.PENDING,
-               and_(_JOBS.c.status == JobStatus.PROCESSING, _JOBS.c.started_at < bindparam("stale"))))
+    update(JOBS)
+    .where(JOBS.c.id.in_(bindparam("ids", expanding=True)), claimable(bindparam("stale")))
     .values(status=JobStatus.PROCESSING, started_at=bindparam("now"), updated_at=bindparam("now"))
-    .returning(*_JOBS.c)
+    .returning(*JOBS.c)
 )
 
 
@@ -161,7 +159,7 @@ def _finish_statement(fields: tuple[str, ...], rows: int):
     """The conditional finish of ``rows`` jobs setting ``fields``, built once per shape (bound per call)."""
     statement = _finish_statements.get((fields, rows))
     if statement is None:
-        table = Job.__table__
+        table = JOBS
         names = ("id", *fields)
         # SELECTs of typed binds (not VALUES, which SQLAlchemy cannot cache compiled): on
         # PostgreSQL each bind carries its cast, as the UPDATE's columns need.
