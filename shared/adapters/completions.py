@@ -9,13 +9,20 @@ The backend follows the database (configuration, never a second code path):
   socket and reads what arrived. Works across machines (Lambda: the worker Lambda notifies, the
   API Lambda listens).
 - **SQLite** (one machine, dev): unix datagram sockets in ``<data dir>/run/notify/``. Each
-  listening process binds one; an announcement is one datagram (the ids, one a line) to every
-  socket there. A socket file nobody holds any more (its process died) refuses the datagram and
+  listening process binds one; an announcement is one datagram (a line a job; several when the
+  states carried need more room) to every socket there. A socket file nobody holds any more (its process died) refuses the datagram and
   is removed.
 
-A listener hands each id to ``on_job``; after its PostgreSQL connection was lost and made again it
-calls ``on_gap`` (announcements may have been missed meanwhile). ``Hub`` turns ids into wake-ups
-of asyncio waiters in this process (``loop.call_soon_threadsafe``). Nothing here reads jobs.
+An announcement may carry, with a job's id, what its finish wrote that the job's status answer
+shows (its *state*: an ASCII JSON text ``shared.services.job_waits`` writes and reads; a line or
+a payload ``<job id> <state>``), so a waiter answers without reading the job again. A state
+longer than ``MAX_STATE_BYTES`` (PostgreSQL's payloads end below 8,000 bytes) or not ASCII is left
+out: its waiters read the job, as they do for an announcement without one.
+
+A listener hands each id, and its state or None, to ``on_job``; after its PostgreSQL connection
+was lost and made again it calls ``on_gap`` (announcements may have been missed meanwhile).
+``Hub`` turns ids into wake-ups of asyncio waiters in this process (``loop.call_soon_threadsafe``),
+each holding the state its announcement carried. Nothing here reads jobs.
 """
 
 from __future__ import annotations
@@ -28,7 +35,7 @@ import secrets
 import select
 import socket
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from sqlalchemy import Connection, text
@@ -48,7 +55,12 @@ SEND_TIMEOUT_SECONDS = 1.0
 _MAX_RECONNECT_SECONDS = 30.0
 _UNIX_PATH_MAX = 100  # sun_path holds 108 bytes on Linux, 104 on macOS
 
-OnJob = Callable[[str], None]
+# A finished job's state longer than this is not carried (PostgreSQL: a NOTIFY payload is < 8,000 bytes).
+MAX_STATE_BYTES = 4000
+# A datagram holds at most this much (a listener reads up to 64 KiB at once); more goes in several.
+_MAX_DATAGRAM_BYTES = 60_000
+
+OnJob = Callable[[str, "str | None"], None]
 OnGap = Callable[[], None]
 
 
@@ -61,35 +73,56 @@ def notify_dir() -> Path:
     return get_settings().data_dir / "run" / "notify"
 
 
-def announce(job_ids: Iterable[str]) -> None:
-    """Tell every listening process that these jobs have finished (after their commit)."""
+States = Mapping[str, str]
+
+
+def _carried(state: str | None) -> bool:
+    # ASCII only (JSON escapes the rest): pg8000 reads a NOTIFY payload as ASCII, and one that is
+    # not would fail its listener's connection.
+    return state is not None and len(state) <= MAX_STATE_BYTES and state.isascii()
+
+
+def payloads(job_ids: Iterable[str], states: States | None = None) -> list[str]:
+    """What is announced for each job: its id, and its state when it has one that can be carried."""
+    return [f"{job_id} {states[job_id]}" if states and _carried(states.get(job_id)) else job_id for job_id in job_ids]
+
+
+def parse(payload: str) -> tuple[str, str | None]:
+    """The job id and the state (None when the announcement carries none) of one payload."""
+    job_id, _, state = payload.partition(" ")
+    return job_id, state or None
+
+
+def announce(job_ids: Iterable[str], states: States | None = None) -> None:
+    """Tell every listening process that these jobs have finished (after their commit), with the
+    state of those in ``states``."""
     ids = [str(job_id) for job_id in job_ids]
     if not ids:
         return
     if _uses_postgres():
-        notify(ids)
+        notify(ids, states)
     else:
-        send_datagrams(notify_dir(), ids)
+        send_datagrams(notify_dir(), ids, states)
 
 
-# One notification per id (a listener hands on each payload as one id), all in one statement.
-_NOTIFY = text("SELECT count(pg_notify(:channel, job_id)) FROM unnest(CAST(:job_ids AS TEXT[])) AS job_id")
+# One notification per job (a listener hands on each payload as one job), all in one statement.
+_NOTIFY = text("SELECT count(pg_notify(:channel, payload)) FROM unnest(CAST(:payloads AS TEXT[])) AS payload")
 
 
-def notify(job_ids: list[str]) -> None:
-    """PostgreSQL: NOTIFY each id on the channel, committed at once (a connection of the pool)."""
+def notify(job_ids: list[str], states: States | None = None) -> None:
+    """PostgreSQL: NOTIFY each job on the channel, committed at once (a connection of the pool)."""
     with get_engine().begin() as connection:
-        notify_in(connection, job_ids)
+        notify_in(connection, job_ids, states)
 
 
-def notify_in(connection: Connection, job_ids: list[str]) -> bool:
-    """PostgreSQL: NOTIFY each id on the channel within ``connection``'s transaction, so they are
+def notify_in(connection: Connection, job_ids: list[str], states: States | None = None) -> bool:
+    """PostgreSQL: NOTIFY each job on the channel within ``connection``'s transaction, so they are
     delivered when it commits and never if it rolls back (one statement); False, doing nothing, on
     another database (the dev backend sends its datagrams after the commit instead)."""
     if connection.dialect.name != "postgresql":
         return False
     if job_ids:
-        connection.execute(_NOTIFY, {"channel": CHANNEL, "job_ids": list(job_ids)})
+        connection.execute(_NOTIFY, {"channel": CHANNEL, "payloads": payloads(job_ids, states)})
     return True
 
 
@@ -116,9 +149,24 @@ class _Directory:
             os.close(self._fd)
 
 
-def send_datagrams(directory: Path, job_ids: list[str]) -> None:
-    """Dev: one datagram with the ids to every socket in ``directory``; stale ones are removed."""
-    payload = "\n".join(job_ids).encode()
+def _datagrams(lines: list[str]) -> list[bytes]:
+    """The lines in as few datagrams as hold them (one a line), each at most ``_MAX_DATAGRAM_BYTES``."""
+    datagrams, current, size = [], [], 0
+    for line in (line.encode() for line in lines):
+        if current and size + 1 + len(line) > _MAX_DATAGRAM_BYTES:
+            datagrams.append(b"\n".join(current))
+            current, size = [], 0
+        current.append(line)
+        size += len(line) + 1
+    if current:
+        datagrams.append(b"\n".join(current))
+    return datagrams
+
+
+def send_datagrams(directory: Path, job_ids: list[str], states: States | None = None) -> None:
+    """Dev: the jobs (a line each) to every socket in ``directory``, in one datagram unless their
+    states need more; stale sockets are removed."""
+    datagrams = _datagrams(payloads(job_ids, states))
     try:
         names = [name for name in os.listdir(directory) if name.endswith(".sock")]
     except FileNotFoundError:
@@ -129,7 +177,8 @@ def send_datagrams(directory: Path, job_ids: list[str]) -> None:
             sender.settimeout(SEND_TIMEOUT_SECONDS)
             for name in names:
                 try:
-                    sender.sendto(payload, where.address(name))
+                    for datagram in datagrams:
+                        sender.sendto(datagram, where.address(name))
                 except (ConnectionRefusedError, FileNotFoundError):
                     _remove(directory / name, stale=True)
                 except OSError:
@@ -208,9 +257,9 @@ class SocketListener:
                 if not self._thread.stopping.is_set():
                     log.exception("completion socket failed; waiters fall back to their deadline")
                 return
-            for job_id in payload.decode(errors="replace").split("\n"):
-                if job_id:
-                    on_job(job_id)
+            for line in payload.decode(errors="replace").split("\n"):
+                if line:
+                    on_job(*parse(line))
 
     def stop(self) -> None:
         self._thread.stop()
@@ -276,7 +325,7 @@ class PgListener:
         conn.cursor().execute("SELECT 1")
         while conn.notifications:
             _pid, _channel, payload = conn.notifications.popleft()
-            on_job(payload)
+            on_job(*parse(payload))
 
     def _close(self) -> None:
         if self._conn is not None:
@@ -307,12 +356,19 @@ def _buffered(conn) -> bool:
 # --- waking this process's waiters ---------------------------------------------------------------
 
 
+class Woken(asyncio.Event):
+    """A waiter's event: set when its job is announced; ``state`` is what the announcement carried
+    (None when it carried none: then the job is to be read)."""
+
+    state: str | None = None
+
+
 class Hub:
     """This process's waiters by job id, woken by a listener's thread."""
 
     def __init__(self, listener: PgListener | SocketListener):
         self.listener = listener
-        self._waiters: dict[str, set[tuple[asyncio.AbstractEventLoop, asyncio.Event]]] = {}
+        self._waiters: dict[str, set[tuple[asyncio.AbstractEventLoop, Woken]]] = {}
         self._lock = threading.Lock()
         self._started = False
         self._start_lock = threading.Lock()
@@ -329,9 +385,9 @@ class Hub:
                 self.listener.start(self._wake, self._wake_all)
                 self._started = True
 
-    def register(self, job_id: str) -> asyncio.Event:
+    def register(self, job_id: str) -> Woken:
         """An event set when ``job_id`` is announced; call from the event loop that will wait."""
-        entry = (asyncio.get_running_loop(), asyncio.Event())
+        entry = (asyncio.get_running_loop(), Woken())
         with self._lock:
             self._waiters.setdefault(job_id, set()).add(entry)
         return entry[1]
@@ -348,10 +404,12 @@ class Hub:
         with self._lock:
             return {job_id: len(entries) for job_id, entries in self._waiters.items()}
 
-    def _wake(self, job_id: str) -> None:
+    def _wake(self, job_id: str, state: str | None = None) -> None:
         with self._lock:
             entries = list(self._waiters.get(job_id, ()))
         for loop, event in entries:
+            if state is not None:
+                event.state = state  # before the wake-up, which the waiter reads it after
             try:
                 loop.call_soon_threadsafe(event.set)
             except RuntimeError:

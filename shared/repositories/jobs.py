@@ -125,17 +125,20 @@ def finish(session: Session, *, job_id: uuid.UUID, claimed_at: datetime, **value
     return bool(finish_many(session, claimed_at=claimed_at, outcomes=[(job_id, values)]))
 
 
-def finish_many(session: Session, *, claimed_at: datetime, outcomes: list[tuple[uuid.UUID, dict]]) -> set[uuid.UUID]:
+def finish_many(
+    session: Session, *, claimed_at: datetime, outcomes: list[tuple[uuid.UUID, dict]], now: datetime | None = None
+) -> set[uuid.UUID]:
     """Record the outcomes of jobs claimed together, each conditional on its claim, and count them
     in the rollups folded; returns the jobs finished (a job whose claim was lost meanwhile is not).
 
     One statement for all of them (usually; one per set of fields written: completed and failed
     jobs write different ones): ``WITH outcome AS (SELECT ... UNION ALL ...) UPDATE jobs ... FROM
     outcome ... RETURNING`` the rollups' columns of exactly the rows it changed, so a redelivery
-    or a lost claim never counts twice and nothing is read again."""
+    or a lost claim never counts twice and nothing is read again. ``now`` (default: the current
+    time) is the finish time written (updated_at and completed_at)."""
     if not outcomes:
         return set()
-    now = utcnow()
+    now = now or utcnow()
     by_fields: dict[tuple[str, ...], list[tuple[uuid.UUID, dict]]] = {}
     for job_id, values in outcomes:
         by_fields.setdefault(tuple(sorted(values)), []).append((job_id, values))

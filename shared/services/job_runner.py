@@ -30,6 +30,7 @@ from shared.calc import run_context
 from shared.config import get_settings
 from shared.db.models import EngineVersion, Job, JobStatus
 from shared.db.session import session_scope
+from shared.db.types import utcnow
 from shared.errors import InputValidationError, NotFound, WorkbookError
 from shared.observability import bind_job, record_job_metrics, unbind_job
 from shared.repositories import engines as engine_repo
@@ -151,8 +152,12 @@ def run_jobs(job_ids: list[uuid.UUID]) -> Batch:
 
     try:
         with session_scope() as session:
-            finished = job_repo.finish_many(session, claimed_at=claimed_at, outcomes=[(job.id, values) for job, values, _ in outcomes])
-            job_waits.announce_on_commit(session, finished)
+            at = utcnow()
+            finished = job_repo.finish_many(
+                session, claimed_at=claimed_at, outcomes=[(job.id, values) for job, values, _ in outcomes], now=at
+            )
+            states = {str(job.id): job_waits.finished_state(values, at) for job, values, _ in outcomes if job.id in finished}
+            job_waits.announce_on_commit(session, finished, states)
     except BaseException:
         hand_back_after_failed_finish(lambda: _release([job.id for job in jobs], claimed_at))
         raise

@@ -5,21 +5,26 @@ completion between that read and the wait is not lost; at execute, under the id 
 made with, and the job as queued is that first read), holds no database session or connection
 while it waits (each read is its own short unit of work in a worker thread), is woken by the
 job's completion (``shared.adapters.completions``: PostgreSQL NOTIFY, or unix datagram sockets
-in dev), and reads the job once more when woken, or at the deadline. The first read is the
-normal, checked one (whitelist, key, rate limit, permission); later reads look at the same row.
+in dev), and when woken takes the finished job from the announcement, or reads the job once more
+(an announcement without the job's state, a state too long to carry, the deadline). The first
+read is the normal, checked one (whitelist, key, rate limit, permission); later reads look at the
+same row, and a carried state is what the finish wrote to that row.
 
-Finishers call ``announce_on_commit`` in their finishing transaction (the worker), or ``announce``
-after their commit; a lost announcement costs a waiter its wait, never a job, so ``announce`` logs
-rather than raises.
+Finishers call ``announce_on_commit`` in their finishing transaction (the worker, with each job's
+``finished_state``: the answer is then the job as its finish left it, without a read), or
+``announce`` after their commit; a lost announcement costs a waiter its wait, never a job, so
+``announce`` logs rather than raises.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import math
 import uuid
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
 
 from sqlalchemy import event
 from sqlalchemy.orm import Session
@@ -55,22 +60,44 @@ def finished(job: Job) -> bool:
     return job.status in FINISHED
 
 
-def announce(job_ids: Iterable[uuid.UUID | str]) -> None:
+# What a finish writes that the job's status answer shows (besides the two times, both the finish's).
+_FINISHED_FIELDS = ("outputs", "error_message", "execution_time_ms")
+
+
+def finished_state(values: Mapping, at: datetime) -> str:
+    """A finished job's state as its announcement carries it: the ``values`` its finish wrote
+    (``jobs.finish_many``'s outcome) and the finish time ``at`` (its updated_at and completed_at)."""
+    state = {"status": str(values["status"]), "at": at.isoformat(), **{k: values[k] for k in _FINISHED_FIELDS if k in values}}
+    return json.dumps(state, separators=(",", ":"))  # ASCII, as an announcement carries it
+
+
+def _finished_as(job: Job, state: str) -> Job:
+    """``job`` (as first read, not attached to a session) as the announced finish left it."""
+    fields = json.loads(state)
+    job.status = JobStatus(fields.pop("status"))
+    job.updated_at = job.completed_at = datetime.fromisoformat(fields.pop("at"))
+    for name, value in fields.items():
+        setattr(job, name, value)
+    return job
+
+
+def announce(job_ids: Iterable[uuid.UUID | str], states: Mapping[str, str] | None = None) -> None:
     """Wake whoever waits for these jobs, in any process; call after the finishing commit."""
     try:
-        completions.announce(job_ids)
+        completions.announce(job_ids, states)
     except Exception:
         log.warning("could not announce finished jobs; their waiters answer at their deadline", exc_info=True)
 
 
-def announce_on_commit(session: Session, job_ids: Iterable[uuid.UUID | str]) -> None:
+def announce_on_commit(session: Session, job_ids: Iterable[uuid.UUID | str], states: Mapping[str, str] | None = None) -> None:
     """Wake whoever waits for these jobs when the session's transaction commits, never before and
-    never if it rolls back. On PostgreSQL the NOTIFY is one statement inside the transaction (no
-    transaction of its own; a NOTIFY that fails fails the finish, whose jobs the queue then
-    redelivers); in dev (SQLite) ``announce`` runs after the commit."""
+    never if it rolls back, handing them the ``states`` (``finished_state``, by job id) of those it
+    has. On PostgreSQL the NOTIFY is one statement inside the transaction (no transaction of its
+    own; a NOTIFY that fails fails the finish, whose jobs the queue then redelivers); in dev
+    (SQLite) ``announce`` runs after the commit."""
     ids = [str(job_id) for job_id in job_ids]
-    if ids and not completions.notify_in(session.connection(), ids):
-        event.listen(session, "after_commit", lambda _session: announce(ids), once=True)
+    if ids and not completions.notify_in(session.connection(), ids, states):
+        event.listen(session, "after_commit", lambda _session: announce(ids, states), once=True)
 
 
 def _in_session(read: Callable[[Session], Job]) -> Job:
@@ -97,7 +124,7 @@ async def _start_listening() -> completions.Hub:
     return hub
 
 
-async def _until_finished(job: Job, woken: asyncio.Event, deadline: float) -> Job:
+async def _until_finished(job: Job, woken: completions.Woken, deadline: float) -> Job:
     loop = asyncio.get_running_loop()
     while not finished(job):
         remaining = deadline - loop.time()
@@ -108,6 +135,8 @@ async def _until_finished(job: Job, woken: asyncio.Event, deadline: float) -> Jo
             woken.clear()
         except TimeoutError:
             pass
+        if woken.state is not None:  # the announcement carried the finished job: no read
+            return _finished_as(job, woken.state)
         job = await run_in_threadpool(_in_session, _reread(job.id))
     return job
 

@@ -20,6 +20,7 @@ import pytest
 from shared.adapters import aws as aws_clients
 from shared.adapters import completions
 from shared.config import get_settings
+from shared.repositories import jobs as job_repo
 from shared.services import job_runner
 from shared.services.job_waits import INVALID_WAIT
 from shared.services.jobs import NO_WAIT
@@ -164,6 +165,47 @@ def test_execute_with_wait_answers_200_with_the_finished_job(client, admin, loan
     assert r.json()["status"] == "completed" and r.json()["inputs"] == INPUTS
     assert r.json()["outputs"]["monthly_payment"] == pytest.approx(annuity(**INPUTS), rel=1e-12)
     assert r.json() == client.get(f"/jobs/{r.json()['job_id']}", headers=headers).json()
+
+
+class Reads:
+    """Counts the reads of a job by its id alone (the read a woken waiter makes without a state)."""
+
+    def __init__(self, monkeypatch):
+        self.count = 0
+        read = job_repo.get_job
+
+        def counted(session, *, job_id):
+            self.count += 1
+            return read(session, job_id=job_id)
+
+        monkeypatch.setattr(job_repo, "get_job", counted)
+
+
+@pytest.mark.own_transactions
+def test_a_waiter_answers_with_the_finished_job_its_announcement_carries_without_reading_it(client, admin, loan_xlsx, run_worker, monkeypatch):
+    deployed = deploy_loan(admin, loan_xlsx)
+    reads = Reads(monkeypatch)
+    # WHEN a consumer waits at execute and the worker finishes the job
+    r, _ = answered_while(lambda: client.post(deployed.execute_path, params={"wait": str(LONG_WAIT)}, headers=key(deployed),
+                                              json={"inputs": INPUTS}), run_worker)
+    # THEN the answer is the finished job, as GET shows it, and the waiter never read it
+    assert (r.status_code, r.json()["status"]) == (200, "completed"), r.text
+    assert reads.count == 0
+    assert r.json() == client.get(f"/jobs/{r.json()['job_id']}", headers=key(deployed)).json()
+
+
+@pytest.mark.own_transactions
+def test_a_state_too_long_to_announce_is_read_and_answers_the_same(client, admin, loan_xlsx, run_worker, monkeypatch):
+    deployed = deploy_loan(admin, loan_xlsx)
+    reads = Reads(monkeypatch)
+    # GIVEN finished states are too long to carry (as outputs of many kilobytes are)
+    monkeypatch.setattr(completions, "MAX_STATE_BYTES", 10)
+    r, _ = answered_while(lambda: client.post(deployed.execute_path, params={"wait": str(LONG_WAIT)}, headers=key(deployed),
+                                              json={"inputs": INPUTS}), run_worker)
+    # THEN the woken waiter reads the job, and answers as GET does
+    assert (r.status_code, r.json()["status"]) == (200, "completed"), r.text
+    assert reads.count == 1
+    assert r.json() == client.get(f"/jobs/{r.json()['job_id']}", headers=key(deployed)).json()
 
 
 @pytest.mark.own_transactions

@@ -8,6 +8,7 @@ multi-process dev stack. Deadlines are ones only a lost announcement reaches.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import socket
 import subprocess
@@ -67,12 +68,14 @@ class Heard:
 
     def __init__(self):
         self.ids: list[str] = []
+        self.states: dict[str, str | None] = {}
         self.gaps = 0
         self.arrived = threading.Condition()
 
-    def on_job(self, job_id: str) -> None:
+    def on_job(self, job_id: str, state: str | None) -> None:
         with self.arrived:
             self.ids.append(job_id)
+            self.states[job_id] = state
             self.arrived.notify_all()
 
     def on_gap(self) -> None:
@@ -126,6 +129,35 @@ def test_every_listening_socket_hears_an_announcement_and_a_dead_ones_file_is_re
     assert list(directory.iterdir()) == []
 
 
+def test_an_announcement_carries_each_jobs_state_in_as_many_datagrams_as_it_takes_but_not_a_state_too_long(tmp_path):
+    directory = tmp_path / "run" / "notify"
+    heard = Heard()
+    listener = completions.SocketListener(directory)
+    listener.start(heard.on_job, heard.on_gap)
+    try:
+        # GIVEN 40 finished jobs whose states fill more than one datagram (2.4 KB each: non-ASCII
+        # text JSON-escaped), one whose state is too long, and one whose state is not ASCII
+        states = {str(uuid.uuid4()): json.dumps({"outputs": {"text": f"{i}-" + "é" * 400}}) for i in range(40)}
+        too_long = str(uuid.uuid4())
+        states[too_long] = json.dumps({"outputs": {"text": "x" * completions.MAX_STATE_BYTES}})
+        not_ascii = str(uuid.uuid4())
+        states[not_ascii] = json.dumps({"outputs": {"text": "é"}}, ensure_ascii=False)
+        without = str(uuid.uuid4())
+        # WHEN they are announced at once, with one job that has no state
+        completions.send_datagrams(directory, [*states, without], states)
+        # THEN every job is heard, in order, each with its state; the one too long, the one not
+        # ASCII and the one without, with none (their waiters read the job)
+        heard.until(lambda h: len(h.ids) == len(states) + 1)
+        assert heard.ids == [*states, without]
+        uncarried = (too_long, not_ascii)
+        assert {job_id: heard.states[job_id] for job_id in states if job_id not in uncarried} == {
+            job_id: state for job_id, state in states.items() if job_id not in uncarried
+        }
+        assert [heard.states[job_id] for job_id in (*uncarried, without)] == [None, None, None]
+    finally:
+        listener.stop()
+
+
 def test_announcing_before_anyone_listened_is_harmless(tmp_path):
     completions.send_datagrams(tmp_path / "run" / "notify", [str(uuid.uuid4())])
 
@@ -159,3 +191,22 @@ def test_a_listener_whose_connection_is_cut_connects_again_and_tells_its_waiters
     finally:
         listener.stop()
         admin.dispose()
+
+
+@pytest.mark.skipif(not ON_POSTGRES, reason="PostgreSQL backend: run with SHEETCALC_TEST_DATABASE_URL")
+def test_a_notification_carries_the_jobs_state_unless_it_is_too_long():
+    heard = Heard()
+    listener = completions.PgListener()
+    listener.start(heard.on_job, heard.on_gap)
+    try:
+        carried, too_long, not_ascii, without = (str(uuid.uuid4()) for _ in range(4))
+        states = {carried: json.dumps({"outputs": {"text": "é" * 600, "quote": "'\"{}"}}),
+                  too_long: json.dumps({"outputs": {"text": "x" * completions.MAX_STATE_BYTES}}),
+                  not_ascii: json.dumps({"outputs": {"text": "é"}}, ensure_ascii=False)}
+        completions.notify([carried, too_long, not_ascii, without], states)
+        heard.until(lambda h: without in h.ids)
+        # pg8000 reads a payload as ASCII: one that is not would cost the listener its connection
+        assert heard.gaps == 0
+        assert heard.states == {carried: states[carried], too_long: None, not_ascii: None, without: None}
+    finally:
+        listener.stop()
