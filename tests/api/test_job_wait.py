@@ -182,7 +182,9 @@ class Reads:
 
 
 @pytest.mark.own_transactions
-def test_a_waiter_answers_with_the_finished_job_its_announcement_carries_without_reading_it(client, admin, loan_xlsx, run_worker, monkeypatch):
+def test_a_waiter_answers_with_the_finished_job_its_announcement_carries_without_reading_it(
+    client, admin, loan_xlsx, run_worker, monkeypatch
+):
     deployed = deploy_loan(admin, loan_xlsx)
     reads = Reads(monkeypatch)
     # WHEN a consumer waits at execute and the worker finishes the job
