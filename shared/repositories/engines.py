@@ -15,10 +15,14 @@ from shared.db.types import utcnow
 # cache key found once, where a new select() per call pays for both every time (2-4x the cost).
 _ENGINE = select(Engine).where(Engine.tenant_id == bindparam("tenant_id"), Engine.id == bindparam("engine_id"))
 # The engine with its active version (most consumer calls need both): one statement, not two.
+# The consumer API's read (execute, about, batches): the version without its fidelity report and
+# document storage, JSON that no consumer request reads and that grows with the workbook (parsed
+# on every execute before; deferred, as for the worker's read below).
 _ENGINE_AND_ACTIVE_VERSION_BY_SLUGS = (
     select(Engine, EngineVersion).join(Tenant, Tenant.id == Engine.tenant_id)
     .outerjoin(EngineVersion, and_(EngineVersion.id == Engine.active_version_id, EngineVersion.tenant_id == Engine.tenant_id))
     .where(Tenant.slug == bindparam("tenant_slug"), Engine.slug == bindparam("engine_slug"))
+    .options(defer(EngineVersion.fidelity_report), defer(EngineVersion.document_storage))
 )
 _VERSION = select(EngineVersion).where(EngineVersion.tenant_id == bindparam("tenant_id"), EngineVersion.id == bindparam("version_id"))
 _VERSION_BY_TEST_KEY = select(EngineVersion).where(EngineVersion.test_key_hash == bindparam("key_hash"))

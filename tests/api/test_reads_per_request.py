@@ -29,6 +29,18 @@ def test_an_execute_reads_twice_the_engine_then_the_key_with_its_access(client, 
     assert any("consumers" in sql and "engine_access" in sql for sql in seen.sql if sql.lstrip().upper().startswith("SELECT"))
 
 
+def test_an_execute_leaves_the_versions_fidelity_report_and_document_storage_unread(client, deployed):
+    # They grow with the workbook (mismatches, flagged cells with their formulas) and no consumer
+    # request shows them: parsing them on every execute would make big workbooks slower to call.
+    headers = {"X-API-Key": deployed.api_key}
+    with counting() as seen:
+        assert client.post(deployed.execute_path, json={"inputs": INPUTS}, headers=headers).status_code == 202
+        assert client.get(f"/jobs/about/{deployed.admin.slug}/{deployed.engine_slug}", headers=headers).status_code == 200
+    version_reads = [sql for sql in seen.sql if "engine_versions" in sql and sql.lstrip().upper().startswith("SELECT")]
+    assert len(version_reads) == 2, version_reads
+    assert all("fidelity_report" not in sql and "document_storage" not in sql for sql in version_reads)
+
+
 def test_a_job_status_reads_twice_the_job_then_the_key_with_its_access(client, deployed):
     job_id = submit_job(deployed, INPUTS)
     headers = {"X-API-Key": deployed.api_key}
