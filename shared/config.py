@@ -153,9 +153,10 @@ class Settings(BaseSettings):
                 raise ValueError("DATABASE_URL must be set in prod")
         return self
 
-    @property
+    @functools.cached_property
     def effective_database_url(self) -> str:
-        """The configured database, or SQLite under the data dir."""
+        """The configured database, or SQLite under the data dir (resolved once per settings: a
+        path's resolution is a system call per directory, and every completion announced asks)."""
         if self.database_url:
             return self.database_url
         return f"sqlite:///{(self.data_dir / 'sheetcalc.db').resolve()}"
