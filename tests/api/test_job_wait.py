@@ -182,31 +182,21 @@ class Reads:
 
 
 @pytest.mark.own_transactions
-def test_a_waiter_answers_with_the_finished_job_its_announcement_carries_without_reading_it(
-    client, admin, loan_xlsx, run_worker, monkeypatch
+@pytest.mark.parametrize(("max_state_bytes", "reads_expected"), [(completions.MAX_STATE_BYTES, 0), (10, 1)],
+                         ids=["state carried: not read", "state too long to carry: read once"])
+def test_a_waiter_answers_with_the_finished_job_its_announcement_carries_or_reads_it(
+    client, admin, loan_xlsx, run_worker, monkeypatch, max_state_bytes, reads_expected
 ):
     deployed = deploy_loan(admin, loan_xlsx)
     reads = Reads(monkeypatch)
+    # GIVEN finished states short enough to carry, or too long (as outputs of many kilobytes are)
+    monkeypatch.setattr(completions, "MAX_STATE_BYTES", max_state_bytes)
     # WHEN a consumer waits at execute and the worker finishes the job
     r, _ = answered_while(lambda: client.post(deployed.execute_path, params={"wait": str(LONG_WAIT)}, headers=key(deployed),
                                               json={"inputs": INPUTS}), run_worker)
-    # THEN the answer is the finished job, as GET shows it, and the waiter never read it
+    # THEN the answer is the finished job, as GET shows it, read by the waiter only when not carried
     assert (r.status_code, r.json()["status"]) == (200, "completed"), r.text
-    assert reads.count == 0
-    assert r.json() == client.get(f"/jobs/{r.json()['job_id']}", headers=key(deployed)).json()
-
-
-@pytest.mark.own_transactions
-def test_a_state_too_long_to_announce_is_read_and_answers_the_same(client, admin, loan_xlsx, run_worker, monkeypatch):
-    deployed = deploy_loan(admin, loan_xlsx)
-    reads = Reads(monkeypatch)
-    # GIVEN finished states are too long to carry (as outputs of many kilobytes are)
-    monkeypatch.setattr(completions, "MAX_STATE_BYTES", 10)
-    r, _ = answered_while(lambda: client.post(deployed.execute_path, params={"wait": str(LONG_WAIT)}, headers=key(deployed),
-                                              json={"inputs": INPUTS}), run_worker)
-    # THEN the woken waiter reads the job, and answers as GET does
-    assert (r.status_code, r.json()["status"]) == (200, "completed"), r.text
-    assert reads.count == 1
+    assert reads.count == reads_expected
     assert r.json() == client.get(f"/jobs/{r.json()['job_id']}", headers=key(deployed)).json()
 
 
