@@ -10,8 +10,8 @@ The backend follows the database (configuration, never a second code path):
   API Lambda listens).
 - **SQLite** (one machine, dev): unix datagram sockets in ``<data dir>/run/notify/``. Each
   listening process binds one; an announcement is one datagram (a line a job; several when the
-  states carried need more room) to every socket there. A socket file nobody holds any more (its process died) refuses the datagram and
-  is removed.
+  states carried need more room) to every socket there. A socket file nobody holds any more (its
+  process died) refuses the datagram and is removed.
 
 An announcement may carry, with a job's id, what its finish wrote that the job's status answer
 shows (its *state*: an ASCII JSON text ``shared.services.job_waits`` writes and reads; a line or
