@@ -32,6 +32,10 @@ class Settings(BaseSettings):
     # (closed again when returned). Keep pool size >= the requests a process runs at once.
     database_pool_size: int = Field(default=16, ge=1, le=200)
     database_max_overflow: int = Field(default=16, ge=0, le=200)
+    # The consumer job calls (execute, test-execute, job status) one API process runs at once,
+    # each in a thread with a connection; more wait their turn holding neither
+    # (shared.services.job_waits). More only add contention for the process's one CPU.
+    api_job_threads: int = Field(default=4, ge=1, le=200)
     jwt_secret: str = PLACEHOLDER_SECRET
     encryption_key: str = PLACEHOLDER_SECRET
     jwt_ttl_seconds: int = 8 * 3600

@@ -2,13 +2,14 @@
 
 The rules: ``0 < N <= 25`` seconds; a waiter is registered before the job is first read (so a
 completion between that read and the wait is not lost; at execute, under the id the job is then
-made with, and the job as queued is that first read), holds no database session or connection
-while it waits (each read is its own short unit of work in a worker thread), is woken by the
-job's completion (``shared.adapters.completions``: PostgreSQL NOTIFY, or unix datagram sockets
-in dev), and when woken takes the finished job from the announcement, or reads the job once more
-(an announcement without the job's state, a state too long to carry, the deadline). The first
-read is the normal, checked one (whitelist, key, rate limit, permission); later reads look at the
-same row, and a carried state is what the finish wrote to that row.
+made with, and the job as queued is that first read), holds no database session or connection while
+it waits (each read is its own short unit of work in a worker thread, at most ``api_job_threads``
+of them at once in a process), is woken by the job's completion (``shared.adapters.completions``:
+PostgreSQL NOTIFY, or unix datagram sockets in dev), and when woken takes the finished job from the
+announcement, or reads the job once more (an announcement without the job's state, a state too long
+to carry, the deadline). The first read is the normal, checked one (whitelist, key, rate limit,
+permission); later reads look at the same row, and a carried state is what the finish wrote to that
+row.
 
 Finishers call ``announce_on_commit`` in their finishing transaction (the worker, with each job's
 ``finished_state``: the answer is then the job as its finish left it, without a read), or
@@ -28,9 +29,13 @@ from datetime import datetime
 
 from sqlalchemy import event
 from sqlalchemy.orm import Session
+import anyio
+import anyio.to_thread
+from anyio.lowlevel import RunVar
 from starlette.concurrency import run_in_threadpool
 
 from shared.adapters import completions
+from shared.config import get_settings
 from shared.db.models import Job, JobStatus
 from shared.db.session import session_scope
 from shared.errors import BadRequest
@@ -105,6 +110,32 @@ def _in_session(read: Callable[[Session], Job]) -> Job:
         return read(session)
 
 
+# This event loop's (one API process's) turns for the job calls' units of work.
+_TURNS: RunVar[anyio.CapacityLimiter] = RunVar("sheetcalc_job_turns")
+
+
+def turns() -> anyio.CapacityLimiter:
+    """This event loop's turns for the job calls' units of work (``api_job_threads`` of them)."""
+    try:
+        return _TURNS.get()
+    except LookupError:
+        limiter = anyio.CapacityLimiter(get_settings().api_job_threads)
+        _TURNS.set(limiter)
+        return limiter
+
+
+async def _in_thread(read: Callable[[Session], Job]) -> Job:
+    """``read`` in its own session in a worker thread, at most ``api_job_threads`` at once in
+    this process; the others wait their turn on the event loop, holding no thread or connection.
+
+    Without the bound every request in flight had a thread (up to 40): at 64 clients, 32 per API
+    process, the threads fought over the process's GIL, SQLite's write lock and PostgreSQL's pool
+    (whose overflow connections were opened and closed again for every request), and the event
+    loop, /health's included, waited behind them (issue 15: PostgreSQL 210-225 -> 266-275 jobs/s,
+    /health max 83-318 -> 18-27 ms)."""
+    return await anyio.to_thread.run_sync(_in_session, read, limiter=turns())
+
+
 def _reread(job_id: uuid.UUID) -> Callable[[Session], Job]:
     def read(session: Session) -> Job:
         return job_repo.get_job(session, job_id=job_id)
@@ -137,7 +168,7 @@ async def _until_finished(job: Job, woken: completions.Woken, deadline: float) -
             pass
         if woken.state is not None:  # the announcement carried the finished job: no read
             return _finished_as(job, woken.state)
-        job = await run_in_threadpool(_in_session, _reread(job.id))
+        job = await _in_thread(_reread(job.id))
     return job
 
 
@@ -145,7 +176,7 @@ async def _watch(hub: completions.Hub, job_id: uuid.UUID, first_read: Callable[[
     # Registered before the first read: a completion from then on wakes us.
     woken = hub.register(str(job_id))
     try:
-        job = await run_in_threadpool(_in_session, first_read)
+        job = await _in_thread(first_read)
         return await _until_finished(job, woken, deadline)
     finally:
         hub.unregister(str(job_id), woken)
@@ -155,7 +186,7 @@ async def get_job(read: Callable[[Session], Job], *, job_id: uuid.UUID, wait: fl
     """``read`` (the checked job status), and with ``wait`` the job once it has finished or
     ``wait`` seconds have passed, whichever comes first."""
     if wait is None:
-        return await run_in_threadpool(_in_session, read)
+        return await _in_thread(read)
     deadline = asyncio.get_running_loop().time() + wait
     return await _watch(await _start_listening(), job_id, read, deadline)
 
@@ -169,14 +200,14 @@ async def execute(queue: Callable[[Session, uuid.UUID], Job], *, wait: float | N
         return queue(session, job_id)
 
     if wait is None:
-        return await run_in_threadpool(_in_session, make)
+        return await _in_thread(make)
     deadline = asyncio.get_running_loop().time() + wait
     hub = await _start_listening()
     # Registered under the id before the job exists: its completion, however soon, wakes us, and
     # the job as queued is the first read (no second one before the wait).
     woken = hub.register(str(job_id))
     try:
-        job = await run_in_threadpool(_in_session, make)
+        job = await _in_thread(make)
         if job.id == job_id:
             return await _until_finished(job, woken, deadline)
     finally:

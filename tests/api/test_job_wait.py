@@ -11,9 +11,12 @@ does): the waiting request and the worker each use their own connections at the 
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
 
 import pytest
 
@@ -21,7 +24,7 @@ from shared.adapters import aws as aws_clients
 from shared.adapters import completions
 from shared.config import get_settings
 from shared.repositories import jobs as job_repo
-from shared.services import job_runner
+from shared.services import job_runner, job_waits
 from shared.services.job_waits import INVALID_WAIT
 from shared.services.jobs import NO_WAIT
 from tests.factories import deploy_loan, submit_job
@@ -268,3 +271,38 @@ def test_fifty_waiters_hold_neither_the_database_pool_nor_the_threadpool(client,
     for i, r in enumerate(results):
         assert (r.json()["job_id"], r.json()["status"]) == (job_ids[i], "completed")
         assert r.json()["outputs"]["monthly_payment"] == pytest.approx(annuity(**{**INPUTS, "principal": 1000 * (i + 1)}), rel=1e-12)
+
+
+@pytest.mark.own_transactions
+def test_an_api_process_runs_at_most_api_job_threads_job_calls_at_once(configure):
+    # GIVEN a bound of 3 and nine executes arriving together, each held once inside
+    configure(api_job_threads=3)
+    inside, most, counting = 0, 0, threading.Lock()
+    release = threading.Event()
+
+    def queue(session, job_id):
+        nonlocal inside, most
+        with counting:
+            inside += 1
+            most = max(most, inside)
+        assert release.wait(HANG_SECONDS)
+        with counting:
+            inside -= 1
+        return SimpleNamespace(id=job_id)
+
+    async def nine_at_once():
+        calls = [asyncio.ensure_future(job_waits.execute(queue, wait=None)) for _ in range(9)]
+        turns, deadline = job_waits.turns(), time.monotonic() + HANG_SECONDS
+        while turns.statistics().tasks_waiting < 6 and most <= 3:
+            assert time.monotonic() < deadline, f"{most} inside, {turns.statistics()}"
+            await asyncio.sleep(0.01)
+        # WHEN three are inside THEN the other six wait for a turn on the event loop, not in threads
+        held = most
+        release.set()
+        return held, await asyncio.gather(*calls)
+
+    held, made = asyncio.run(nine_at_once())
+    assert held == 3
+    # AND every one is made in its turn, never more than three at once
+    assert len({job.id for job in made}) == 9
+    assert most == 3
