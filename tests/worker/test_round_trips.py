@@ -19,7 +19,7 @@ import uuid
 import pytest
 
 from shared.db.models import Job, JobStatus
-from shared.db.session import session_scope
+from shared.db.session import get_engine, session_scope
 from shared.services.job_runner import run_jobs
 from tests.factories import deploy_loan, submit_job
 from tests.statement_counter import counting
@@ -32,6 +32,15 @@ STATEMENTS = 5 if ON_POSTGRES else 8
 # each statement, and the COMMIT of the two transactions (the claim; the finish): each BEGIN goes
 # in one write with its transaction's first statement
 ROUND_TRIPS = STATEMENTS + 2 if ON_POSTGRES else 0
+
+
+@pytest.fixture(autouse=True)
+def one_pooled_connection():
+    """The worker's warm-up and the batch counted run on one connection: the pool starts empty,
+    and a test's one thread checks out the connection it returned. (A pool hands out its idle
+    connections in turn, so after other tests the counted batch could get one that has not
+    prepared these statements, and pay a BEGIN and a prepare per statement more.)"""
+    get_engine().dispose()
 
 
 def ten_jobs(deployed) -> list[uuid.UUID]:
