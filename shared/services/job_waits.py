@@ -27,11 +27,11 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime
 
-from sqlalchemy import event
-from sqlalchemy.orm import Session
 import anyio
 import anyio.to_thread
 from anyio.lowlevel import RunVar
+from sqlalchemy import event
+from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 
 from shared.adapters import completions
