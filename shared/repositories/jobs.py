@@ -9,7 +9,6 @@ from sqlalchemy import (
     and_,
     bindparam,
     func,
-    insert,
     or_,
     select,
     text,
@@ -33,21 +32,15 @@ def add(session: Session, job: Job) -> Job:
 
 
 JOBS = Job.__table__
-# Built once; each call binds its values (SQLAlchemy caches the compiled form per set of columns).
-_INSERT_JOB = insert(JOBS)
-
-
 def insert_new(session: Session, **values) -> Job:
     """``add`` for a job that is not changed again in this session (the consumer API's execute):
-    one Core INSERT, bound per call, instead of the ORM's unit of work, counted in the rollups
-    the same way. Created and updated now, pending unless ``values`` say otherwise; returns the
-    job as inserted, not attached to the session."""
+    the row inserted and counted in the rollups without the ORM's unit of work (on PostgreSQL in
+    one statement, ``rollups.insert_and_record_created``). Created and updated now, pending unless
+    ``values`` say otherwise; returns the job as inserted, not attached to the session."""
     now = utcnow()
-    row = {"status": JobStatus.PENDING, "is_test": False, **values, "created_at": now, "updated_at": now}
-    connection = session.connection()
-    connection.execute(_INSERT_JOB, row)
+    row = {"id": uuid.uuid4(), "status": JobStatus.PENDING, "is_test": False, **values, "created_at": now, "updated_at": now}
     job = Job(**row)
-    rollups.record_created(connection, job)
+    rollups.insert_and_record_created(session.connection(), JOBS, row, job)
     return job
 
 

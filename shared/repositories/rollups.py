@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from datetime import timezone
 from typing import Protocol
 
-from sqlalchemy import Connection, Table, TextClause, bindparam, text
+from sqlalchemy import Connection, Insert, Table, TextClause, bindparam, insert, text
 
 from shared.db.models import (
     Job,
@@ -144,6 +144,17 @@ def _binds(rollup: _Rollup, rows: int, prefix: str = "") -> list:
     return [bindparam(f"{prefix}{c}_{i}", type_=rollup.table.c[c].type) for i in range(rows) for c in rollup.columns]
 
 
+def _insert(table: Table) -> Insert:
+    """The Core INSERT of ``table``, built once (each call binds its own values)."""
+    statement = _inserts.get(table)
+    if statement is None:
+        statement = _inserts[table] = insert(table)
+    return statement
+
+
+_inserts: dict[Table, Insert] = {}
+
+
 def _statement(connection: Connection, rollup: _Rollup, rows: int) -> TextClause:
     """The rollup's upsert of ``rows`` rows for this connection's dialect, built once (typed binds: UUIDs, dates, times)."""
     return _cached(
@@ -151,16 +162,28 @@ def _statement(connection: Connection, rollup: _Rollup, rows: int) -> TextClause
     )
 
 
-def _combined(shape: tuple[tuple[_Rollup, int], ...]) -> TextClause:
-    """PostgreSQL: the upserts of ``shape`` (tables and rows, in order) as one statement, run in
-    that order (binds ``w<k>_<column>_<i>``)."""
-    def build() -> TextClause:
-        queries = ", ".join(f"w{k} AS ({rollup.upsert_sql(rows, f'w{k}_')} RETURNING 1)" for k, (rollup, rows) in enumerate(shape))
-        counts = ", ".join(f"(SELECT count(*) FROM w{k})" for k in range(len(shape)))
-        binds = [bind for k, (rollup, rows) in enumerate(shape) for bind in _binds(rollup, rows, f"w{k}_")]
-        return text(f"WITH {queries} SELECT {counts}").bindparams(*binds)
+# A row inserted ahead of the upserts in the same statement: its table and columns (binds ``r_<column>``).
+Lead = tuple[Table, tuple[str, ...]]
 
-    return _cached(("postgresql", "combined", tuple((rollup.table.name, rows) for rollup, rows in shape)), build)
+
+def _combined(shape: tuple[tuple[_Rollup, int], ...], lead: Lead | None = None) -> TextClause:
+    """PostgreSQL: the upserts of ``shape`` (tables and rows, in order) as one statement, run in
+    that order (binds ``w<k>_<column>_<i>``), after the ``lead`` row's INSERT when there is one."""
+    def build() -> TextClause:
+        queries = [f"w{k} AS ({rollup.upsert_sql(rows, f'w{k}_')} RETURNING 1)" for k, (rollup, rows) in enumerate(shape)]
+        names = [f"w{k}" for k in range(len(shape))]
+        binds = [bind for k, (rollup, rows) in enumerate(shape) for bind in _binds(rollup, rows, f"w{k}_")]
+        if lead is not None:
+            table, columns = lead
+            values = ", ".join(f":r_{c}" for c in columns)
+            queries.insert(0, f"r AS (INSERT INTO {table.name} ({', '.join(columns)}) VALUES ({values}) RETURNING 1)")
+            names.insert(0, "r")
+            binds += [bindparam(f"r_{c}", type_=table.c[c].type) for c in columns]
+        counts = ", ".join(f"(SELECT count(*) FROM {name})" for name in names)
+        return text(f"WITH {', '.join(queries)} SELECT {counts}").bindparams(*binds)
+
+    key = ("postgresql", "combined", tuple((rollup.table.name, rows) for rollup, rows in shape))
+    return _cached(key if lead is None else (*key, lead[0].name, lead[1]), build)
 
 
 def _params(rollup: _Rollup, rows: list[dict], prefix: str = "") -> dict:
@@ -219,11 +242,14 @@ def _pieces(jobs: Iterable[JobFacts], *, created: bool) -> list[Piece]:
     return pieces
 
 
-def _write(connection: Connection, jobs: Iterable[JobFacts], *, created: bool) -> None:
+def _write(connection: Connection, jobs: Iterable[JobFacts], *, created: bool, lead: tuple[Table, dict] | None = None) -> None:
     """The jobs' rollups: on PostgreSQL in one statement (one round trip; more only past
-    ``COMBINED_BINDS``), elsewhere one multi-row upsert per table (per ``CHUNK`` rows)."""
+    ``COMBINED_BINDS``), after ``lead``'s row inserted into its table in that same statement;
+    elsewhere that INSERT, then one multi-row upsert per table (per ``CHUNK`` rows)."""
     pieces = _pieces(jobs, created=created)
     if connection.dialect.name != "postgresql":
+        if lead is not None:
+            connection.execute(_insert(lead[0]), lead[1])
         for rollup, rows in pieces:
             connection.execute(_statement(connection, rollup, len(rows)), _params(rollup, rows))
         return
@@ -231,12 +257,17 @@ def _write(connection: Connection, jobs: Iterable[JobFacts], *, created: bool) -
     def binds(piece: Piece) -> int:
         return len(piece[1]) * len(piece[0].columns)
 
-    while pieces:
-        group = [pieces.pop(0)]
+    while pieces or lead is not None:
+        group = [pieces.pop(0)] if pieces else []
         while pieces and sum(map(binds, group)) + binds(pieces[0]) <= COMBINED_BINDS:
             group.append(pieces.pop(0))
         params = {name: value for k, (rollup, rows) in enumerate(group) for name, value in _params(rollup, rows, f"w{k}_").items()}
-        connection.execute(_combined(tuple((rollup, len(rows)) for rollup, rows in group)), params)
+        head = None
+        if lead is not None:
+            table, row = lead
+            head, lead = (table, tuple(row)), None
+            params.update({f"r_{c}": value for c, value in row.items()})
+        connection.execute(_combined(tuple((rollup, len(rows)) for rollup, rows in group), head), params)
 
 
 def record_finished(connection: Connection, job: JobFacts) -> None:
@@ -247,6 +278,13 @@ def record_finished(connection: Connection, job: JobFacts) -> None:
 def record_created(connection: Connection, job: JobFacts) -> None:
     """Count a job that has just been inserted (call it on the insert's connection, after the flush)."""
     _write(connection, [job], created=True)
+
+
+def insert_and_record_created(connection: Connection, table: Table, row: dict, job: JobFacts) -> None:
+    """Insert ``row`` (every column it is to have, Python-side defaults included) into ``table``
+    and count ``job``, the job it makes, as created: on PostgreSQL in one statement, the INSERT a
+    data-modifying ``WITH`` query run before the upserts (one round trip for execute's writes)."""
+    _write(connection, [job], created=True, lead=(table, row))
 
 
 def record_finished_many(connection: Connection, jobs: Iterable[JobFacts]) -> None:
