@@ -10,8 +10,8 @@ import uuid
 
 from shared.db.session import session_scope
 from shared.repositories import jobs as job_repo
-from tests.stats.rollups_check import assert_rollups_exact
 from tests.statement_counter import counting
+from tests.stats.rollups_check import assert_rollups_exact
 
 ON_POSTGRES = bool(os.environ.get("SHEETCALC_TEST_DATABASE_URL"))  # as tests/conftest.py chooses
 INPUTS = {"principal": 100000, "annual_rate": 0.05, "years": 10}
