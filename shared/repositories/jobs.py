@@ -32,6 +32,8 @@ def add(session: Session, job: Job) -> Job:
 
 
 JOBS = Job.__table__
+
+
 def insert_new(session: Session, **values) -> Job:
     """``add`` for a job that is not changed again in this session (the consumer API's execute):
     the row inserted and counted in the rollups without the ORM's unit of work (on PostgreSQL in

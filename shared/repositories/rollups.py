@@ -2,9 +2,10 @@
 
 A job adds to the rollups of its creation day (UTC) twice at most:
 
-- when it is inserted (``record_created``, called by ``shared.repositories.jobs.add`` and
-  ``insert_new``; batches' jobs by ``record_created_many``): total_calls, plus whatever its
-  status and execution time already say;
+- when it is inserted (``record_created``, called by ``shared.repositories.jobs.add``; execute's
+  ``jobs.insert_new`` by ``insert_and_record_created``, which on PostgreSQL puts the job's INSERT
+  in the same statement; batches' jobs by ``record_created_many``): total_calls, plus whatever
+  its status and execution time already say;
 - when it finishes (``record_finished``, called by the conditional updates of
   ``shared.repositories.jobs`` only when they changed the row): completed or failed, and the
   execution time. Pending and processing count in total_calls only, so claiming a job and
