@@ -6,6 +6,7 @@ import uuid
 from datetime import datetime, timedelta
 
 from sqlalchemy import (
+    Table,
     and_,
     bindparam,
     func,
@@ -40,10 +41,21 @@ def insert_new(session: Session, **values) -> Job:
     one statement, ``rollups.insert_and_record_created``). Created and updated now, pending unless
     ``values`` say otherwise; returns the job as inserted, not attached to the session."""
     now = utcnow()
-    row = {"id": uuid.uuid4(), "status": JobStatus.PENDING, "is_test": False, **values, "created_at": now, "updated_at": now}
+    row = _with_defaults(JOBS, {"status": JobStatus.PENDING, "is_test": False, **values, "created_at": now, "updated_at": now})
     job = Job(**row)
     rollups.insert_and_record_created(session.connection(), JOBS, row, job)
     return job
+
+
+def _with_defaults(table: Table, row: dict) -> dict:
+    """``row`` with the Python-side default of every column it leaves out (the id), as a Core
+    INSERT would add them: the same row then goes in whichever statement carries it (on
+    PostgreSQL a text INSERT inside the rollups' statement, which adds none)."""
+    for column in table.c:
+        default = column.default
+        if column.name not in row and default is not None and (default.is_scalar or default.is_callable):
+            row[column.name] = default.arg(None) if default.is_callable else default.arg
+    return row
 
 
 def get_job(session: Session, *, job_id: uuid.UUID) -> Job | None:

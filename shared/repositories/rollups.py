@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from datetime import timezone
 from typing import Protocol
 
-from sqlalchemy import Connection, Insert, Table, TextClause, bindparam, insert, text
+from sqlalchemy import Connection, Executable, Table, TextClause, bindparam, insert, text
 
 from shared.db.models import (
     Job,
@@ -120,7 +120,7 @@ _HISTOGRAM = _Rollup(HISTOGRAM, ("count",))
 _ENGINE_HISTOGRAM = _Rollup(ENGINE_HISTOGRAM, ("count",))
 ROLLUPS = (_DAILY, _CONSUMER_DAILY, _CONSUMER_ENGINE_DAILY, _HISTOGRAM, _ENGINE_HISTOGRAM)
 
-_statements: dict[tuple, TextClause] = {}
+_statements: dict[tuple, Executable] = {}
 # Rows per statement at most (a batch's histogram can touch hundreds): binds stay far below the
 # databases' limits (PostgreSQL 65,535; SQLite 32,766) and the statements cached stay few.
 CHUNK = 100
@@ -132,7 +132,7 @@ _CACHED_STATEMENTS = 512
 Piece = tuple[_Rollup, list[dict]]  # one table's rows (at most CHUNK) for one upsert
 
 
-def _cached(cache_key: tuple, build) -> TextClause:
+def _cached(cache_key: tuple, build) -> Executable:
     statement = _statements.get(cache_key)
     if statement is None:
         if len(_statements) >= _CACHED_STATEMENTS:
@@ -143,17 +143,6 @@ def _cached(cache_key: tuple, build) -> TextClause:
 
 def _binds(rollup: _Rollup, rows: int, prefix: str = "") -> list:
     return [bindparam(f"{prefix}{c}_{i}", type_=rollup.table.c[c].type) for i in range(rows) for c in rollup.columns]
-
-
-def _insert(table: Table) -> Insert:
-    """The Core INSERT of ``table``, built once (each call binds its own values)."""
-    statement = _inserts.get(table)
-    if statement is None:
-        statement = _inserts[table] = insert(table)
-    return statement
-
-
-_inserts: dict[Table, Insert] = {}
 
 
 def _statement(connection: Connection, rollup: _Rollup, rows: int) -> TextClause:
@@ -250,7 +239,7 @@ def _write(connection: Connection, jobs: Iterable[JobFacts], *, created: bool, l
     pieces = _pieces(jobs, created=created)
     if connection.dialect.name != "postgresql":
         if lead is not None:
-            connection.execute(_insert(lead[0]), lead[1])
+            connection.execute(_cached(("insert", lead[0].name), lambda: insert(lead[0])), lead[1])
         for rollup, rows in pieces:
             connection.execute(_statement(connection, rollup, len(rows)), _params(rollup, rows))
         return
