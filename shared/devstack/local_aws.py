@@ -370,7 +370,25 @@ def _moto_dispatch_made_cheap() -> None:
         return backend
 
     DomainDispatcherApplication.get_backend_for_host = get_backend_for_host
+    _names_converted_once()
     DomainDispatcherApplication._sheetcalc_cached = True
+
+
+def _names_converted_once() -> None:
+    """moto's ``camelcase_to_underscores`` (a character loop) remembered per name: every SQS call
+    converts its action's name, and every SendMessage converts the name of each of the queue's
+    ~20 attributes (moto builds them all to read ``ContentBasedDeduplication``), a twelfth of the
+    local AWS's CPU at 16 clients (py-spy, issue 15). The names are the service's own, a few
+    dozen; the same function of the same string."""
+    from moto.core import responses as moto_responses
+    from moto.core import utils as moto_utils
+    from moto.sqs import models as sqs_models
+
+    if not _has_all((moto_utils, "camelcase_to_underscores"), (moto_responses, "camelcase_to_underscores"),
+                    (sqs_models, "camelcase_to_underscores")):
+        return
+    convert = functools.lru_cache(maxsize=1024)(moto_utils.camelcase_to_underscores)
+    moto_responses.camelcase_to_underscores = sqs_models.camelcase_to_underscores = convert
 
 
 def _port_is_free(host: str, port: int) -> bool:

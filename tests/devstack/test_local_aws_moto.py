@@ -132,6 +132,43 @@ def test_the_dispatch_shortcut_is_not_made_when_moto_lacks_what_it_replaces(monk
     assert not getattr(DomainDispatcherApplication, "_sheetcalc_cached", False)
 
 
+def test_moto_s_names_are_converted_as_moto_converts_them_and_once_each(aws, sqs, queue_url):
+    from moto.core import utils as moto_utils
+    from moto.sqs import models as sqs_models
+
+    # GIVEN the local AWS running (its shortcuts made) and a message already sent once
+    convert = sqs_models.camelcase_to_underscores
+    sqs.send_message(QueueUrl=queue_url, MessageBody="first")
+    before = convert.cache_info()
+
+    # WHEN more messages are sent
+    for body in ("second", "third"):
+        sqs.send_message(QueueUrl=queue_url, MessageBody=body)
+
+    # THEN no name was converted again, and every queue attribute's name converts as moto's own loop does
+    after = convert.cache_info()
+    assert after.misses == before.misses and after.hits > before.hits
+    for name in [*sqs_models.Queue.BASE_ATTRIBUTES, "SendMessageBatch", "ContentBasedDeduplication"]:
+        assert convert(name) == moto_utils.camelcase_to_underscores(name)
+    assert [m["Body"] for m in receive(sqs, queue_url)] == ["first", "second", "third"]
+
+
+def test_the_name_shortcut_is_not_made_when_moto_lacks_what_it_replaces(monkeypatch):
+    from moto.core import responses as moto_responses
+    from moto.sqs import models as sqs_models
+
+    # GIVEN a moto whose SQS models no longer import the name conversion (as after an upgrade)
+    monkeypatch.delattr(sqs_models, "camelcase_to_underscores")
+    convert = moto_responses.camelcase_to_underscores
+    monkeypatch.setattr(moto_responses, "camelcase_to_underscores", convert)  # restored after the test
+
+    # WHEN the shortcut is asked for
+    local_aws._names_converted_once()
+
+    # THEN moto's responses keep the conversion they had
+    assert moto_responses.camelcase_to_underscores is convert
+
+
 def test_the_backlog_shortcut_is_not_made_when_moto_lacks_what_it_replaces(monkeypatch):
     from moto.sqs import models as sqs_models
 
