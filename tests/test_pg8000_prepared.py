@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import socket
+from datetime import datetime, timedelta, timezone
 
 import pytest
 from sqlalchemy import text
@@ -84,3 +85,43 @@ def test_a_connection_sends_what_is_written_at_once(connection):
     if sock.family not in (socket.AF_INET, socket.AF_INET6):
         pytest.skip("a unix socket: no Nagle's algorithm")
     assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
+
+
+@pytest.mark.parametrize(("literal", "expected"), [
+    ("timestamp '2026-11-27 13:12:00.123456'", datetime(2026, 11, 27, 13, 12, 0, 123456)),
+    ("timestamp '2026-11-27 13:12:00.1'", datetime(2026, 11, 27, 13, 12, 0, 100000)),
+    ("timestamp '1999-01-08 04:05:06'", datetime(1999, 1, 8, 4, 5, 6)),
+    ("timestamp '0099-12-31 23:59:59.999999'", datetime(99, 12, 31, 23, 59, 59, 999999)),
+    ("timestamptz '2026-11-27 13:12:00.5+00'", datetime(2026, 11, 27, 18, 42, 0, 500000, tzinfo=timezone(timedelta(hours=5, minutes=30)))),
+    ("timestamptz '2026-11-27 13:12:00+00'", datetime(2026, 11, 27, 18, 42, tzinfo=timezone(timedelta(hours=5, minutes=30)))),
+])
+def test_timestamps_are_read_as_the_datetimes_postgresql_sent(connection, literal, expected):
+    # GIVEN a session whose time zone is not UTC (timestamptz values come with +05:30)
+    connection.exec_driver_sql("SET TIME ZONE 'Asia/Kolkata'")
+    # WHEN a value is read THEN it is that moment, with the offset PostgreSQL sent
+    value = connection.execute(text(f"SELECT {literal} AS v WHERE :on"), {"on": True}).scalar()
+    assert value == expected and value.utcoffset() == expected.utcoffset()
+    connection.rollback()
+
+
+@pytest.mark.parametrize("literal", [
+    "timestamp 'infinity'", "timestamp '-infinity'", "timestamptz 'infinity'", "timestamp '12000-01-01 00:00:00'",
+])
+def test_timestamps_python_cannot_hold_are_read_as_pg8000_reads_them(connection, literal):
+    from pg8000 import converters
+
+    # GIVEN a value datetime.fromisoformat does not take
+    raw = connection.execute(text(f"SELECT ({literal})::text AS v WHERE :on"), {"on": True}).scalar()
+    reader = converters.PG_TYPES[converters.TIMESTAMPTZ if literal.startswith("timestamptz") else converters.TIMESTAMP]
+    # WHEN it is read THEN it is what pg8000's own reader makes of it
+    assert connection.execute(text(f"SELECT {literal} AS v WHERE :on"), {"on": True}).scalar() == reader(raw)
+    connection.rollback()
+
+
+def test_a_connection_reads_timestamps_without_pg8000_s_strptime(connection):
+    from pg8000 import converters
+
+    # pg8000's readers parse with strptime (12 µs a value); the connection's own are the fast ones
+    pg_types = connection.connection.dbapi_connection.pg_types
+    assert pg_types[converters.TIMESTAMP] is not converters.timestamp_in
+    assert pg_types[converters.TIMESTAMPTZ] is not converters.timestamptz_in
