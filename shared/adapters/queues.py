@@ -9,6 +9,7 @@ was not, exactly as with one SendMessage per message: "sent" still means "on the
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field
 from botocore.exceptions import ClientError
 
 from shared.adapters.aws import client
+from shared.adapters.sqs_json import SqsCalls
 from shared.config import get_settings
 from shared.errors import ServiceUnavailable
 
@@ -78,7 +80,7 @@ class _BatchSender:
 def _send_batch(queue_url: str, messages: list[_Outgoing]) -> None:
     """One SendMessageBatch; mark each message accepted or not, then wake its caller."""
     try:
-        answer = client("sqs").send_message_batch(
+        answer = _sqs_calls().send_message_batch(
             QueueUrl=queue_url, Entries=[{"Id": str(i), "MessageBody": m.body} for i, m in enumerate(messages)]
         )
         for entry in answer.get("Successful", []):
@@ -93,6 +95,16 @@ def _send_batch(queue_url: str, messages: list[_Outgoing]) -> None:
     finally:
         for message in messages:
             message.done.set()
+
+
+@functools.lru_cache(maxsize=8)
+def _calls_of(sqs_client) -> SqsCalls:
+    return SqsCalls(sqs_client)
+
+
+def _sqs_calls() -> SqsCalls:
+    """The sends' SQS calls, on the process's cached client (straight to a local endpoint)."""
+    return _calls_of(client("sqs"))
 
 
 _sender: _BatchSender | None = None

@@ -37,6 +37,8 @@ from typing import Any
 
 import boto3
 
+from shared.adapters.sqs_json import SqsCalls
+
 log = logging.getLogger(__name__)
 
 Handler = Callable[[dict, Any], Any]
@@ -145,6 +147,8 @@ class SqsPoller(threading.Thread):
         self.memory_limit_in_mb = memory_limit_in_mb
         # Its own client: a long poll holds a pooled connection for up to wait_time_seconds.
         self._sqs = sqs or boto3.session.Session().client("sqs", region_name=region, endpoint_url=endpoint_url)
+        # Receives and deletes straight to the local endpoint (shared.adapters.sqs_json).
+        self._calls = SqsCalls(self._sqs)
         self.queue_arn = self._sqs.get_queue_attributes(
             QueueUrl=queue_url, AttributeNames=["QueueArn"]
         )["Attributes"]["QueueArn"]
@@ -201,7 +205,7 @@ class SqsPoller(threading.Thread):
 
     def receive(self, wait_time_seconds: int | None = None) -> list[dict]:
         """One ``ReceiveMessage`` call for up to a batch, with every attribute Lambda passes on."""
-        return self._sqs.receive_message(
+        return self._calls.receive_message(
             QueueUrl=self.queue_url,
             MaxNumberOfMessages=self.batch_size,
             WaitTimeSeconds=self.wait_time_seconds if wait_time_seconds is None else wait_time_seconds,
@@ -271,7 +275,7 @@ class SqsPoller(threading.Thread):
     def _delete_messages(self, messages: list[dict]) -> None:
         entries = [{"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)]
         try:
-            result = self._sqs.delete_message_batch(QueueUrl=self.queue_url, Entries=entries)
+            result = self._calls.delete_message_batch(QueueUrl=self.queue_url, Entries=entries)
         except Exception:
             log.exception("%s: deleting %d messages failed", self.function_name, len(entries))
             return

@@ -9,6 +9,7 @@ import uuid
 import boto3
 import pytest
 
+from shared.adapters.sqs_json import SqsCalls
 from shared.devstack.local_aws import create_queue_with_dlq
 from shared.devstack.pollers import SqsPoller
 
@@ -45,6 +46,24 @@ def sqs(aws):
 def queue(sqs) -> tuple[str, str]:
     """A fresh queue (1 s visibility timeout, so retries come back quickly) and its DLQ."""
     return create_queue_with_dlq(sqs, f"test-{uuid.uuid4().hex[:12]}", visibility_timeout=1)
+
+
+@pytest.fixture
+def sqs_calls(sqs, monkeypatch) -> list[str]:
+    """The names of the SQS calls made from now on: through the client, or answered on the
+    pollers' direct path to the local endpoint (shared.adapters.sqs_json)."""
+    calls: list[str] = []
+    sqs.meta.events.register("before-call.sqs.*", lambda model, **_: calls.append(model.name))
+    post = SqsCalls._post
+
+    def counted(self, action, params):
+        answer = post(self, action, params)
+        if answer is not None:
+            calls.append(action)
+        return answer
+
+    monkeypatch.setattr(SqsCalls, "_post", counted)
+    return calls
 
 
 @pytest.fixture
@@ -251,13 +270,12 @@ def test_pickup_is_prompt(sqs, queue, start_poller):
     assert latencies[len(latencies) // 2] < LONG_POLL_S / 4, latencies
 
 
-def test_a_handled_batch_is_deleted_in_one_call(sqs, queue, start_poller):
+def test_a_handled_batch_is_deleted_in_one_call(sqs, queue, start_poller, sqs_calls):
     # GIVEN ten messages waiting, and a handler that reports the first record of each batch as failed
     url, _ = queue
     for i in range(10):
         sqs.send_message(QueueUrl=url, MessageBody=f"m{i}")
-    calls: list[str] = []
-    sqs.meta.events.register("before-call.sqs.*", lambda model, **_: calls.append(model.name))
+    calls = sqs_calls
     handler = Recorder(lambda event: {"batchItemFailures": [{"itemIdentifier": event["Records"][0]["messageId"]}]})
 
     # WHEN the poller feeds them to the handler
@@ -340,13 +358,12 @@ def test_a_message_that_arrives_while_no_long_poll_waits_is_picked_up_all_the_sa
     assert time.monotonic() - started < LONG_POLL_S
 
 
-def test_with_a_delete_delay_handled_batches_are_deleted_together(sqs, start_poller):
+def test_with_a_delete_delay_handled_batches_are_deleted_together(sqs, start_poller, sqs_calls):
     # GIVEN a poller that gathers deletions (for longer than this test takes) and ten messages
     # that arrive one at a time, each handled in a batch of its own (a queue whose visibility
     # timeout outlasts the test, so none comes back however slow the machine)
     url, _ = create_queue_with_dlq(sqs, f"test-{uuid.uuid4().hex[:12]}", visibility_timeout=600)
-    calls: list[str] = []
-    sqs.meta.events.register("before-call.sqs.*", lambda model, **_: calls.append(model.name))
+    calls = sqs_calls
     handler = Recorder()
     start_poller(url, handler, delete_delay_seconds=300)
     for i in range(10):

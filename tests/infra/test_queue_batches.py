@@ -30,21 +30,28 @@ def fresh_queue():
         pass
 
 
+class _HeldCalls:
+    """The sender's SQS calls (``queues._sqs_calls``), each SendMessageBatch counted and held
+    until every sender has queued its message, then made."""
+
+    def __init__(self, calls, counted: list[int], everyone_queued: threading.Event) -> None:
+        self._calls, self._counted, self._everyone_queued = calls, counted, everyone_queued
+
+    def send_message_batch(self, **params):
+        self._counted.append(len(params["Entries"]))
+        self._everyone_queued.wait(timeout=30)
+        return self._calls.send_message_batch(**params)
+
+
 @pytest.fixture
-def batch_calls():
+def batch_calls(monkeypatch):
     """The SendMessageBatch calls made, each held until every sender has queued its message
     (so the test does not depend on how fast threads start on this machine)."""
     calls: list[int] = []
     everyone_queued = threading.Event()
-
-    def before_call(params, **_):
-        calls.append(len(params["Entries"]))
-        everyone_queued.wait(timeout=30)
-
-    events = client("sqs").meta.events
-    events.register("before-parameter-build.sqs.SendMessageBatch", before_call)
+    real = queues._sqs_calls
+    monkeypatch.setattr(queues, "_sqs_calls", lambda: _HeldCalls(real(), calls, everyone_queued))
     yield calls, everyone_queued
-    events.unregister("before-parameter-build.sqs.SendMessageBatch", before_call)
 
 
 def _drain(queue_url: str) -> list[str]:
