@@ -153,6 +153,45 @@ def test_moto_s_names_are_converted_as_moto_converts_them_and_once_each(aws, sqs
     assert [m["Body"] for m in receive(sqs, queue_url)] == ["first", "second", "third"]
 
 
+def test_receipt_handles_and_request_ids_are_moto_s_random_strings(aws, sqs, queue_url):
+    import string
+
+    from moto.moto_api._internal import mock_random
+    from moto.sqs import models as sqs_models
+
+    # GIVEN messages on the queue
+    sqs.send_message_batch(QueueUrl=queue_url, Entries=[{"Id": str(i), "MessageBody": f"m{i}"} for i in range(5)])
+
+    # WHEN they are received
+    answer = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=0)
+    handles = [m["ReceiptHandle"] for m in answer["Messages"]]
+
+    # THEN each receipt handle is moto's: 185 lowercase letters, each its own; the request id 52 letters and digits
+    assert len(handles) == 5 and len(set(handles)) == 5
+    assert all(len(h) == 185 and set(h) <= set(string.ascii_lowercase) for h in handles)
+    request_id = answer["ResponseMetadata"]["RequestId"]
+    assert len(request_id) == 52 and set(request_id) <= set(string.ascii_letters + string.digits)
+    # AND they come from moto's seedable random source (same seed, same strings)
+    mock_random.seed(15)
+    first = (sqs_models.generate_receipt_handle(), mock_random.get_random_string(length=52))
+    mock_random.seed(15)
+    assert (sqs_models.generate_receipt_handle(), mock_random.get_random_string(length=52)) == first
+
+
+def test_the_random_string_shortcut_is_not_made_when_moto_lacks_what_it_replaces(monkeypatch):
+    from moto.moto_api._internal import moto_random
+    from moto.sqs import models as sqs_models
+
+    # GIVEN a moto whose SQS models no longer make receipt handles by that name
+    monkeypatch.delattr(sqs_models, "generate_receipt_handle")
+    drawing = moto_random.MotoRandom.get_random_string
+    monkeypatch.setattr(moto_random.MotoRandom, "get_random_string", drawing)  # restored after the test
+
+    # WHEN the shortcut is asked for THEN moto keeps its own way of drawing strings
+    local_aws._random_strings_drawn_at_once()
+    assert moto_random.MotoRandom.get_random_string is drawing
+
+
 def test_the_name_shortcut_is_not_made_when_moto_lacks_what_it_replaces(monkeypatch):
     from moto.core import responses as moto_responses
     from moto.sqs import models as sqs_models
