@@ -26,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from shared.adapters import aws as aws_adapter  # noqa: E402
+from shared.adapters.sqs_json import SqsCalls  # noqa: E402
 from shared.devstack.local_aws import start_local_aws  # noqa: E402
 
 KINDS = ("receive_empty", "send", "send_batch_10", "receive_10", "delete_batch_10", "s3_put", "s3_get")
@@ -91,29 +92,33 @@ class _ServerClock:
         return uninstall
 
 
-def _kinds(sqs, s3, bucket: str, queue_url: str):
-    """For each kind: (prepare, call, tidy); only ``call`` is measured, the queue stays near empty."""
+def _kinds(sqs, s3, bucket: str, queue_url: str, *, via: str = "botocore"):
+    """For each kind: (prepare, call, tidy); only ``call`` is measured, the queue stays near empty.
+    ``via`` "direct": the three calls a job makes (SendMessageBatch, ReceiveMessage,
+    DeleteMessageBatch) as the service makes them to the local endpoint (shared.adapters.sqs_json);
+    the other kinds are botocore's either way."""
     state: dict[str, list] = {"messages": []}
+    batched = SqsCalls(sqs) if via == "direct" else sqs
     attributes = {"MessageSystemAttributeNames": ["All"], "MessageAttributeNames": ["All"]}
 
     def nothing():
         pass
 
     def receive():
-        state["messages"] = sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=0,
+        state["messages"] = batched.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=0,
                                                 **attributes).get("Messages", [])
 
     def send():
         sqs.send_message(QueueUrl=queue_url, MessageBody='{"job_id": "x"}')
 
     def send_batch_10():
-        sqs.send_message_batch(QueueUrl=queue_url, Entries=[
+        batched.send_message_batch(QueueUrl=queue_url, Entries=[
             {"Id": str(i), "MessageBody": '{"job_id": "x"}'} for i in range(10)])
 
     def delete_batch():
         messages, state["messages"] = state["messages"], []
         if messages:
-            answer = sqs.delete_message_batch(QueueUrl=queue_url, Entries=[
+            answer = batched.delete_message_batch(QueueUrl=queue_url, Entries=[
                 {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(messages)])
             _expect(len(answer.get("Successful", [])) == len(messages), f"deleted {answer}")
 
@@ -142,22 +147,23 @@ def _kinds(sqs, s3, bucket: str, queue_url: str):
     }
 
 
-def measure(n: int, kinds=KINDS, profile: str | None = None) -> dict[str, dict[str, float]]:
-    """Client and server CPU microseconds per call of each kind (``profile``: cProfile one side)."""
+def measure(n: int, kinds=KINDS, profile: str | None = None, via: str = "botocore") -> dict[str, dict[str, float]]:
+    """Client and server CPU microseconds per call of each kind (``profile``: cProfile one side),
+    the job's three calls ``via`` botocore or direct (``_kinds``)."""
     clock = _ServerClock()
     uninstall = clock.install()
     stack = start_local_aws(prefix=f"bench{os.getpid()}")
     try:
         sqs = aws_adapter._client("sqs", stack.region, stack.endpoint_url)
         s3 = aws_adapter._client("s3", stack.region, stack.endpoint_url)
-        table = _kinds(sqs, s3, stack.bucket, stack.checks_queue_url)
+        table = _kinds(sqs, s3, stack.bucket, stack.checks_queue_url, via=via)
         results: dict[str, dict[str, float]] = {}
         for kind in kinds:
             prepare, call, tidy = table[kind]
             for _ in range(min(5, n)):  # warm
                 prepare(), call(), tidy()
             profiler = cProfile.Profile(time.thread_time) if profile == "client" else None
-            client = server = 0.0
+            client = 0.0
             clock.seconds = 0.0
             for _ in range(n):
                 prepare()
@@ -219,21 +225,26 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-n", type=int, default=300, help="calls of each kind")
     parser.add_argument("--kind", action="append", choices=KINDS, help="only these kinds")
     parser.add_argument("--profile", choices=("client", "server"), help="print a cProfile of one side")
+    parser.add_argument("--via", choices=("direct", "botocore", "both"), default="direct",
+                        help="the job's three calls as the service makes them to a local endpoint (direct, "
+                             "shared/adapters/sqs_json.py), through botocore, or both one after the other")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     kinds = tuple(args.kind or KINDS)
     if args.profile == "server":
         _profile_server(args.n, kinds[0])
         return 0
-    results = measure(args.n, kinds, profile=args.profile)
+    vias = ("direct", "botocore") if args.via == "both" else (args.via,)
+    results = {via: measure(args.n, kinds, profile=args.profile, via=via) for via in vias}
     load = os.getloadavg()[0]
     if args.json:
         print(json.dumps({"n": args.n, "load_1m": load, "calls": results}))
         return 0
     print(f"{args.n} calls of each kind, load average {load:.2f}")
-    print(f"{'call':<18}{'client us':>12}{'server us':>12}")
-    for kind, figures in results.items():
-        print(f"{kind:<18}{figures['client_us']:>12.1f}{figures['server_us']:>12.1f}")
+    print(f"{'via':<10}{'call':<18}{'client us':>12}{'server us':>12}")
+    for via, figures_by_kind in results.items():
+        for kind, figures in figures_by_kind.items():
+            print(f"{via:<10}{kind:<18}{figures['client_us']:>12.1f}{figures['server_us']:>12.1f}")
     return 0
 
 

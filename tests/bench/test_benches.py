@@ -119,15 +119,17 @@ def test_local_aws_calls_bench_reports_both_sides_of_every_kind_of_call():
     # GIVEN a fresh process (the bench starts its own local AWS)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SHEETCALC_")}
     # WHEN the local AWS bench makes a few calls of each kind
-    done = subprocess.run([sys.executable, "bench/local_aws_calls.py", "-n", "3", "--json"],
+    done = subprocess.run([sys.executable, "bench/local_aws_calls.py", "-n", "3", "--via", "both", "--json"],
                           cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
-    # THEN each call did its work (the bench stops otherwise) and each is reported with CPU on both sides
+    # THEN each call did its work (the bench stops otherwise) and each is reported with CPU on both
+    # sides, the job's calls made directly (as the service makes them) and through botocore
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads(done.stdout)
-    assert list(report["calls"]) == ["receive_empty", "send", "send_batch_10", "receive_10", "delete_batch_10",
-                                     "s3_put", "s3_get"]
-    for figures in report["calls"].values():
-        assert figures["client_us"] > 0 and figures["server_us"] > 0
+    assert list(report["calls"]) == ["direct", "botocore"]
+    for calls in report["calls"].values():
+        assert list(calls) == ["receive_empty", "send", "send_batch_10", "receive_10", "delete_batch_10", "s3_put", "s3_get"]
+        for figures in calls.values():
+            assert figures["client_us"] > 0 and figures["server_us"] > 0
 
 
 def _level(db: str, clients: int, jobs_per_s: float, cpu: float) -> dict:
