@@ -382,12 +382,10 @@ def _random_strings_drawn_at_once() -> None:
 
     from moto.moto_api._internal import moto_random
     from moto.sqs import models as sqs_models
-    from moto.sqs import utils as sqs_utils
 
-    if not _has_all((sqs_models, "generate_receipt_handle"), (sqs_utils, "generate_receipt_handle"),
-                    (moto_random, "MotoRandom"), (moto_random.MotoRandom, "get_random_string")):
+    if not _has_all((sqs_models, "generate_receipt_handle"), (moto_random, "MotoRandom"),
+                    (moto_random.MotoRandom, "get_random_string")):
         return
-    random = moto_random.MotoRandom
 
     def generate_receipt_handle() -> str:
         from moto.moto_api._internal import mock_random
@@ -399,7 +397,7 @@ def _random_strings_drawn_at_once() -> None:
         return drawn.lower() if lower_case else drawn
 
     sqs_models.generate_receipt_handle = generate_receipt_handle
-    random.get_random_string = get_random_string
+    moto_random.MotoRandom.get_random_string = get_random_string
 
 
 def _names_converted_once() -> None:
