@@ -575,7 +575,8 @@ def table(report: dict) -> str:
         if run["memory"]:
             m = run["memory"]
             series = ", ".join(f"{n}: {mb:.0f}" for n, mb in m["rss_mb"])
-            out += f"\n\n{run['db']}: RSS MB after jobs ({m['jobs']} jobs, {sum(m['errors'].values())} errors): {series}"
+            kinds = " (" + ", ".join(f"{kind}: {n}" for kind, n in m["errors"].items()) + ")" if m["errors"] else ""
+            out += f"\n\n{run['db']}: RSS MB after jobs ({m['jobs']} jobs, {sum(m['errors'].values())} errors{kinds}): {series}"
     if report.get("calculation"):
         c = report["calculation"]
         out += (f"\n\nwarm calculation in-process ({c['jobs']} times): p50 {_f(c['calculate_ms']['p50'], 3)} ms,"

@@ -71,6 +71,14 @@ def test_throughput_runs_jobs_at_each_level_and_reports_them(capsys):
     assert json.loads(capsys.readouterr().out)["runs"][0]["db"] == report["runs"][0]["db"]
 
 
+def test_the_memory_run_names_the_kinds_of_its_failed_requests():
+    # GIVEN a memory run in which two executes were refused
+    memory = {"jobs": 10, "errors": {"execute 503": 2}, "rss_mb": [[0, 1000.0], [10, 1001.0]]}
+    report = {"runs": [{"db": "sqlite", "levels": [], "memory": memory}]}
+    # WHEN the report is tabled THEN the memory line says how many failed and how
+    assert "sqlite: RSS MB after jobs (10 jobs, 2 errors (execute 503: 2)): 0: 1000, 10: 1001" in throughput.table(report)
+
+
 def test_worker_handler_bench_completes_every_job_in_batches():
     env = {k: v for k, v in os.environ.items() if not k.startswith("SHEETCALC_") and k != "DATABASE_URL"}
     done = subprocess.run([sys.executable, "bench/worker_handler.py", "--batch-sizes", "1,3", "--jobs", "6",
