@@ -9,14 +9,16 @@ concurrency level runs that many clients, each one looping execute -> wait until
     else by polling every --poll-interval seconds; with --one-call, by `POST execute?wait=N`
     itself (one request per job: 200 with the finished job, or 202 and then as above);
   - for --duration seconds (clients start no new job after it; the jobs in flight finish), or
-    until --jobs jobs when given.
+    until --jobs jobs when given; with a duration, the clients first run --settle seconds (2)
+    unrecorded, so that a level's figures are its steady state, not its first burst.
 
 It reports, per level: sustained jobs/s (jobs completed / time until the last one completed),
 execute -> completed latency as the client saw it and as the server recorded it
 (`completed_at - created_at`), p50/p95/p99; server CPU per job (utime + stime of the dev
 server's whole process tree from /proc, after minus before, over jobs); the tree's RSS at the
-start and the end; `/health` latency (p50 / max) probed every 0.25 s from another thread while
-the level runs; the machine's 1-minute load average at its end. Last, the calculation alone in
+start and the end; `/health` latency (p50 / p99 / max) probed every 0.25 s from another thread
+while the level runs; the machine's 1-minute load average at its end; the CPU probe (CpuSpeedProbe:
+how long a fixed loop takes on this machine during the level, to compare hours). Last, the calculation alone in
 this process (--calc-jobs), the floor a job's cost is compared with. `--memory-jobs N` then runs N
 more jobs at 16 clients and samples the tree's RSS every N/10 jobs (the "flat after 10,000
 jobs" check).
@@ -62,6 +64,7 @@ PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/postgres"
 JOB_TIMEOUT_SECONDS = 300.0
 WAIT_SECONDS = 20  # the `wait=` asked for when the server supports it
 ONE_CALL = "execute"  # --one-call: the execute request itself waits
+QUIET_PROBE_SECONDS = 2.0  # CpuSpeedProbe's samples before any server starts
 
 
 # --- statistics -------------------------------------------------------------------------------
@@ -267,6 +270,8 @@ class Tally:
     server_ms: list[float] = field(default_factory=list)
     errors: dict[str, int] = field(default_factory=dict)
     last_done: float = 0.0
+    # Jobs started before this (perf_counter) are the level's settling: run, not recorded.
+    measure_from: float = 0.0
 
     @property
     def jobs(self) -> int:
@@ -387,16 +392,27 @@ async def _record(tally: Tally, job: dict, started: float) -> None:
     if job["status"] != "completed":
         tally.error("job failed")
         return
+    if started < tally.measure_from:
+        return  # settling
     tally.client_ms.append((now - started) * 1000)
     tally.server_ms.append(iso_ms_between(job["created_at"], job["completed_at"]))
     tally.last_done = now
 
 
 async def drive(base: str, key: dict, *, concurrency: int, duration: float | None, jobs: int | None,
-                wait: bool, poll_interval: float, on_job=None, lean: bool = True) -> tuple[Tally, float]:
-    """``concurrency`` clients looping jobs until ``duration`` is over or ``jobs`` were started."""
+                wait: bool, poll_interval: float, on_job=None, lean: bool = True,
+                settle: float = 0.0, on_settled=None) -> tuple[Tally, float]:
+    """``concurrency`` clients looping jobs until ``duration`` is over or ``jobs`` were started.
+
+    With ``settle`` (seconds, with ``duration`` only) the clients first run that long unrecorded
+    (``on_settled()`` is called when it is over); the elapsed time returned starts there."""
     tally = Tally()
     started = time.perf_counter()
+    if settle and duration:
+        tally.measure_from = started + settle
+        if on_settled:
+            asyncio.get_running_loop().call_later(settle, on_settled)
+        started = tally.measure_from
     stop_at = started + duration if duration else None
     budget = [jobs if jobs else None]
 
@@ -465,30 +481,75 @@ class HealthProbe(threading.Thread):
         self.join(90)
 
 
-def measure_level(stack: Stack, key: dict, *, db: str, concurrency: int, args, wait: bool) -> dict:
-    """One concurrency level: the row of the table."""
+class CpuSpeedProbe:
+    """How much the machine's cores do per second right now, beside the load: a process of its own
+    runs a fixed pure-Python loop three times every 0.25 s and reports the quickest run's own CPU
+    time (its thread's, so time spent waiting for a core is not in it; the quickest, so a cold
+    cache after the sleep is not either). On a shared host it rises when the cores do
+    less per second (another tenant on the same physical cores, a lower clock): every figure of a
+    level measured at a high probe is lower for the same server. Lower is a faster machine."""
+
+    CODE = ("import sys, time\n"
+            "def once():\n"
+            "    t = time.thread_time_ns(); sum(range(20000)); return time.thread_time_ns() - t\n"
+            "while True:\n"
+            "    print(min(once() for _ in range(3)) // 1000, flush=True); time.sleep(0.25)\n")
+
+    def __init__(self):
+        self.samples: list[float] = []
+        self._proc = subprocess.Popen([sys.executable, "-c", self.CODE], stdin=subprocess.PIPE,
+                                      stdout=subprocess.PIPE, text=True)
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        for line in self._proc.stdout:
+            self.samples.append(float(line))
+
+    def median_since(self, index: int) -> float | None:
+        return percentile(self.samples[index:], 50)
+
+    def stop(self) -> None:
+        self._proc.kill()
+        self._proc.wait(10)
+        self._reader.join(10)
+
+
+def measure_level(stack: Stack, key: dict, *, db: str, concurrency: int, args, wait: bool,
+                  speed: CpuSpeedProbe | None = None) -> dict:
+    """One concurrency level: the row of the table. With ``args.settle`` the clients run that long
+    first; CPU, memory and jobs are counted from then on (/health is probed throughout)."""
     root = stack.proc.pid
-    rss_start = tree_rss_mb(root)
-    cpu_before = tree_cpu_seconds(root)
-    bench_cpu_before = time.process_time()
+    at_start: dict = {}
+
+    def mark() -> None:
+        at_start.update(rss=tree_rss_mb(root), cpu=tree_cpu_seconds(root), bench_cpu=time.process_time(),
+                        speed=len(speed.samples) if speed else 0)
+
+    settle = args.settle if not args.jobs else 0.0
+    if not settle:
+        mark()
     probe = HealthProbe(stack.base)
     probe.start()
     tally, elapsed = asyncio.run(drive(stack.base, key, concurrency=concurrency, duration=None if args.jobs else args.duration,
                                        jobs=args.jobs, wait=wait, poll_interval=args.poll_interval,
-                                       lean=args.client == "lean"))
+                                       lean=args.client == "lean", settle=settle, on_settled=mark))
     probe.stop()
-    cpu = tree_cpu_seconds(root) - cpu_before
-    bench_cpu = time.process_time() - bench_cpu_before
+    cpu = tree_cpu_seconds(root) - at_start["cpu"]
+    bench_cpu = time.process_time() - at_start["bench_cpu"]
     health = summary(probe.ms)
     return {
         "db": db, "concurrency": concurrency, "jobs": tally.jobs, "errors": tally.errors,
-        "seconds": round(elapsed, 2), "jobs_per_s": tally.jobs / elapsed if elapsed > 0 and tally.jobs else 0.0,
+        "settle_s": settle, "seconds": round(elapsed, 2),
+        "jobs_per_s": tally.jobs / elapsed if elapsed > 0 and tally.jobs else 0.0,
         "client_ms": summary(tally.client_ms), "server_ms": summary(tally.server_ms),
         "cpu_ms_per_job": cpu * 1000 / tally.jobs if tally.jobs else None,
         # The bench's own process (its clients and the /health probe), on the same two cores.
         "bench_cpu_ms_per_job": bench_cpu * 1000 / tally.jobs if tally.jobs else None,
-        "rss_mb_start": rss_start, "rss_mb_end": tree_rss_mb(root),
-        "health_ms": {"p50": health["p50"], "max": health["max"], "probes": len(probe.ms), "failed": probe.failures},
+        "rss_mb_start": at_start["rss"], "rss_mb_end": tree_rss_mb(root),
+        "health_ms": {"p50": health["p50"], "p99": health["p99"], "max": health["max"], "probes": len(probe.ms),
+                      "failed": probe.failures},
+        "cpu_probe_us": speed.median_since(at_start["speed"]) if speed else None,
         "load_avg_1m": os.getloadavg()[0],
     }
 
@@ -510,7 +571,7 @@ def measure_memory(stack: Stack, key: dict, *, jobs: int, args, wait: bool) -> d
     return {"jobs": tally.jobs, "errors": tally.errors, "rss_mb": samples}
 
 
-def run_database(db: str, database_url: str | None, args) -> dict:
+def run_database(db: str, database_url: str | None, args, speed: CpuSpeedProbe | None = None) -> dict:
     with tempfile.TemporaryDirectory(prefix="sheetcalc-bench-") as tmp:
         keep_log = Path(args.keep_logs) / f"{db}-dev.log" if args.keep_logs else None
         with dev_stack(Path(tmp), database_url, keep_log=keep_log) as stack:
@@ -520,7 +581,8 @@ def run_database(db: str, database_url: str | None, args) -> dict:
                 wait = ONE_CALL
             asyncio.run(drive(stack.base, key, concurrency=1, duration=None, jobs=args.warmup, wait=wait,
                               poll_interval=args.poll_interval, lean=args.client == "lean"))
-            levels = [measure_level(stack, key, db=db, concurrency=c, args=args, wait=wait) for c in args.concurrency]
+            levels = [measure_level(stack, key, db=db, concurrency=c, args=args, wait=wait, speed=speed)
+                      for c in args.concurrency]
             memory = measure_memory(stack, key, jobs=args.memory_jobs, args=args, wait=wait) if args.memory_jobs else None
             return {"db": db, "wait_supported": wait, "levels": levels, "memory": memory}
 
@@ -556,8 +618,8 @@ def table(report: dict) -> str:
     """The results as a Markdown table (the README's Benchmarks table is this, pasted)."""
     lines = [
         "| db | clients | jobs/s | client p50 / p95 / p99 ms | server p50 / p95 / p99 ms | CPU ms/job "
-        "| bench CPU ms/job | RSS MB start → end | /health p50 / max ms | load 1m | jobs (errors) |",
-        "|---|---|---|---|---|---|---|---|---|---|---|",
+        "| bench CPU ms/job | RSS MB start → end | /health p50 / p99 / max ms | load 1m | CPU probe µs | jobs (errors) |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for run in report["runs"]:
         for r in run["levels"]:
@@ -568,7 +630,8 @@ def table(report: dict) -> str:
                 f"| {_f(c['p50'])} / {_f(c['p95'])} / {_f(c['p99'])} | {_f(s['p50'])} / {_f(s['p95'])} / {_f(s['p99'])} "
                 f"| {_f(r['cpu_ms_per_job'])} | {_f(r.get('bench_cpu_ms_per_job'))} "
                 f"| {_f(r['rss_mb_start'], 0)} → {_f(r['rss_mb_end'], 0)} "
-                f"| {_f(h['p50'])} / {_f(h['max'])} | {r['load_avg_1m']:.2f} | {r['jobs']} ({errors}) |"
+                f"| {_f(h['p50'])} / {_f(h.get('p99'))} / {_f(h['max'])} | {r['load_avg_1m']:.2f} "
+                f"| {_f(r.get('cpu_probe_us'), 0)} | {r['jobs']} ({errors}) |"
             )
     out = "\n".join(lines)
     for run in report["runs"]:
@@ -592,7 +655,9 @@ def header(report: dict) -> str:
     seen = {ONE_CALL: "POST execute?wait= (one call per job)", True: "GET /jobs/{id}?wait=", False: "polling"}
     waits = ", ".join(f"{run['db']}: {seen[run['wait_supported']]}" for run in report["runs"])
     return (f"{report['date']}, {m['cpus']} CPUs, load average before {m['load_avg_before']}, after {m['load_avg_after']}; "
-            f"completion seen by {waits}; clients' HTTP library: {report.get('client', 'httpx')}")
+            f"CPU probe at rest {_f(m.get('cpu_probe_us_before'), 0)} µs; "
+            f"completion seen by {waits}; clients' HTTP library: {report.get('client', 'httpx')}; "
+            f"each level {report.get('settle_s', 0):g} s unrecorded first")
 
 
 def parse_args(argv=None):
@@ -600,6 +665,8 @@ def parse_args(argv=None):
     p.add_argument("--db", default="sqlite,postgresql", help="comma-separated: sqlite, postgresql")
     p.add_argument("--concurrency", default="1,4,16,64", type=lambda s: [int(x) for x in s.split(",")])
     p.add_argument("--duration", type=float, default=8.0, help="seconds per level (default 8)")
+    p.add_argument("--settle", type=float, default=2.0,
+                   help="seconds each level runs before it is recorded (default 2; not with --jobs)")
     p.add_argument("--jobs", type=int, default=None, help="jobs per level instead of a duration")
     p.add_argument("--warmup", type=int, default=5, help="sequential jobs before measuring (default 5)")
     p.add_argument("--memory-jobs", type=int, default=0, help="then this many jobs, RSS sampled (e.g. 10000)")
@@ -628,13 +695,20 @@ def main(argv=None) -> dict:
                     "load_avg_before": [round(x, 2) for x in os.getloadavg()]},
         "runs": [],
         "client": args.client,
+        "settle_s": 0.0 if args.jobs else args.settle,
     }
-    for db in args.db:
-        if db == "postgresql":
-            with scratch_postgres(args.pg_admin_url) as url:
-                report["runs"].append(run_database(db, url, args))
-        else:
-            report["runs"].append(run_database(db, None, args))
+    speed = CpuSpeedProbe()
+    try:
+        time.sleep(QUIET_PROBE_SECONDS)  # the probe before any server runs: the machine at rest
+        report["machine"]["cpu_probe_us_before"] = speed.median_since(0)
+        for db in args.db:
+            if db == "postgresql":
+                with scratch_postgres(args.pg_admin_url) as url:
+                    report["runs"].append(run_database(db, url, args, speed))
+            else:
+                report["runs"].append(run_database(db, None, args, speed))
+    finally:
+        speed.stop()
     if args.calc_jobs:
         report["calculation"] = warm_calculation(args.calc_jobs)
     report["machine"]["load_avg_after"] = [round(x, 2) for x in os.getloadavg()]

@@ -4,6 +4,7 @@ as a subprocess, bench/worker_handler.py on its own moto server in another proce
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -69,6 +70,42 @@ def test_throughput_runs_jobs_at_each_level_and_reports_them(capsys):
         assert r["health_ms"]["failed"] == 0
     assert report["calculation"]["jobs"] == 3
     assert json.loads(capsys.readouterr().out)["runs"][0]["db"] == report["runs"][0]["db"]
+
+
+def test_a_job_started_while_the_level_settles_is_not_recorded():
+    # GIVEN a level whose recorded part starts at t=100 (perf_counter seconds)
+    tally = throughput.Tally(measure_from=100.0)
+    finished = {"status": "completed", "created_at": "2026-11-27T10:00:00Z", "completed_at": "2026-11-27T10:00:00.010Z"}
+    # WHEN one job started before it and one after finish
+    asyncio.run(throughput._record(tally, finished, started=99.9))
+    asyncio.run(throughput._record(tally, finished, started=100.1))
+    # THEN only the second is a job of the level; a failed job is an error whenever it started
+    assert tally.jobs == 1 and tally.server_ms == [pytest.approx(10)]
+    asyncio.run(throughput._record(tally, {**finished, "status": "failed"}, started=50.0))
+    assert tally.errors == {"job failed": 1}
+
+
+def test_the_cpu_speed_probe_reports_its_loops_own_cpu_time():
+    probe = throughput.CpuSpeedProbe()
+    try:
+        deadline = time.monotonic() + 60
+        while len(probe.samples) < 3 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        # A fixed loop's CPU time: positive, and far below the 0.25 s between samples.
+        assert len(probe.samples) >= 3
+        assert all(0 < us < 250_000 for us in probe.samples)
+        assert probe.median_since(len(probe.samples)) is None
+    finally:
+        probe.stop()
+
+
+def test_a_levels_row_shows_health_p99_and_the_cpu_probe():
+    level = {"db": "sqlite", "concurrency": 16, "jobs": 100, "errors": {}, "jobs_per_s": 300.0,
+             "client_ms": summary([40.0]), "server_ms": summary([20.0]), "cpu_ms_per_job": 4.8, "bench_cpu_ms_per_job": 0.2,
+             "rss_mb_start": 1000.0, "rss_mb_end": 1001.0, "health_ms": {"p50": 2.0, "p99": 12.5, "max": 60.0},
+             "load_avg_1m": 3.0, "cpu_probe_us": 187.4}
+    row = throughput.table({"runs": [{"db": "sqlite", "levels": [level], "memory": None}]}).splitlines()[2]
+    assert "| 2.0 / 12.5 / 60.0 | 3.00 | 187 | 100 (0) |" in row
 
 
 def test_the_memory_run_names_the_kinds_of_its_failed_requests():
