@@ -6,10 +6,11 @@ A call through a boto3 client runs botocore's whole request pipeline: a dozen ev
 model-driven validation and serialization, the signer, urllib3's pool and response objects, then
 model-driven parsing. For these small JSON calls that was about three quarters of the client's CPU
 per call (bench/local_aws_calls.py), and the calls were a fifth of the dev stack's CPU at
-PostgreSQL 16 clients (py-spy, issue 15). Here a call is its JSON body, signed by botocore's own
-SigV4 signer with the client's credentials, POSTed on a kept-alive ``http.client`` connection
-(one per thread), its JSON answer read back in the shape botocore gives (binary message
-attributes decoded to bytes, as botocore does).
+PostgreSQL 16 clients (py-spy, issue 15). Here a call is its JSON body, signed with the client's
+credentials (SigV4 for this one request shape, ``_Signer``, checked against botocore's signer),
+POSTed on a kept-alive connection of its own per thread (``_Connection``: the request written
+whole, a Content-Length answer read back), its JSON answer read back in the shape botocore gives
+(binary message attributes decoded to bytes, as botocore does).
 
 Only for a client whose endpoint is ``http://`` (the dev stack's moto): HTTPS, proxies, endpoint
 rules and the rest of AWS are botocore's business, and so is every answer this path does not
@@ -23,15 +24,16 @@ twice, as with botocore's own retry; a job's second message is a no-op: ``jobs.c
 from __future__ import annotations
 
 import base64
-import http.client
+import hashlib
+import hmac
 import json
 import logging
+import socket
 import threading
+from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import urlsplit
 
-from botocore.auth import SigV4Auth
-from botocore.awsrequest import AWSRequest
 from botocore.client import BaseClient
 
 log = logging.getLogger(__name__)
@@ -59,6 +61,10 @@ class SqsCalls:
         self._url = f"http://{endpoint.netloc}/"
         self._host, self._port = endpoint.hostname, endpoint.port or 80
         self._region, self._credentials_of_client = client.meta.region_name, credentials
+        # The Host header as botocore writes it: the port only when it is not HTTP's own.
+        name = f"[{endpoint.hostname}]" if ":" in endpoint.hostname else endpoint.hostname
+        host = name if endpoint.port in (None, 80) else f"{name}:{endpoint.port}"
+        self._signer = _Signer(host, self._region)
         self._direct = True
 
     @staticmethod
@@ -94,20 +100,17 @@ class SqsCalls:
             body = json.dumps(params, separators=(",", ":")).encode()
         except (TypeError, ValueError):
             return None  # bytes (a binary message attribute): botocore encodes those
-        request = AWSRequest(method="POST", url=self._url, data=body, headers={
-            "Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": f"AmazonSQS.{action}",
-        })
-        SigV4Auth(self._credentials_of_client.get_frozen_credentials(), "sqs", self._region).add_auth(request)
+        request = self._signer.request(action, body, self._credentials_of_client.get_frozen_credentials())
         connection = self._connection()
         try:
-            connection.request("POST", "/", body=body, headers=dict(request.headers.items()))
-            response = connection.getresponse()
-            data = response.read()
-        except (OSError, http.client.HTTPException):
+            status, data = connection.exchange(request)
+        except (OSError, ValueError):
             log.debug("SQS %s over a kept connection failed; through botocore instead", action, exc_info=True)
             self._drop_connection()
             return None
-        if response.status != 200:
+        if not connection.open:
+            self._drop_connection()
+        if status != 200 or data is None:
             return None  # botocore makes the call again and answers it: retries, ClientError
         try:
             answer = json.loads(data)
@@ -115,10 +118,10 @@ class SqsCalls:
             return None
         return answer if isinstance(answer, dict) else None
 
-    def _connection(self) -> http.client.HTTPConnection:
+    def _connection(self) -> _Connection:
         connection = getattr(self._connections, "connection", None)
         if connection is None:
-            connection = http.client.HTTPConnection(self._host, self._port, timeout=_TIMEOUT_SECONDS)
+            connection = _Connection(self._host, self._port)
             self._connections.connection = connection
         return connection
 
@@ -127,6 +130,121 @@ class SqsCalls:
         self._connections.connection = None
         if connection is not None:
             connection.close()
+
+
+class _Signer:
+    """AWS Signature Version 4 of one shape of request, the only one sent here: ``POST /`` with
+    no query, a JSON body, and the headers Content-Type, Host, X-Amz-Date, X-Amz-Target (and
+    X-Amz-Security-Token with temporary credentials), all of them signed, as botocore's
+    ``SigV4Auth`` signs the same request (tests compare the two). botocore's signer builds and
+    normalises a generic request each time (a fifth of a direct call's CPU); here the canonical
+    request is a format string and the day's signing key is derived once per day and key."""
+
+    def __init__(self, host: str, region: str) -> None:
+        self.host, self.region = host, region
+        self._keys: dict[tuple[str, str], bytes] = {}
+
+    def _signing_key(self, secret: str, day: str) -> bytes:
+        key = self._keys.get((secret, day))
+        if key is None:
+            key = f"AWS4{secret}".encode()
+            for part in (day, self.region, "sqs", "aws4_request"):
+                key = hmac.new(key, part.encode(), hashlib.sha256).digest()
+            self._keys = {(secret, day): key}  # only today's
+        return key
+
+    def headers(self, action: str, body: bytes, credentials: Any, now: datetime | None = None) -> list[tuple[str, str]]:
+        """The request's headers, Authorization included."""
+        stamp = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
+        day = stamp[:8]
+        signed = [("content-type", "application/x-amz-json-1.0"), ("host", self.host), ("x-amz-date", stamp)]
+        if credentials.token:
+            signed.append(("x-amz-security-token", credentials.token))
+        signed.append(("x-amz-target", f"AmazonSQS.{action}"))
+        names = ";".join(name for name, _ in signed)
+        canonical = "POST\n/\n\n" + "".join(f"{name}:{value}\n" for name, value in signed) + "\n" + names + "\n" \
+            + hashlib.sha256(body).hexdigest()
+        scope = f"{day}/{self.region}/sqs/aws4_request"
+        to_sign = f"AWS4-HMAC-SHA256\n{stamp}\n{scope}\n{hashlib.sha256(canonical.encode()).hexdigest()}"
+        signature = hmac.new(self._signing_key(credentials.secret_key, day), to_sign.encode(), hashlib.sha256).hexdigest()
+        authorization = f"AWS4-HMAC-SHA256 Credential={credentials.access_key}/{scope}, SignedHeaders={names}, Signature={signature}"
+        return [*signed, ("authorization", authorization)]
+
+    def request(self, action: str, body: bytes, credentials: Any) -> bytes:
+        """The whole HTTP/1.1 request, ready to write."""
+        lines = "".join(f"{name}: {value}\r\n" for name, value in self.headers(action, body, credentials))
+        return f"POST / HTTP/1.1\r\n{lines}content-length: {len(body)}\r\n\r\n".encode("latin-1") + body
+
+
+class _Connection:
+    """One kept-alive HTTP/1.1 connection and just what these calls need of it: a request written
+    whole, an answer's status line, its headers and a ``Content-Length`` body read back (what the
+    local AWS sends; ``http.client`` parsed each answer's headers as an e-mail message, a fifth of
+    a direct call's CPU). An answer without a length (chunked, or ended by closing) is not read:
+    the status comes back with no body, the connection is closed, and botocore makes the call."""
+
+    # Longest status line or header line read (the local AWS's are far shorter).
+    _MAX_LINE = 65536
+
+    def __init__(self, host: str, port: int) -> None:
+        # socket.create_connection, as http.client connects (so test recorders see it alike).
+        self.sock = socket.create_connection((host, port), timeout=_TIMEOUT_SECONDS)
+        self.sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._buffer = bytearray()  # read from the socket, not yet taken
+        self.open = True
+
+    def exchange(self, request: bytes) -> tuple[int, bytes | None]:
+        """Send ``request``; the answer's status and body (None when it has no Content-Length).
+        OSError when the connection fails, ValueError when the answer is not HTTP."""
+        self.sock.sendall(request)
+        status_line = self._line()
+        version, status = status_line.split(None, 2)[:2]
+        if not version.startswith(b"HTTP/"):
+            raise ValueError("not an HTTP answer")
+        length, close = None, version != b"HTTP/1.1"
+        while True:
+            line = self._line()
+            if line in (b"\r\n", b"\n"):
+                break
+            name, _, value = line.partition(b":")
+            name = name.strip().lower()
+            if name == b"content-length":
+                length = int(value)
+            elif name == b"connection":
+                close = value.strip().lower() == b"close"
+            elif name == b"transfer-encoding":
+                length, close = None, True
+        if length is None:
+            self.close()
+            return int(status), None
+        while len(self._buffer) < length:
+            self._receive()
+        body = bytes(self._buffer[:length])
+        del self._buffer[:length]
+        if close:
+            self.close()
+        return int(status), body
+
+    def _line(self) -> bytes:
+        while True:
+            end = self._buffer.find(b"\n")
+            if end >= 0:
+                line = bytes(self._buffer[:end + 1])
+                del self._buffer[:end + 1]
+                return line
+            if len(self._buffer) > self._MAX_LINE:
+                raise ValueError("header line too long")
+            self._receive()
+
+    def _receive(self) -> None:
+        data = self.sock.recv(65536)
+        if not data:
+            raise ConnectionResetError("the local AWS closed the connection")
+        self._buffer += data
+
+    def close(self) -> None:
+        self.open = False
+        self.sock.close()
 
 
 def _decoded(action: str, answer: dict) -> dict:

@@ -137,3 +137,57 @@ def test_a_stand_in_client_answers_its_own_calls():
     calls = SqsCalls(StandIn())
     assert not calls.direct
     assert calls.receive_message(QueueUrl="q") == {"Messages": [{"Body": "q"}]}
+
+
+@pytest.mark.parametrize("token", [None, "FQoGZXIvYXdzEJr//////////token"])
+def test_a_direct_call_is_signed_as_botocore_signs_it(token, monkeypatch):
+    from datetime import datetime, timezone
+
+    import botocore.auth
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    from shared.adapters.sqs_json import _Signer
+
+    # GIVEN one request, its credentials and its moment
+    credentials = Credentials("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY", token).get_frozen_credentials()
+    body = b'{"QueueUrl":"http://127.0.0.1:4566/123456789012/jobs","MaxNumberOfMessages":10}'
+    moment = datetime(2026, 11, 27, 16, 50, 7, tzinfo=timezone.utc)
+    # WHEN botocore's signer signs it ...
+    request = AWSRequest(method="POST", url="http://127.0.0.1:4566/", data=body, headers={
+        "Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.ReceiveMessage"})
+    monkeypatch.setattr(botocore.auth, "get_current_datetime", lambda: moment)  # botocore's clock, fixed
+    SigV4Auth(credentials, "sqs", "eu-west-1").add_auth(request)
+    # ... and ours does
+    ours = dict(_Signer("127.0.0.1:4566", "eu-west-1").headers("ReceiveMessage", body, credentials, now=moment))
+    # THEN the two Authorization headers are the same, and so are the headers they sign
+    assert ours["authorization"] == request.headers["Authorization"]
+    assert ours["x-amz-date"] == request.headers["X-Amz-Date"]
+    assert ours.get("x-amz-security-token") == request.headers.get("X-Amz-Security-Token")
+
+
+def test_an_answer_without_a_length_is_left_to_botocore_and_its_connection_closed():
+    import socket
+    import threading
+
+    from shared.adapters.sqs_json import _Connection
+
+    # GIVEN an endpoint that answers a call chunked (no Content-Length)
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def answer_chunked():
+        conn, _ = server.accept()
+        with conn:
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n")
+
+    threading.Thread(target=answer_chunked, daemon=True).start()
+    connection = _Connection("127.0.0.1", server.getsockname()[1])
+    try:
+        # WHEN a call is exchanged on it THEN its status comes back without a body, and the connection is closed
+        assert connection.exchange(b"POST / HTTP/1.1\r\nhost: x\r\ncontent-length: 0\r\n\r\n") == (200, None)
+        assert not connection.open
+    finally:
+        connection.close()
+        server.close()
