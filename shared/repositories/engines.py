@@ -14,13 +14,18 @@ from shared.db.types import utcnow
 # The lookups every consumer request makes, built once: a statement object is compiled and its
 # cache key found once, where a new select() per call pays for both every time (2-4x the cost).
 _ENGINE = select(Engine).where(Engine.tenant_id == bindparam("tenant_id"), Engine.id == bindparam("engine_id"))
-# The engine with its active version (most consumer calls need both): one statement, not two.
-# The consumer API's read (execute, about, batches): the version without its fidelity report and
-# document storage, JSON that no consumer request reads and that grows with the workbook (parsed
-# on every execute before; deferred, as for the worker's read below).
-_ENGINE_AND_ACTIVE_VERSION_BY_SLUGS = (
-    select(Engine, EngineVersion).join(Tenant, Tenant.id == Engine.tenant_id)
+# The consumer API's read (execute, about, batches): the engine a consumer URL names with its
+# active version, and the consumer whose key the caller sent with its access record for that
+# engine, in one statement, not three (a key matching no consumer, or none sent, leaves those two
+# empty). The version without its fidelity report and document storage, JSON that no consumer
+# request reads and that grows with the workbook (deferred, as for the worker's read below).
+_ENGINE_VERSION_AND_KEY_BY_SLUGS = (
+    select(Engine, EngineVersion, Consumer, EngineAccess).select_from(Engine).join(Tenant, Tenant.id == Engine.tenant_id)
     .outerjoin(EngineVersion, and_(EngineVersion.id == Engine.active_version_id, EngineVersion.tenant_id == Engine.tenant_id))
+    .outerjoin(Consumer, Consumer.api_key_hash == bindparam("key_hash"))
+    .outerjoin(EngineAccess, and_(
+        EngineAccess.consumer_id == Consumer.id, EngineAccess.tenant_id == Consumer.tenant_id, EngineAccess.engine_id == Engine.id,
+    ))
     .where(Tenant.slug == bindparam("tenant_slug"), Engine.slug == bindparam("engine_slug"))
     .options(defer(EngineVersion.fidelity_report), defer(EngineVersion.document_storage))
 )
@@ -69,12 +74,15 @@ def delete_version(session: Session, *, tenant_id: uuid.UUID, version_id: uuid.U
     )
 
 
-def get_engine_and_active_version_by_slugs(
-    session: Session, *, tenant_slug: str, engine_slug: str
-) -> tuple[Engine | None, EngineVersion | None]:
-    """The engine addressed by a consumer URL and its active version (None without one), read together."""
-    row = session.execute(_ENGINE_AND_ACTIVE_VERSION_BY_SLUGS, {"tenant_slug": tenant_slug, "engine_slug": engine_slug}).first()
-    return (row[0], row[1]) if row is not None else (None, None)
+def get_engine_version_and_key_by_slugs(
+    session: Session, *, tenant_slug: str, engine_slug: str, key_hash: str | None
+) -> tuple[Engine, EngineVersion | None, Consumer | None, EngineAccess | None] | None:
+    """The engine addressed by a consumer URL, its active version (None without one), the consumer
+    whose API key hashes to ``key_hash`` (None: no such consumer, or no hash) and that consumer's
+    access record for the engine (None without one), read together; None when there is no such engine."""
+    row = session.execute(_ENGINE_VERSION_AND_KEY_BY_SLUGS,
+                          {"tenant_slug": tenant_slug, "engine_slug": engine_slug, "key_hash": key_hash}).first()
+    return (row[0], row[1], row[2], row[3]) if row is not None else None
 
 
 def get_engine_by_slug(session: Session, *, tenant_id: uuid.UUID, slug: str) -> Engine | None:

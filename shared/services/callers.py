@@ -41,23 +41,36 @@ class Caller:
         return f"consumer:{self.consumer.id}" if self.consumer is not None else f"test-key:{self.test_version.id}"
 
 
-def resolve(session: Session, *, api_key: str | None, engine_id: uuid.UUID | None = None) -> Caller:
-    """The caller behind an API key; Unauthorized when it is missing, unknown or inactive. With
-    ``engine_id``, a consumer's access record for that engine is read in the same statement."""
+def key_hash(api_key: str | None) -> str | None:
+    """What an API key is looked up by (its digest); None for a key that cannot be one (missing
+    or longer than any key), which ``resolve`` refuses."""
     if not api_key or len(api_key) > 200:
+        return None
+    return digest(api_key)
+
+
+def resolve(session: Session, *, api_key: str | None, engine_id: uuid.UUID | None = None,
+            read: tuple[Consumer | None, EngineAccess | None] | None = None) -> Caller:
+    """The caller behind an API key; Unauthorized when it is missing, unknown or inactive. With
+    ``engine_id``, a consumer's access record for that engine is read in the same statement; with
+    ``read`` too, both were read already (the consumer whose key hashes as this one's, None when
+    none does, and its access to ``engine_id``) and are not read again."""
+    hashed = key_hash(api_key)
+    if hashed is None:
         raise Unauthorized(INVALID_API_KEY)
-    key_hash = digest(api_key)
     access = None
     if engine_id is None:
-        consumer = consumer_repo.get_by_key_hash(session, key_hash=key_hash)
+        consumer = consumer_repo.get_by_key_hash(session, key_hash=hashed)
+    elif read is not None:
+        consumer, access = read
     else:
-        consumer, access = consumer_repo.get_by_key_hash_with_access(session, key_hash=key_hash, engine_id=engine_id)
+        consumer, access = consumer_repo.get_by_key_hash_with_access(session, key_hash=hashed, engine_id=engine_id)
     if consumer is not None:
         if not consumer.is_active or consumer.is_archived:
             raise Unauthorized(INVALID_API_KEY)
         consumer_repo.touch(session, consumer=consumer)
         return Caller(tenant_id=consumer.tenant_id, consumer=consumer, access=access, access_engine_id=engine_id)
-    version = engine_repo.get_version_by_test_key(session, key_hash=key_hash)
+    version = engine_repo.get_version_by_test_key(session, key_hash=hashed)
     if version is not None:
         return Caller(tenant_id=version.tenant_id, test_version=version)
     raise Unauthorized(INVALID_API_KEY)
@@ -80,11 +93,18 @@ class ConsumerRequest:
         """Refuse the address when the engine's whitelist is on and does not list it."""
         ip_policy.enforce(engine, self.client_ip)
 
-    def resolve(self, session: Session, engine_id: uuid.UUID | None = None) -> Caller:
+    @property
+    def key_hash(self) -> str | None:
+        """What the key is looked up by (None: no key that can be one; ``resolve`` refuses it)."""
+        return key_hash(self.api_key)
+
+    def resolve(self, session: Session, engine_id: uuid.UUID | None = None,
+                read: tuple[Consumer | None, EngineAccess | None] | None = None) -> Caller:
         """The caller behind the key, counted against its rate limit; Unauthorized when the key is
         missing, unknown or inactive, TooManyRequests when it has used up its window. With
-        ``engine_id`` (the engine the request names), a consumer's access to it comes along."""
-        caller = resolve(session, api_key=self.api_key, engine_id=engine_id)
+        ``engine_id`` (the engine the request names), a consumer's access to it comes along (or
+        is ``read`` already with the engine: see ``resolve``)."""
+        caller = resolve(session, api_key=self.api_key, engine_id=engine_id, read=read)
         allowance = rate_limits.count_request(session, key=caller.rate_key)
         if allowance is not None and self.report_allowance is not None:
             self.report_allowance(allowance)

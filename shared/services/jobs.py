@@ -55,10 +55,17 @@ def _engine_for_caller(
 ) -> tuple[Engine, Caller, EngineVersion | None]:
     """The engine a consumer URL names, the caller, and the engine's active version (read with
     the engine: most calls need it)."""
-    # The whitelist is checked before the key, so a caller from an unlisted address learns nothing.
-    engine, active = engine_repo.get_engine_and_active_version_by_slugs(session, tenant_slug=tenant_slug, engine_slug=engine_slug)
+    # One statement reads the engine, its active version and the key's consumer with its access;
+    # the whitelist is still judged before the key, so a caller from an unlisted address learns
+    # nothing (the key's row is read either way, in the same statement: no answer or timing differs).
+    found = engine_repo.get_engine_version_and_key_by_slugs(
+        session, tenant_slug=tenant_slug, engine_slug=engine_slug, key_hash=request.key_hash)
+    engine, active, consumer, access = found if found is not None else (None, None, None, None)
     request.admit(engine)
-    caller = request.resolve(session, engine_id=engine.id if engine is not None else None)
+    if engine is None:
+        caller = request.resolve(session)
+    else:
+        caller = request.resolve(session, engine_id=engine.id, read=(consumer, access))
     if engine is None or engine.tenant_id != caller.tenant_id:
         raise NotFound(f"Engine '{engine_slug}' not found")
     return engine, caller, active
