@@ -7,6 +7,7 @@ import functools
 import boto3
 from botocore.config import Config
 
+from shared.adapters.sqs_json import SqsCalls
 from shared.config import get_settings
 
 
@@ -22,6 +23,18 @@ def client(service: str):
     return _client(service, settings.aws_region, settings.aws_endpoint_url)
 
 
+@functools.cache
+def _sqs_calls(sqs_client) -> SqsCalls:
+    return SqsCalls(sqs_client)
+
+
+def sqs_calls() -> SqsCalls:
+    """The cached SQS client's batch calls, straight to a local plain-HTTP endpoint
+    (``shared.adapters.sqs_json``); through the client itself everywhere else."""
+    return _sqs_calls(client("sqs"))
+
+
 def reset_clients() -> None:
     """Forget cached clients (after settings change)."""
     _client.cache_clear()
+    _sqs_calls.cache_clear()

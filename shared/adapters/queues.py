@@ -9,7 +9,6 @@ was not, exactly as with one SendMessage per message: "sent" still means "on the
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import os
@@ -19,7 +18,7 @@ from dataclasses import dataclass, field
 
 from botocore.exceptions import ClientError
 
-from shared.adapters.aws import client
+from shared.adapters.aws import sqs_calls
 from shared.adapters.sqs_json import SqsCalls
 from shared.config import get_settings
 from shared.errors import ServiceUnavailable
@@ -97,14 +96,9 @@ def _send_batch(queue_url: str, messages: list[_Outgoing]) -> None:
             message.done.set()
 
 
-@functools.lru_cache(maxsize=8)
-def _calls_of(sqs_client) -> SqsCalls:
-    return SqsCalls(sqs_client)
-
-
 def _sqs_calls() -> SqsCalls:
     """The sends' SQS calls, on the process's cached client (straight to a local endpoint)."""
-    return _calls_of(client("sqs"))
+    return sqs_calls()
 
 
 _sender: _BatchSender | None = None

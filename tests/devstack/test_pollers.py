@@ -9,9 +9,9 @@ import uuid
 import boto3
 import pytest
 
-from shared.adapters.sqs_json import SqsCalls
 from shared.devstack.local_aws import create_queue_with_dlq
 from shared.devstack.pollers import SqsPoller
+from tests.sqs_direct import record_direct_answers
 
 
 class Recorder:
@@ -54,16 +54,7 @@ def sqs_calls(sqs, monkeypatch) -> list[str]:
     pollers' direct path to the local endpoint (shared.adapters.sqs_json)."""
     calls: list[str] = []
     sqs.meta.events.register("before-call.sqs.*", lambda model, **_: calls.append(model.name))
-    post = SqsCalls._post
-
-    def counted(self, action, params):
-        answer = post(self, action, params)
-        if answer is not None:
-            calls.append(action)
-        return answer
-
-    monkeypatch.setattr(SqsCalls, "_post", counted)
-    return calls
+    return record_direct_answers(monkeypatch, calls)
 
 
 @pytest.fixture

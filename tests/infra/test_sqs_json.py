@@ -12,6 +12,7 @@ from botocore.exceptions import ClientError
 
 from shared.adapters.aws import client
 from shared.adapters.sqs_json import SqsCalls
+from tests.sqs_direct import record_direct_answers
 
 ALL = {"MessageSystemAttributeNames": ["All"], "MessageAttributeNames": ["All"]}
 TEXT_ATTRIBUTES = {"kind": {"DataType": "String", "StringValue": "job"}, "count": {"DataType": "Number", "StringValue": "3"}}
@@ -29,18 +30,7 @@ def queue_url():
 @pytest.fixture
 def direct(monkeypatch) -> tuple[SqsCalls, list[str]]:
     """SqsCalls on the service's client, and the actions it answered itself (not through botocore)."""
-    calls = SqsCalls(client("sqs"))
-    answered: list[str] = []
-    post = calls._post
-
-    def counted(action, params):
-        answer = post(action, params)
-        if answer is not None:
-            answered.append(action)
-        return answer
-
-    monkeypatch.setattr(calls, "_post", counted)
-    return calls, answered
+    return SqsCalls(client("sqs")), record_direct_answers(monkeypatch, [])
 
 
 def _without_metadata(answer: dict) -> dict:
