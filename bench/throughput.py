@@ -18,7 +18,8 @@ execute -> completed latency as the client saw it and as the server recorded it
 server's whole process tree from /proc, after minus before, over jobs); the tree's RSS at the
 start and the end; `/health` latency (p50 / p99 / max) probed every 0.25 s from another thread
 while the level runs; the machine's 1-minute load average at its end; the CPU probe (CpuSpeedProbe:
-how long a fixed loop takes on this machine during the level, to compare hours). Last, the calculation alone in
+how long a fixed loop takes on this machine during the level, to compare hours); with
+--timeline, the level's jobs/s and CPU per job second by second. Last, the calculation alone in
 this process (--calc-jobs), the floor a job's cost is compared with. `--memory-jobs N` then runs N
 more jobs at 16 clients and samples the tree's RSS every N/10 jobs (the "flat after 10,000
 jobs" check).
@@ -515,6 +516,32 @@ class CpuSpeedProbe:
         self._reader.join(10)
 
 
+class Timeline(threading.Thread):
+    """Every ``interval`` seconds until stopped: the jobs recorded since the last sample and the
+    server tree's CPU over them (the level's figures second by second: how steady it ran)."""
+
+    def __init__(self, root: int, interval: float = 1.0):
+        super().__init__(daemon=True)
+        self.root, self.interval = root, interval
+        self.tally: Tally | None = None  # the level's, once its first job is done (drive's on_job)
+        self.seconds: list[dict] = []
+        self._stopping = threading.Event()
+
+    def run(self) -> None:
+        last = (time.perf_counter(), 0, tree_cpu_seconds(self.root))
+        while not self._stopping.wait(self.interval):
+            now = (time.perf_counter(), self.tally.jobs if self.tally else 0, tree_cpu_seconds(self.root))
+            jobs = now[1] - last[1]
+            if last[1]:  # whole seconds after the first recorded job (settling records none)
+                self.seconds.append({"jobs_per_s": jobs / (now[0] - last[0]),
+                                     "cpu_ms_per_job": (now[2] - last[2]) * 1000 / jobs if jobs else None})
+            last = now
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self.join(30)
+
+
 def measure_level(stack: Stack, key: dict, *, db: str, concurrency: int, args, wait: bool,
                   speed: CpuSpeedProbe | None = None) -> dict:
     """One concurrency level: the row of the table. With ``args.settle`` the clients run that long
@@ -531,10 +558,20 @@ def measure_level(stack: Stack, key: dict, *, db: str, concurrency: int, args, w
         mark()
     probe = HealthProbe(stack.base)
     probe.start()
+    timeline = Timeline(root) if args.timeline else None
+    if timeline:
+        timeline.start()
+
+    def seen(tally: Tally) -> None:
+        if timeline:
+            timeline.tally = tally
+
     tally, elapsed = asyncio.run(drive(stack.base, key, concurrency=concurrency, duration=None if args.jobs else args.duration,
-                                       jobs=args.jobs, wait=wait, poll_interval=args.poll_interval,
+                                       jobs=args.jobs, wait=wait, poll_interval=args.poll_interval, on_job=seen,
                                        lean=args.client == "lean", settle=settle, on_settled=mark))
     probe.stop()
+    if timeline:
+        timeline.stop()
     cpu = tree_cpu_seconds(root) - at_start["cpu"]
     bench_cpu = time.process_time() - at_start["bench_cpu"]
     health = summary(probe.ms)
@@ -551,6 +588,7 @@ def measure_level(stack: Stack, key: dict, *, db: str, concurrency: int, args, w
                       "failed": probe.failures},
         "cpu_probe_us": speed.median_since(at_start["speed"]) if speed else None,
         "load_avg_1m": os.getloadavg()[0],
+        "timeline": timeline.seconds if timeline else None,
     }
 
 
@@ -644,6 +682,12 @@ def table(report: dict) -> str:
         c = report["calculation"]
         out += (f"\n\nwarm calculation in-process ({c['jobs']} times): p50 {_f(c['calculate_ms']['p50'], 3)} ms,"
                 f" with the filled workbook written p50 {_f(c['calculate_and_write_ms']['p50'], 3)} ms")
+    for run in report["runs"]:
+        for r in run["levels"]:
+            if r.get("timeline"):
+                rates = " ".join(_f(second["jobs_per_s"], 0) for second in r["timeline"])
+                costs = " ".join(_f(second["cpu_ms_per_job"]) for second in r["timeline"])
+                out += f"\n\n{r['db']} x{r['concurrency']}, second by second: jobs/s {rates}; CPU ms/job {costs}"
     errors = {(r["db"], r["concurrency"]): r["errors"] for run in report["runs"] for r in run["levels"] if r["errors"]}
     if errors:
         out += "\n\nerrors: " + "; ".join(f"{db} x{c}: {e}" for (db, c), e in errors.items())
@@ -677,6 +721,8 @@ def parse_args(argv=None):
     p.add_argument("--client", choices=("lean", "httpx"), default="lean",
                    help="the clients' HTTP library: a minimal keep-alive one (default) or httpx")
     p.add_argument("--pg-admin-url", default=os.environ.get("SHEETCALC_BENCH_PG_ADMIN_URL", PG_ADMIN_URL))
+    p.add_argument("--timeline", action="store_true",
+                   help="also print each level's jobs/s and CPU per job second by second")
     p.add_argument("--keep-logs", default=None, help="copy each server's log to DIR/<db>-dev.log")
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     args = p.parse_args(argv)

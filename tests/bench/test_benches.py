@@ -108,6 +108,35 @@ def test_a_levels_row_shows_health_p99_and_the_cpu_probe():
     assert "| 2.0 / 12.5 / 60.0 | 3.00 | 187 | 100 (0) |" in row
 
 
+def test_a_levels_timeline_is_printed_second_by_second():
+    level = {"db": "postgresql", "concurrency": 16, "jobs": 600, "errors": {}, "jobs_per_s": 300.0,
+             "client_ms": summary([40.0]), "server_ms": summary([20.0]), "cpu_ms_per_job": 4.8, "bench_cpu_ms_per_job": 0.2,
+             "rss_mb_start": 1000.0, "rss_mb_end": 1001.0, "health_ms": {"p50": 2.0, "p99": 12.5, "max": 60.0},
+             "load_avg_1m": 3.0, "cpu_probe_us": 187.4,
+             "timeline": [{"jobs_per_s": 320.4, "cpu_ms_per_job": 4.61}, {"jobs_per_s": 0.0, "cpu_ms_per_job": None}]}
+    text = throughput.table({"runs": [{"db": "postgresql", "levels": [level], "memory": None}]})
+    assert "postgresql x16, second by second: jobs/s 320 0; CPU ms/job 4.6 -" in text
+
+
+def test_the_timeline_counts_the_jobs_recorded_in_each_second():
+    # GIVEN a timeline over this process sampling every 0.2 s, and a level's tally filling up
+    timeline = throughput.Timeline(os.getpid(), interval=0.2)
+    timeline.tally = throughput.Tally()
+    timeline.start()
+    try:
+        deadline = time.monotonic() + 60
+        while len(timeline.seconds) < 3 and time.monotonic() < deadline:
+            timeline.tally.client_ms.append(1.0)  # a job recorded
+            time.sleep(0.01)
+    finally:
+        timeline.stop()
+    # THEN each sample after the first job counts the jobs recorded in it, as a rate
+    assert len(timeline.seconds) >= 3
+    assert any(second["jobs_per_s"] > 0 for second in timeline.seconds)
+    assert all(second["jobs_per_s"] >= 0 for second in timeline.seconds)
+    assert sum(second["jobs_per_s"] for second in timeline.seconds) * 0.2 <= timeline.tally.jobs
+
+
 def test_the_memory_run_names_the_kinds_of_its_failed_requests():
     # GIVEN a memory run in which two executes were refused
     memory = {"jobs": 10, "errors": {"execute 503": 2}, "rss_mb": [[0, 1000.0], [10, 1001.0]]}
