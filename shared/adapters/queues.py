@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from botocore.exceptions import ClientError
 
 from shared.adapters.aws import sqs_calls
-from shared.adapters.sqs_json import SqsCalls
 from shared.config import get_settings
 from shared.errors import ServiceUnavailable
 
@@ -79,7 +78,7 @@ class _BatchSender:
 def _send_batch(queue_url: str, messages: list[_Outgoing]) -> None:
     """One SendMessageBatch; mark each message accepted or not, then wake its caller."""
     try:
-        answer = _sqs_calls().send_message_batch(
+        answer = sqs_calls().send_message_batch(
             QueueUrl=queue_url, Entries=[{"Id": str(i), "MessageBody": m.body} for i, m in enumerate(messages)]
         )
         for entry in answer.get("Successful", []):
@@ -94,11 +93,6 @@ def _send_batch(queue_url: str, messages: list[_Outgoing]) -> None:
     finally:
         for message in messages:
             message.done.set()
-
-
-def _sqs_calls() -> SqsCalls:
-    """The sends' SQS calls, on the process's cached client (straight to a local endpoint)."""
-    return sqs_calls()
 
 
 _sender: _BatchSender | None = None

@@ -58,7 +58,6 @@ class SqsCalls:
         endpoint, credentials = urlsplit(client.meta.endpoint_url or ""), self._credentials(client)
         if endpoint.scheme != "http" or not endpoint.hostname or credentials is None:
             return
-        self._url = f"http://{endpoint.netloc}/"
         self._host, self._port = endpoint.hostname, endpoint.port or 80
         self._region, self._credentials_of_client = client.meta.region_name, credentials
         # The Host header as botocore writes it: the port only when it is not HTTP's own.

@@ -31,7 +31,7 @@ def fresh_queue():
 
 
 class _HeldCalls:
-    """The sender's SQS calls (``queues._sqs_calls``), each SendMessageBatch counted and held
+    """The sender's SQS calls (``queues.sqs_calls``), each SendMessageBatch counted and held
     until every sender has queued its message, then made."""
 
     def __init__(self, calls, counted: list[int], everyone_queued: threading.Event) -> None:
@@ -49,8 +49,8 @@ def batch_calls(monkeypatch):
     (so the test does not depend on how fast threads start on this machine)."""
     calls: list[int] = []
     everyone_queued = threading.Event()
-    real = queues._sqs_calls
-    monkeypatch.setattr(queues, "_sqs_calls", lambda: _HeldCalls(real(), calls, everyone_queued))
+    real = queues.sqs_calls
+    monkeypatch.setattr(queues, "sqs_calls", lambda: _HeldCalls(real(), calls, everyone_queued))
     yield calls, everyone_queued
 
 
