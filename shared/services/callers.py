@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 from sqlalchemy.orm import Session
 
@@ -49,13 +50,13 @@ def key_hash(api_key: str | None) -> str | None:
     return digest(api_key)
 
 
-def resolve(session: Session, *, api_key: str | None, engine_id: uuid.UUID | None = None,
+def resolve(session: Session, *, hashed: str | None, engine_id: uuid.UUID | None = None,
             read: tuple[Consumer | None, EngineAccess | None] | None = None) -> Caller:
-    """The caller behind an API key; Unauthorized when it is missing, unknown or inactive. With
-    ``engine_id``, a consumer's access record for that engine is read in the same statement; with
-    ``read`` too, both were read already (the consumer whose key hashes as this one's, None when
-    none does, and its access to ``engine_id``) and are not read again."""
-    hashed = key_hash(api_key)
+    """The caller behind an API key, given as its ``key_hash`` (None: missing or impossible);
+    Unauthorized when it is missing, unknown or inactive. With ``engine_id``, a consumer's access
+    record for that engine is read in the same statement; with ``read`` too, both were read
+    already (the consumer whose key hashes so, None when none does, and its access to
+    ``engine_id``) and are not read again."""
     if hashed is None:
         raise Unauthorized(INVALID_API_KEY)
     access = None
@@ -93,9 +94,10 @@ class ConsumerRequest:
         """Refuse the address when the engine's whitelist is on and does not list it."""
         ip_policy.enforce(engine, self.client_ip)
 
-    @property
+    @cached_property
     def key_hash(self) -> str | None:
-        """What the key is looked up by (None: no key that can be one; ``resolve`` refuses it)."""
+        """What the key is looked up by (None: no key that can be one; ``resolve`` refuses it),
+        worked out once per request (an execute looks the key up with the engine, then resolves it)."""
         return key_hash(self.api_key)
 
     def resolve(self, session: Session, engine_id: uuid.UUID | None = None,
@@ -104,7 +106,7 @@ class ConsumerRequest:
         missing, unknown or inactive, TooManyRequests when it has used up its window. With
         ``engine_id`` (the engine the request names), a consumer's access to it comes along (or
         is ``read`` already with the engine: see ``resolve``)."""
-        caller = resolve(session, api_key=self.api_key, engine_id=engine_id, read=read)
+        caller = resolve(session, hashed=self.key_hash, engine_id=engine_id, read=read)
         allowance = rate_limits.count_request(session, key=caller.rate_key)
         if allowance is not None and self.report_allowance is not None:
             self.report_allowance(allowance)
