@@ -490,7 +490,7 @@ class CpuSpeedProbe:
     less per second (another tenant on the same physical cores, a lower clock): every figure of a
     level measured at a high probe is lower for the same server. Lower is a faster machine."""
 
-    CODE = ("import sys, time\n"
+    CODE = ("import time\n"
             "def once():\n"
             "    t = time.thread_time_ns(); sum(range(20000)); return time.thread_time_ns() - t\n"
             "while True:\n"
@@ -498,8 +498,7 @@ class CpuSpeedProbe:
 
     def __init__(self):
         self.samples: list[float] = []
-        self._proc = subprocess.Popen([sys.executable, "-c", self.CODE], stdin=subprocess.PIPE,
-                                      stdout=subprocess.PIPE, text=True)
+        self._proc = subprocess.Popen([sys.executable, "-c", self.CODE], stdout=subprocess.PIPE, text=True)
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
 
@@ -553,8 +552,7 @@ def measure_level(stack: Stack, key: dict, *, db: str, concurrency: int, args, w
         at_start.update(rss=tree_rss_mb(root), cpu=tree_cpu_seconds(root), bench_cpu=time.process_time(),
                         speed=len(speed.samples) if speed else 0)
 
-    settle = args.settle if not args.jobs else 0.0
-    if not settle:
+    if not args.settle:
         mark()
     probe = HealthProbe(stack.base)
     probe.start()
@@ -568,7 +566,7 @@ def measure_level(stack: Stack, key: dict, *, db: str, concurrency: int, args, w
 
     tally, elapsed = asyncio.run(drive(stack.base, key, concurrency=concurrency, duration=None if args.jobs else args.duration,
                                        jobs=args.jobs, wait=wait, poll_interval=args.poll_interval, on_job=seen,
-                                       lean=args.client == "lean", settle=settle, on_settled=mark))
+                                       lean=args.client == "lean", settle=args.settle, on_settled=mark))
     probe.stop()
     if timeline:
         timeline.stop()
@@ -577,7 +575,7 @@ def measure_level(stack: Stack, key: dict, *, db: str, concurrency: int, args, w
     health = summary(probe.ms)
     return {
         "db": db, "concurrency": concurrency, "jobs": tally.jobs, "errors": tally.errors,
-        "settle_s": settle, "seconds": round(elapsed, 2),
+        "settle_s": args.settle, "seconds": round(elapsed, 2),
         "jobs_per_s": tally.jobs / elapsed if elapsed > 0 and tally.jobs else 0.0,
         "client_ms": summary(tally.client_ms), "server_ms": summary(tally.server_ms),
         "cpu_ms_per_job": cpu * 1000 / tally.jobs if tally.jobs else None,
@@ -727,6 +725,8 @@ def parse_args(argv=None):
     p.add_argument("--json", action="store_true", help="print the report as JSON")
     args = p.parse_args(argv)
     args.db = [d.strip() for d in args.db.split(",") if d.strip()]
+    if args.jobs:
+        args.settle = 0.0  # a level of so many jobs records them all
     unknown = set(args.db) - {"sqlite", "postgresql"}
     if unknown:
         p.error(f"unknown --db {', '.join(sorted(unknown))}")
@@ -741,7 +741,7 @@ def main(argv=None) -> dict:
                     "load_avg_before": [round(x, 2) for x in os.getloadavg()]},
         "runs": [],
         "client": args.client,
-        "settle_s": 0.0 if args.jobs else args.settle,
+        "settle_s": args.settle,
     }
     speed = CpuSpeedProbe()
     try:

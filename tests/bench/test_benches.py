@@ -99,21 +99,22 @@ def test_the_cpu_speed_probe_reports_its_loops_own_cpu_time():
         probe.stop()
 
 
+def _row(db: str, **fields) -> dict:
+    """A level as measure_level reports it (16 clients), with ``fields`` in place of its figures."""
+    return {"db": db, "concurrency": 16, "jobs": 600, "errors": {}, "jobs_per_s": 300.0,
+            "client_ms": summary([40.0]), "server_ms": summary([20.0]), "cpu_ms_per_job": 4.8, "bench_cpu_ms_per_job": 0.2,
+            "rss_mb_start": 1000.0, "rss_mb_end": 1001.0, "health_ms": {"p50": 2.0, "p99": 3.0, "max": 4.0},
+            "load_avg_1m": 3.0, "cpu_probe_us": 190.0, "timeline": None, **fields}
+
+
 def test_a_levels_row_shows_health_p99_and_the_cpu_probe():
-    level = {"db": "sqlite", "concurrency": 16, "jobs": 100, "errors": {}, "jobs_per_s": 300.0,
-             "client_ms": summary([40.0]), "server_ms": summary([20.0]), "cpu_ms_per_job": 4.8, "bench_cpu_ms_per_job": 0.2,
-             "rss_mb_start": 1000.0, "rss_mb_end": 1001.0, "health_ms": {"p50": 2.0, "p99": 12.5, "max": 60.0},
-             "load_avg_1m": 3.0, "cpu_probe_us": 187.4}
+    level = _row("sqlite", jobs=100, health_ms={"p50": 2.0, "p99": 12.5, "max": 60.0}, cpu_probe_us=187.4)
     row = throughput.table({"runs": [{"db": "sqlite", "levels": [level], "memory": None}]}).splitlines()[2]
     assert "| 2.0 / 12.5 / 60.0 | 3.00 | 187 | 100 (0) |" in row
 
 
 def test_a_levels_timeline_is_printed_second_by_second():
-    level = {"db": "postgresql", "concurrency": 16, "jobs": 600, "errors": {}, "jobs_per_s": 300.0,
-             "client_ms": summary([40.0]), "server_ms": summary([20.0]), "cpu_ms_per_job": 4.8, "bench_cpu_ms_per_job": 0.2,
-             "rss_mb_start": 1000.0, "rss_mb_end": 1001.0, "health_ms": {"p50": 2.0, "p99": 12.5, "max": 60.0},
-             "load_avg_1m": 3.0, "cpu_probe_us": 187.4,
-             "timeline": [{"jobs_per_s": 320.4, "cpu_ms_per_job": 4.61}, {"jobs_per_s": 0.0, "cpu_ms_per_job": None}]}
+    level = _row("postgresql", timeline=[{"jobs_per_s": 320.4, "cpu_ms_per_job": 4.61}, {"jobs_per_s": 0.0, "cpu_ms_per_job": None}])
     text = throughput.table({"runs": [{"db": "postgresql", "levels": [level], "memory": None}]})
     assert "postgresql x16, second by second: jobs/s 320 0; CPU ms/job 4.6 -" in text
 
