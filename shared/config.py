@@ -7,10 +7,11 @@ Secrets Manager secrets ``SHEETCALC_SECRET_ARN`` names (``shared.secrets``), the
 from __future__ import annotations
 
 import functools
+import uuid
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, model_validator
+from pydantic import AliasChoices, Field, NonNegativeInt, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from shared.secrets import SecretsManagerSource
@@ -44,6 +45,9 @@ class Settings(BaseSettings):
     aws_endpoint_url: str | None = None
     bucket: str = "sheetcalc-workbooks"
     jobs_queue_url: str | None = None
+    # The slow lane's queue (versions whose jobs cost more than version_slow_lane_ms); unset, their
+    # jobs go to jobs_queue_url like every other.
+    slow_jobs_queue_url: str | None = None
     # Version checks (the slower engines' fidelity checks, the document-library copy) have a
     # queue and a function of their own, so that a job never waits behind a 240 s check.
     checks_queue_url: str | None = None
@@ -55,6 +59,18 @@ class Settings(BaseSettings):
     # objects included (400 above it). Each job stores its inputs, and returns them.
     max_input_bytes: int = 256 * 1024
     max_input_keys: int = 1000
+    # What one job returns (shared/services/output_limits.py). Cells over every named range a job
+    # returns, checked at upload and when an output schema is saved (the refusal names the range):
+    # a pricing engine's whole output is rarely beyond a few thousand cells (a 30-year monthly
+    # schedule of 10 columns is 3,600), while each cell is stored, polled and posted per job.
+    max_output_cells: int = Field(default=10_000, ge=1)
+    # One job's outputs as compact UTF-8 JSON (a cell may hold 32,767 characters); a job over it
+    # fails with a message naming the limit. 10,000 cells of numbers are about 200 KB.
+    max_output_bytes: int = Field(default=1024 * 1024, ge=1)
+    # A job's webhook body over this goes without "outputs" (then "inputs"), saying so and where to
+    # poll them: above the largest inputs (max_input_bytes) with room, below the 1 MB that common
+    # receivers' proxies accept by default (nginx's client_max_body_size).
+    max_webhook_payload_bytes: int = Field(default=512 * 1024, ge=1024)
     # The upload guard (shared/calc/xlsx/guard.py), checked before any engine reads a file. The
     # zip limits come from its directory alone: real workbooks inflate 5 to 30 times (deflate
     # reaches 1,000), so 100 times is refused as a bomb (Apache POI's ZipSecureFile default too).
@@ -74,10 +90,30 @@ class Settings(BaseSettings):
     # this deadline (inside API Gateway's 29 s) and address-space ceiling: a crash, a runaway
     # parse or an exhausted memory answers 400 and the API process carries on.
     upload_parse_timeout_seconds: float = 25.0
-    upload_parse_memory_mb: int = 2048
+    # At or below the memory of each function that reads uploads (the API's 1024 MB; template.yaml
+    # sets it per function): the child's limit, not the function's, is what a huge workbook meets.
+    upload_parse_memory_mb: int = 768
     # Children reading uploads at once in one process (more uploads wait, up to a minute, then 503).
     upload_parse_concurrency: int = 2
     model_cache_size: int = 32
+    # The budget of one calculation (shared/calc/fenced.py): every job is calculated in a fenced
+    # child process; past its wall time the child is killed, past its CPU time the kernel ends it
+    # (SIGXCPU), past its address space it fails; the job fails with a message naming the limit
+    # and the rest of its batch goes on in a fresh child. The memory budget stays below the
+    # worker function's memory (template.yaml) so the limit, not the function, is what stops it.
+    job_max_seconds: float = Field(default=30.0, gt=0)
+    job_max_cpu_seconds: float = Field(default=30.0, gt=0)
+    job_max_memory_mb: int = Field(default=1024, ge=256)
+    # Fenced calculation children per process (each keeps up to model_cache_size models).
+    calc_children_per_process: int = Field(default=1, ge=1, le=16)
+    # A version's cost is measured when it is checked (the upload, a pinned engine): the time of a
+    # job on its uploaded values (p50 and p95 of a few runs) and the child's peak memory. A version
+    # over these limits is refused at upload, at a pin and at activation, with the reason; a version
+    # whose p95 is over version_slow_lane_ms is calculated on the slow lane (its own queue and
+    # worker function with reserved concurrency on AWS), so its jobs never wait in front of quick ones.
+    version_max_calc_ms: int = Field(default=10_000, ge=1)
+    version_max_memory_mb: int = Field(default=768, ge=64)
+    version_slow_lane_ms: int = Field(default=250, ge=0)
     # Batches (shared.services.batches): the jobs of one queue message, calculated on one loaded model.
     # Excel what-if data tables: one recalculation per substituted value per job; a workbook
     # whose tables need more keeps Excel's saved values in them (and its upload says so).
@@ -89,9 +125,11 @@ class Settings(BaseSettings):
     # The fidelity check of the slower `formulas` engine, run by the checks function after upload:
     # its deadline (inside that function's 300 s timeout) and its memory ceiling.
     fidelity_timeout_seconds: float = 240.0
-    fidelity_memory_mb: int = 4096
+    # Below the checks function's 2048 MB (template.yaml sets it), leaving the function its own room.
+    fidelity_memory_mb: int = 1536
     # A job still "processing" this long after it was claimed is taken to be abandoned
-    # (its worker died) and may be claimed again by a redelivered message.
+    # (its worker died) and may be claimed again by a redelivered message. Longer than any worker
+    # may hold a claim (template.yaml sets it from the worker function's timeout and a margin).
     processing_lease_seconds: int = 900
     # The sweeper (shared.services.sweeper) queues again what a lost message asked for: jobs
     # pending, and webhooks and version checks not attempted, this long after they were due
@@ -124,13 +162,38 @@ class Settings(BaseSettings):
     # account, or login_max_failures_per_address from one address, each within
     # login_lockout_seconds of the one before, logins are refused (429) until that long after the
     # last. Consumers: consumer_rate_limit requests per key in each consumer_rate_window_seconds.
-    # Tenants: at most tenant_max_unfinished_jobs jobs pending or processing at once.
+    # Tenants: at most tenant_max_unfinished_jobs jobs of execute and test-execute pending or
+    # processing at once, and tenant_max_unfinished_batch_jobs jobs of batches (room for one batch
+    # of the largest size, 10,000). On by default with values a pricing team's traffic fits in
+    # (README, Security, "Brakes"); tests and benches that drive one key hard raise them explicitly.
     login_max_failures: int = Field(default=10, ge=0)
     login_max_failures_per_address: int = Field(default=100, ge=0)
     login_lockout_seconds: int = Field(default=900, ge=1)
-    consumer_rate_limit: int = Field(default=0, ge=0)
+    consumer_rate_limit: int = Field(default=600, ge=0)
     consumer_rate_window_seconds: int = Field(default=60, ge=1)
-    tenant_max_unfinished_jobs: int = Field(default=0, ge=0)
+    tenant_max_unfinished_jobs: int = Field(default=1000, ge=0)
+    tenant_max_unfinished_batch_jobs: int = Field(default=10_000, ge=0)
+    # Requests waiting at once (wait=N) in one API process per API key, and per tenant; a request
+    # beyond either answers at once as without wait (shared/services/job_waits.py). 0: no bound.
+    consumer_max_waiters: int = Field(default=8, ge=0)
+    tenant_max_waiters: int = Field(default=32, ge=0)
+    # Admission (shared/api/admission.py): consumer calls (/jobs/...) one API process has in
+    # progress at once, working or queued for its api_job_threads (a wait=N call counts until it
+    # starts waiting), at most api_max_job_calls_per_tenant of one tenant; more wait for a place,
+    # bodies unread, tenants served in turn, at most api_max_queued_job_calls of them (of one
+    # tenant api_max_queued_job_calls_per_tenant); beyond, 503 or 429 with Retry-After: 1, so a
+    # burst can neither starve /health nor stand in front of another tenant. 0: no bound.
+    api_max_job_calls: int = Field(default=32, ge=0)
+    api_max_job_calls_per_tenant: int = Field(default=16, ge=0)
+    api_max_queued_job_calls: int = Field(default=512, ge=0)
+    api_max_queued_job_calls_per_tenant: int = Field(default=256, ge=0)
+    # Fair claims (shared/services/fair_claims.py): a tenant holds at most tenant_max_concurrent_jobs
+    # jobs processing at once (0: no cap; tenant_max_concurrent_jobs_by_tenant, a JSON object
+    # {"<tenant id>": n}: a tenant's own cap); a job over it is queued again tenant_cap_retry_seconds later.
+    # 8: fewer than the template's 10 workers, so another tenant's job always finds one.
+    tenant_max_concurrent_jobs: int = Field(default=8, ge=0)
+    tenant_max_concurrent_jobs_by_tenant: dict[uuid.UUID, NonNegativeInt] = {}
+    tenant_cap_retry_seconds: int = Field(default=5, ge=0, le=900)
     # /health reports the database unavailable when it has not answered this fast.
     health_timeout_seconds: float = 5.0
 

@@ -74,6 +74,15 @@ class WorkbookRefused(BadRequest):
     or one the reader crashed on or could not finish within its time and memory (HTTP 400)."""
 
 
+class OutputsTooLarge(WorkbookError):
+    """A job's outputs over the size limit: the job fails with this message, which names the limit."""
+
+
+class CalculationStopped(WorkbookError):
+    """A calculation past its budget (time, CPU time or memory): the job fails with this message,
+    which names the limit."""
+
+
 class ServiceUnavailable(SheetcalcError):
     """A dependency (database, storage, queue) is not answering (HTTP 503)."""
 

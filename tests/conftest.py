@@ -44,11 +44,15 @@ def local_aws(tmp_path_factory):
         SHEETCALC_AWS_REGION=aws.region,
         SHEETCALC_BUCKET=aws.bucket,
         SHEETCALC_JOBS_QUEUE_URL=aws.jobs_queue_url,
+        SHEETCALC_SLOW_JOBS_QUEUE_URL=aws.slow_jobs_queue_url,
         SHEETCALC_CHECKS_QUEUE_URL=aws.checks_queue_url,
         SHEETCALC_WEBHOOKS_QUEUE_URL=aws.webhooks_queue_url,
         # The upload reader's deadline (25 s in production) is generous here: CI at load 15 once
         # took longer than 25 s to read a small workbook. Tests of the deadline set their own.
         SHEETCALC_UPLOAD_PARSE_TIMEOUT_SECONDS="300",
+        # A worker's batch of one tenant's jobs is claimed whole here; the per-tenant cap on jobs
+        # processing has tests of its own (tests/worker/test_fair_claims.py), which set it.
+        SHEETCALC_TENANT_MAX_CONCURRENT_JOBS="0",
     )
     reset_settings()
     reset_clients()
@@ -168,7 +172,8 @@ def run_worker(local_aws):
     """Process every queued job with the real worker handler."""
     from functions.worker.app import handler
 
-    return lambda: drain(local_aws.jobs_queue_url, handler)
+    # both lanes' queues: the slow lane's takes the jobs of versions over the slow-lane threshold
+    return lambda: drain(local_aws.jobs_queue_url, handler) + drain(local_aws.slow_jobs_queue_url, handler)
 
 
 @pytest.fixture()

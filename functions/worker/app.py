@@ -25,6 +25,7 @@ def handle_records(records: list[SQSRecord]) -> list[str]:
     """
     failed: list[str] = []
     jobs: dict[uuid.UUID, str] = {}  # job id -> the message that answers for it (a duplicate is a no-op)
+    lane = "standard"
     for record in records:
         try:
             message = parse(record.body)
@@ -39,6 +40,7 @@ def handle_records(records: list[SQSRecord]) -> list[str]:
                 batch_runner.run_chunk(message.id, message.chunk)
                 continue
             jobs.setdefault(message.id, record.message_id)
+            lane = queues.lane_of(record.event_source_arn)
         except Exception:
             logger.exception("message could not be handled", extra={"message_id": record.message_id})
             failed.append(record.message_id)
@@ -46,7 +48,7 @@ def handle_records(records: list[SQSRecord]) -> list[str]:
             unbind_job()
     if jobs:
         try:
-            batch = job_runner.run_jobs(list(jobs))
+            batch = job_runner.run_jobs(list(jobs), lane=lane)
             retry = [job_id for job_id in jobs if job_id in batch.retry]
         except Exception:
             logger.exception("the batch's jobs could not be claimed or finished")

@@ -5,6 +5,11 @@ that came while a batch was in flight go together in the next, in SendMessageBat
 ten per queue (no timer: a lone message is sent at once, and a busy process batches by itself).
 Each caller still waits until its own message was accepted, and gets ``ServiceUnavailable`` if it
 was not, exactly as with one SendMessage per message: "sent" still means "on the queue".
+
+A job's message (and a batch chunk's) carries its tenant as ``MessageGroupId``: on a standard
+queue that makes it an SQS fair queue, which delivers the messages of quiet tenants first while
+one tenant holds a disproportionate share of the messages in flight (order and throughput are
+otherwise those of a standard queue; moto, the dev stack's SQS, accepts and keeps the id too).
 """
 
 from __future__ import annotations
@@ -32,6 +37,8 @@ NOT_AVAILABLE = "Job queue is not available"
 class _Outgoing:
     queue_url: str
     body: str
+    group: str | None = None  # MessageGroupId: the tenant whose work it is (fair queues)
+    delay_seconds: int = 0
     done: threading.Event = field(default_factory=threading.Event)
     accepted: bool = False
     error: BaseException | None = None  # anything but SQS's own refusal, raised in the caller
@@ -45,9 +52,9 @@ class _BatchSender:
         self._thread = threading.Thread(target=self._run, name="sqs-batch-sender", daemon=True)
         self._thread.start()
 
-    def send(self, queue_url: str, body: str) -> bool:
+    def send(self, queue_url: str, body: str, *, group: str | None = None, delay_seconds: int = 0) -> bool:
         """Queue one message and wait until SQS accepted or refused it (True when accepted)."""
-        outgoing = _Outgoing(queue_url, body)
+        outgoing = _Outgoing(queue_url, body, group, delay_seconds)
         self._waiting.put(outgoing)
         outgoing.done.wait()
         if outgoing.error is not None:
@@ -78,9 +85,7 @@ class _BatchSender:
 def _send_batch(queue_url: str, messages: list[_Outgoing]) -> None:
     """One SendMessageBatch; mark each message accepted or not, then wake its caller."""
     try:
-        answer = sqs_calls().send_message_batch(
-            QueueUrl=queue_url, Entries=[{"Id": str(i), "MessageBody": m.body} for i, m in enumerate(messages)]
-        )
+        answer = sqs_calls().send_message_batch(QueueUrl=queue_url, Entries=[_entry(i, m) for i, m in enumerate(messages)])
         for entry in answer.get("Successful", []):
             messages[int(entry["Id"])].accepted = True
         for entry in answer.get("Failed", []):
@@ -93,6 +98,15 @@ def _send_batch(queue_url: str, messages: list[_Outgoing]) -> None:
     finally:
         for message in messages:
             message.done.set()
+
+
+def _entry(i: int, message: _Outgoing) -> dict:
+    entry = {"Id": str(i), "MessageBody": message.body}
+    if message.group:
+        entry["MessageGroupId"] = message.group
+    if message.delay_seconds:
+        entry["DelaySeconds"] = message.delay_seconds
+    return entry
 
 
 _sender: _BatchSender | None = None
@@ -109,21 +123,37 @@ def _batch_sender() -> _BatchSender:
         return _sender
 
 
-def _send(queue_url: str | None, body: dict) -> None:
+def _send(queue_url: str | None, body: dict, *, group=None, delay_seconds: int = 0) -> None:
     if not queue_url:
         raise ServiceUnavailable("Job queue is not configured")
-    if not _batch_sender().send(queue_url, json.dumps(body)):
+    if not _batch_sender().send(queue_url, json.dumps(body), group=str(group) if group else None, delay_seconds=delay_seconds):
         raise ServiceUnavailable(NOT_AVAILABLE)
 
 
-def enqueue_job(job_id) -> None:
-    """Ask a worker to compute ``job_id``."""
-    _send(get_settings().jobs_queue_url, {"job_id": str(job_id)})
+def enqueue_job(job_id, *, tenant_id=None, delay_seconds: int = 0, lane: str = "standard") -> None:
+    """Ask a worker to compute ``job_id`` (its tenant's message group, ``delay_seconds`` from now:
+    at most 900, SQS's limit), on its version's lane: the slow lane's own queue when it has one."""
+    _send(_jobs_queue(lane), {"job_id": str(job_id)}, group=tenant_id, delay_seconds=delay_seconds)
 
 
-def enqueue_batch_chunk(batch_id, chunk: int) -> None:
-    """Ask a worker to compute one chunk of a batch's jobs (shared.services.batch_runner)."""
-    _send(get_settings().jobs_queue_url, {"batch_id": str(batch_id), "chunk": chunk})
+def enqueue_batch_chunk(batch_id, chunk: int, *, tenant_id=None, lane: str = "standard") -> None:
+    """Ask a worker to compute one chunk of a batch's jobs (shared.services.batch_runner), on its
+    version's lane."""
+    _send(_jobs_queue(lane), {"batch_id": str(batch_id), "chunk": chunk}, group=tenant_id)
+
+
+def lane_of(queue_arn: str | None) -> str:
+    """The lane a message came on, from its queue's ARN: "slow" for the slow lane's queue."""
+    slow = get_settings().slow_jobs_queue_url
+    if slow and queue_arn and queue_arn.rsplit(":", 1)[-1] == slow.rstrip("/").rsplit("/", 1)[-1]:
+        return "slow"
+    return "standard"
+
+
+def _jobs_queue(lane: str) -> str | None:
+    """The jobs queue of a lane: the slow lane's own when it has one, else the jobs queue."""
+    settings = get_settings()
+    return settings.slow_jobs_queue_url if lane == "slow" and settings.slow_jobs_queue_url else settings.jobs_queue_url
 
 
 def enqueue_version_check(version_id) -> None:

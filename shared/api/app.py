@@ -4,7 +4,7 @@ from fastapi import Depends, FastAPI
 from fastapi.openapi.utils import get_openapi
 
 from shared import __version__
-from shared.api import dashboard, docs, errors, limits, rate_headers
+from shared.api import admission, dashboard, docs, errors, guide, limits, rate_headers
 from shared.api.deps import Authenticated, url_without_nul
 from shared.api.routers import admin_jobs, auth, batches, consumers, engines, health, jobs, stats, tenant, users, version_reports
 from shared.api.routers import webhook_signing
@@ -41,6 +41,7 @@ def create_app() -> FastAPI:
     errors.install(app)
     limits.install(app)
     rate_headers.install(app)
+    admission.install(app)  # last: the outermost, so a refused burst costs only its answers
     routing_order = MATCHED_FIRST + tuple(m for m in ROUTERS if m not in MATCHED_FIRST)
     included = {}
     for module in routing_order:
@@ -51,6 +52,7 @@ def create_app() -> FastAPI:
         included[module] = app.router.routes[-1]
     dashboard.mount(app)
     docs.mount(app)
+    guide.mount(app)  # /guide/: the documentation site, once built (shared/api/guide.py)
     _document_in_order(app, [included[m] for m in ROUTERS])
     return app
 

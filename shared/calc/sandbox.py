@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import math
 import os
 import signal
 import socket
@@ -83,6 +84,8 @@ class PreparedUpload:
     # Input/output schemas suggested from the workbook (shared/calc/schema_suggestion.py), or
     # None when the suggestion failed or ran out of its time: never a reason to refuse the upload.
     suggested_schemas: dict[str, Any] | None = None
+    # What a job costs (``measure_cost``): judged against the tenant's limits by the upload.
+    cost: dict[str, Any] | None = None
 
 
 def prepare_upload(data: bytes, limits: guard.Limits, fence: Fence) -> PreparedUpload:
@@ -92,16 +95,58 @@ def prepare_upload(data: bytes, limits: guard.Limits, fence: Fence) -> PreparedU
     for one over a limit, with macros, or that the reader crashed on or could not finish.
     """
     guard.check_directory(data, limits)
-    header, prepared = run("prepare", data, {"limits": asdict(limits), "suggest_within_s": fence.timeout_s / 4}, fence=fence)
+    from shared.config import get_settings
+
+    args = {"limits": asdict(limits), "suggest_within_s": fence.timeout_s / 4, "max_calc_ms": get_settings().version_max_calc_ms}
+    header, prepared = run("prepare", data, args, fence=fence)
     return PreparedUpload(prepared=prepared, **header)
 
 
-def prepare_engine_model(data: bytes, engine: str, fence: Fence) -> bytes:
-    """An accepted workbook's serialized model for another engine, read in a child too."""
+def measure_cost(workbook: Any, max_calc_ms: float, runs: int = 5) -> dict[str, Any]:
+    """What a job on ``workbook`` costs: the time of a calculation on its uploaded values, run
+    up to ``runs`` times (fewer when one run is over ``max_calc_ms``, or the runs together pass
+    twice that), as p50 and p95 in ms, and this process's peak memory in MB."""
+    import resource
+
+    samples: list[float] = []
+    spent = 0.0
+    while len(samples) < runs:
+        began = time.perf_counter()
+        workbook.calculate({})
+        took = (time.perf_counter() - began) * 1000
+        samples.append(took)
+        spent += took
+        if took > max_calc_ms or spent > 2 * max_calc_ms:
+            break
+    ordered = sorted(samples)
+    return {
+        "engine": workbook.engine_name,
+        "calc_ms_p50": round(ordered[len(ordered) // 2], 3),
+        "calc_ms_p95": round(ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)], 3),
+        "peak_memory_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "runs": len(samples),
+    }
+
+
+def prepare_engine_model(data: bytes, engine: str, fence: Fence) -> tuple[bytes, dict[str, Any]]:
+    """An accepted workbook's serialized model for another engine, built, calculated and
+    measured in a child too: the model and its cost (``measure_cost``)."""
     from shared.config import get_settings  # the child has no SHEETCALC_ environment
 
-    limit = get_settings().upload_max_data_table_substitutions
-    return run("serialize", data, {"engine": engine, "data_table_limit": limit}, fence=fence)[1]
+    settings = get_settings()
+    header, prepared = run("serialize", data, {"engine": engine, "data_table_limit": settings.upload_max_data_table_substitutions,
+                                               "max_calc_ms": settings.version_max_calc_ms}, fence=fence)
+    return prepared, header["cost"]
+
+
+def suggest_schemas(data: bytes, named_ranges: list[dict[str, Any]], fence: Fence) -> dict[str, Any] | None:
+    """The schemas suggested from a stored workbook (openpyxl reads it in a child too); None when
+    no suggestion could be made within the fence."""
+    try:
+        header, _ = run("suggest", data, {"named_ranges": named_ranges, "within_s": fence.timeout_s * 0.8}, fence=fence)
+    except (WorkbookRefused, WorkbookError):
+        return None
+    return header.get("suggested")
 
 
 # --- The parent side ----------------------------------------------------------------------------
@@ -117,12 +162,7 @@ class _Zygote:
     """
 
     def __init__(self) -> None:
-        # The children need no credentials: the service's secrets, database and AWS keys stay
-        # out of the environment of processes that parse untrusted files.
-        env = {name: value for name, value in os.environ.items()
-               if not name.startswith(("SHEETCALC_", "AWS_")) and name != "DATABASE_URL"}
-        env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TQDM_DISABLE="1",
-                   PYTHONPATH=os.pathsep.join(filter(None, [_PROJECT_ROOT, os.environ.get("PYTHONPATH")])))
+        env = child_environment()
         self.control, theirs = socket.socketpair()
         self.process = subprocess.Popen(
             [sys.executable, "-m", "shared.calc.sandbox", str(theirs.fileno())], pass_fds=[theirs.fileno()],
@@ -143,6 +183,17 @@ class _Zygote:
         finally:
             theirs.close()
         return ours
+
+
+def child_environment() -> dict[str, str]:
+    """The environment of a process that reads or calculates a tenant's workbook: no credentials
+    (the service's secrets, database and AWS keys stay out), one thread per numeric library, and
+    the project importable."""
+    env = {name: value for name, value in os.environ.items()
+           if not name.startswith(("SHEETCALC_", "AWS_")) and name != "DATABASE_URL"}
+    env.update(OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TQDM_DISABLE="1",
+               PYTHONPATH=os.pathsep.join(filter(None, [_PROJECT_ROOT, os.environ.get("PYTHONPATH")])))
+    return env
 
 
 def _zygote() -> _Zygote:
@@ -271,7 +322,8 @@ def _suggest(data: bytes, named_ranges: list[dict[str, Any]], within_s: float) -
         signal.signal(signal.SIGALRM, previous)
 
 
-def _prepare(data: bytes, limits: dict[str, Any], suggest_within_s: float = 5.0) -> tuple[dict[str, Any], bytes]:
+def _prepare(data: bytes, limits: dict[str, Any], suggest_within_s: float = 5.0,
+             max_calc_ms: float = 10_000) -> tuple[dict[str, Any], bytes]:
     from shared.calc.base import DEFAULT_ENGINE
     from shared.calc.corrections import data_tables
     from shared.calc.fidelity.choice import choose_engine
@@ -282,6 +334,7 @@ def _prepare(data: bytes, limits: dict[str, Any], suggest_within_s: float = 5.0)
         choice = choose_engine(data, engines=(DEFAULT_ENGINE,))
     workbook = choice.workbook
     header = {
+        "cost": measure_cost(workbook, max_calc_ms),
         "engine": choice.engine,
         "report": choice.report,
         "warnings": list(choice.warnings),
@@ -292,15 +345,23 @@ def _prepare(data: bytes, limits: dict[str, Any], suggest_within_s: float = 5.0)
     return header, prepared
 
 
-def _serialize(data: bytes, engine: str, data_table_limit: int | None = None) -> tuple[dict[str, Any], bytes]:
+def _serialize(data: bytes, engine: str, data_table_limit: int | None = None,
+               max_calc_ms: float = 10_000) -> tuple[dict[str, Any], bytes]:
     from shared.calc.base import get_engine
     from shared.calc.corrections import data_tables
 
     with data_tables.substitution_limit(data_table_limit):
-        return {}, get_engine(engine).load_xlsx(data).serialize()
+        workbook = get_engine(engine).load_xlsx(data)
+        # The model built and calculated here, in the fence: what a worker would otherwise pay
+        # for the first time in its own process, measured as the upload's is.
+        return {"cost": measure_cost(workbook, max_calc_ms)}, workbook.serialize()
 
 
-_TASKS = {"prepare": _prepare, "serialize": _serialize}
+def _suggest_task(data: bytes, named_ranges: list[dict[str, Any]], within_s: float) -> tuple[dict[str, Any], bytes]:
+    return {"suggested": _suggest(data, named_ranges, within_s)}, b""
+
+
+_TASKS = {"prepare": _prepare, "serialize": _serialize, "suggest": _suggest_task}
 
 
 def _warm_up_child() -> None:

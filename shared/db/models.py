@@ -37,6 +37,9 @@ class JobStatus(enum.StrEnum):
 # A job that has not finished, as SQL: the predicate of the partial index ix_jobs_tenant_unfinished,
 # written the same way by the queries that should use it.
 UNFINISHED_JOBS_SQL = "status IN ('pending', 'processing')"
+# A job being processed, as SQL: the predicate of the partial index ix_jobs_tenant_processing
+# (the per-tenant cap at claim time counts these; the dev stack's start looks up their claimants).
+PROCESSING_JOBS_SQL = "status = 'processing'"
 
 
 def _uuid() -> uuid.UUID:
@@ -112,6 +115,13 @@ class EngineVersion(Base):
     document_storage: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     # SHA-256 (hex) of the uploaded workbook's bytes; null for versions uploaded before it was kept (0007).
     content_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    # What a job on it costs, measured in the fence when it was checked (upload, pinned engine):
+    # engine, calc_ms_p50, calc_ms_p95, peak_memory_mb, runs (shared/services/version_costs.py); null
+    # for versions checked before costs were measured (0011).
+    cost: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # Which queue and workers its jobs take: "standard", or "slow" when a job costs more than the
+    # slow-lane threshold (decided with the cost, shared/services/version_costs.py).
+    lane: Mapped[str] = mapped_column(String(16), default="standard", server_default="standard")
     test_key_hash: Mapped[str] = mapped_column(String(64), unique=True)
     created_at: Mapped[datetime] = mapped_column(default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
@@ -169,6 +179,11 @@ class Job(Base):
             "ix_jobs_tenant_unfinished", "tenant_id",
             postgresql_where=text(UNFINISHED_JOBS_SQL), sqlite_where=text(UNFINISHED_JOBS_SQL),
         ),
+        # A tenant's jobs processing and since when, counted by the per-tenant cap at claim time (0010).
+        Index(
+            "ix_jobs_tenant_processing", "tenant_id", "started_at",
+            postgresql_where=text(PROCESSING_JOBS_SQL), sqlite_where=text(PROCESSING_JOBS_SQL),
+        ),
     )
 
     id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=_uuid)
@@ -195,6 +210,10 @@ class Job(Base):
     updated_at: Mapped[datetime] = mapped_column(default=utcnow)
     started_at: Mapped[datetime | None] = mapped_column(nullable=True)
     completed_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    # Who holds the claim while the job is processing (shared.claimants: host, PID namespace, boot,
+    # pid and the process's start), so a restarted dev stack hands back at once the claims of its
+    # dead processes (0010). Written by each claim; meaningful only while processing.
+    claimant: Mapped[str | None] = mapped_column(String(255), nullable=True)
     # What the job was calculated from, for reproducible runs (0007): the version's content hash
     # (recorded at execute; null when the version predates it) and the engine that calculated it.
     version_sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)

@@ -4,7 +4,8 @@ Roles (``sheetcalc dev`` starts one ``aws``, ``dev_api_workers`` × ``api`` and
 ``dev_worker_processes`` × ``pollers``; ``processes.spawn`` starts each):
 
 - ``aws``: moto's server with the bucket and queues (``local_aws.start_local_aws``, objects
-  mirrored to the data dir); reports the addresses.
+  mirrored to the data dir), answering only requests signed with the dev stack's key pair (the
+  environment it is started with, ``local_aws.use_dev_credentials``); reports the addresses.
 - ``api``: uvicorn serving ``create_app()`` on the listening socket the parent bound and passed
   down (each API process its own socket of one SO_REUSEPORT group on the port; the kernel spreads
   new connections over them).
@@ -161,6 +162,11 @@ def _pollers(aws, *, first: bool) -> list:
     if first:
         pollers += [
             SqsPoller(aws.jobs_dlq_url, dlq_handler, function_name="sheetcalc-worker-dlq", **common),
+            # The slow lane: its own poller (one job at a time, as its reserved concurrency of one on
+            # AWS would) and its own fenced children, so quick versions' jobs never wait behind it.
+            SqsPoller(aws.slow_jobs_queue_url, worker_handler, function_name="sheetcalc-slow-worker", batch_size=1,
+                      timeout_seconds=JOBS_VISIBILITY_TIMEOUT, **common),
+            SqsPoller(aws.slow_jobs_dlq_url, dlq_handler, function_name="sheetcalc-slow-worker-dlq", **common),
             # As on AWS, one version check at a time, beside the jobs rather than in front of them.
             SqsPoller(aws.checks_queue_url, checks_handler, function_name="sheetcalc-checks", batch_size=1,
                       timeout_seconds=CHECKS_VISIBILITY_TIMEOUT, **common),

@@ -6,6 +6,11 @@ disk too (``object_mirror``) and moto listens on the port it had last time when 
 free, so uploaded workbooks, results and the download links already handed out survive a
 restart. Queues start empty: what their lost messages asked for is rebuilt from the database
 (``shared.services.sweeper``, run by the dev stack at start).
+
+It answers only requests signed with the credentials of the process that starts it
+(``local_auth.SignedRequestsOnly``), presigned download links included; anything else is 403.
+``sheetcalc dev`` makes those credentials a random key pair of its data dir
+(``use_dev_credentials``), which every one of its processes signs with.
 """
 
 from __future__ import annotations
@@ -16,11 +21,14 @@ import io
 import json
 import logging
 import os
+import secrets
 import socket
+import string
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import boto3
+from botocore.credentials import Credentials
 from moto.moto_server.werkzeug_app import (
     DomainDispatcherApplication,
     MotoRequestHandler,
@@ -29,6 +37,7 @@ from moto.moto_server.werkzeug_app import (
 from moto.server import ThreadedMotoServer
 from werkzeug.serving import make_server
 
+from shared.devstack.local_auth import SignedRequestsOnly
 from shared.devstack.object_mirror import ObjectMirror
 
 log = logging.getLogger(__name__)
@@ -60,6 +69,9 @@ class LocalAws:
     checks_dlq_url: str
     webhooks_queue_url: str
     webhooks_dlq_url: str
+    # The slow lane's queue (versions whose jobs cost more than SHEETCALC_VERSION_SLOW_LANE_MS).
+    slow_jobs_queue_url: str = ""
+    slow_jobs_dlq_url: str = ""
     # None in a process that only talks to a moto server another process runs (the dev stack).
     server: ThreadedMotoServer | None = field(default=None, repr=False, compare=False)
     mirror: ObjectMirror | None = field(default=None, repr=False, compare=False)
@@ -78,14 +90,48 @@ class LocalAws:
 
 
 _ADDRESS_FIELDS = ("endpoint_url", "region", "bucket", "jobs_queue_url", "jobs_dlq_url", "checks_queue_url",
-                   "checks_dlq_url", "webhooks_queue_url", "webhooks_dlq_url")
+                   "checks_dlq_url", "webhooks_queue_url", "webhooks_dlq_url", "slow_jobs_queue_url", "slow_jobs_dlq_url")
 
 
 def ensure_dummy_credentials(region: str = "us-east-1") -> None:
-    """Give boto3 credentials and a region when the environment has none (moto accepts any)."""
+    """Give boto3 credentials and a region when the environment has none (the local AWS then
+    answers requests signed with these)."""
     os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
     os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
     os.environ.setdefault("AWS_DEFAULT_REGION", region)
+
+
+DEV_SECRETS_FILE = "secrets.json"  # the dev stack's secrets file (shared.devstack.server), 0600
+_DEV_CREDENTIALS = {"aws_access_key_id": "AWS_ACCESS_KEY_ID", "aws_secret_access_key": "AWS_SECRET_ACCESS_KEY"}
+_KEY_ID_ALPHABET = string.ascii_uppercase + "234567"  # as AWS's own key ids
+
+
+def use_dev_credentials(data_dir: Path) -> None:
+    """Sign with, and have the local AWS accept only, the dev stack's own key pair: generated
+    once into ``data_dir/secrets.json`` (so download links outlive a restart) and put in this
+    process's environment, for the processes it starts too. Whatever AWS credentials the
+    environment had are not used against the local AWS (nor handed to its processes)."""
+    path = Path(data_dir) / DEV_SECRETS_FILE
+    stored = json.loads(path.read_text()) if path.exists() else {}
+    if any(not stored.get(key) for key in _DEV_CREDENTIALS):
+        stored.setdefault("aws_access_key_id", "AKIA" + "".join(secrets.choice(_KEY_ID_ALPHABET) for _ in range(16)))
+        stored.setdefault("aws_secret_access_key", secrets.token_urlsafe(30))
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as file:
+            json.dump(stored, file, indent=2)
+    os.chmod(path, 0o600)
+    for name in ("AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN"):
+        os.environ.pop(name, None)
+    for key, env in _DEV_CREDENTIALS.items():
+        os.environ[env] = stored[key]
+
+
+def _own_credentials() -> Credentials:
+    """The credentials this process's boto3 clients sign with (the environment's, first)."""
+    credentials = boto3.session.Session().get_credentials()
+    if credentials is None:
+        raise RuntimeError("no AWS credentials to sign the local AWS's requests with")
+    return credentials
 
 
 def create_queue_with_dlq(sqs, name: str, *, visibility_timeout: int,
@@ -323,10 +369,14 @@ def _moto_app():
 class _KeepAliveMotoServer(ThreadedMotoServer):
     """``ThreadedMotoServer`` with ``_KeepAliveRequestHandler``: a thread per connection, and
     connections kept, instead of a thread and a connection per request; SQS calls go straight
-    to moto's SQS (``_moto_app``)."""
+    to moto's SQS (``_moto_app``); only requests signed with ``credentials`` get through."""
+
+    def __init__(self, *args, credentials: Credentials, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._credentials = credentials
 
     def _server_entry(self) -> None:
-        app = _moto_app()
+        app = SignedRequestsOnly(_moto_app(), self._credentials)
         self._server = make_server(self._ip_address, self._port, app, True,
                                    request_handler=_KeepAliveRequestHandler)
         self._server_ready_event.set()
@@ -448,9 +498,11 @@ def start_local_aws(*, host: str = "127.0.0.1", port: int = 0, region: str = "us
     """Start moto on ``host:port`` (0: any free port) and create the bucket and queues.
 
     With ``state_dir``, the bucket's objects are kept in and restored from ``state_dir/s3``, and
-    ``port`` 0 means the port used last time in ``state_dir`` if it is free.
+    ``port`` 0 means the port used last time in ``state_dir`` if it is free. It answers only
+    requests signed with this process's AWS credentials (dummy ones if it has none).
     """
     ensure_dummy_credentials(region)
+    credentials = _own_credentials()
     _sqs_backlogs_made_cheap()
     _sqs_memory_kept_flat()
     _moto_dispatch_made_cheap()
@@ -464,7 +516,7 @@ def start_local_aws(*, host: str = "127.0.0.1", port: int = 0, region: str = "us
     if werkzeug_log.level == logging.NOTSET:
         # Otherwise moto's werkzeug server logs every request (the pollers make one a second).
         werkzeug_log.setLevel(logging.WARNING)
-    server = _KeepAliveMotoServer(ip_address=host, port=port, verbose=False)
+    server = _KeepAliveMotoServer(ip_address=host, port=port, verbose=False, credentials=credentials)
     server.start()
     bound_host, bound_port = server.get_host_and_port()
     endpoint_url = f"http://{bound_host}:{bound_port}"
@@ -487,6 +539,9 @@ def start_local_aws(*, host: str = "127.0.0.1", port: int = 0, region: str = "us
         jobs_url, jobs_dlq_url = create_queue_with_dlq(
             sqs, f"{prefix}-jobs", visibility_timeout=JOBS_VISIBILITY_TIMEOUT
         )
+        slow_jobs_url, slow_jobs_dlq_url = create_queue_with_dlq(
+            sqs, f"{prefix}-slow-jobs", visibility_timeout=JOBS_VISIBILITY_TIMEOUT
+        )
         checks_url, checks_dlq_url = create_queue_with_dlq(
             sqs, f"{prefix}-checks", visibility_timeout=CHECKS_VISIBILITY_TIMEOUT
         )
@@ -508,6 +563,8 @@ def start_local_aws(*, host: str = "127.0.0.1", port: int = 0, region: str = "us
         checks_dlq_url=checks_dlq_url,
         webhooks_queue_url=webhooks_url,
         webhooks_dlq_url=webhooks_dlq_url,
+        slow_jobs_queue_url=slow_jobs_url,
+        slow_jobs_dlq_url=slow_jobs_dlq_url,
         server=server,
         mirror=mirror,
     )

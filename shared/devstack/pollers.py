@@ -19,6 +19,14 @@ waits that long before its next receive, so the next batch is fuller: fewer rece
 per job, and one claim and one finish for more jobs. Lambda's ``MaximumBatchingWindowInSeconds``
 does the same for every batch; here a lone job (a single message) is still picked up at once.
 
+Tenants take turns (``fair_rounds``): a job's message carries its tenant as ``MessageGroupId``
+(``shared.adapters.queues``). On AWS the queue is then an SQS fair queue, which delivers quieter
+tenants' messages first; moto delivers in order. So when a received batch holds several tenants'
+messages, it is handed over in rounds, each taking from every tenant at most its even share of
+the batch, round-robin: a tenant's one job goes in the first round, ahead of the rest of another
+tenant's burst (whose jobs are calculated, and finished, one round later). A batch of one
+tenant's messages, or of messages without a group, is handed over whole, as before.
+
 Polling: moto's ``ReceiveMessage`` long poll waits on a condition that ``SendMessage`` notifies,
 so it answers as soon as a message arrives (pickup in a few ms). A short ``WaitTimeSeconds`` (1)
 keeps that and lets ``stop()`` finish within about a second; idle cost is one request a second.
@@ -102,6 +110,26 @@ def to_record(message: dict, *, queue_arn: str, region: str) -> dict:
     if "MD5OfMessageAttributes" in message:
         record["md5OfMessageAttributes"] = message["MD5OfMessageAttributes"]
     return record
+
+
+def fair_rounds(messages: list[dict]) -> list[list[dict]]:
+    """``messages`` as the handler is given them: in rounds while two or more tenants (message
+    groups) have some left, each round taking up to ``len(messages) // tenants`` of each, one
+    tenant after another; what is left of the last tenant in one last round."""
+    groups: dict[str | None, list[dict]] = {}
+    for message in messages:
+        groups.setdefault(message.get("Attributes", {}).get("MessageGroupId"), []).append(message)
+    if len(groups) < 2:
+        return [messages]
+    share = max(1, len(messages) // len(groups))
+    left = list(groups.values())
+    rounds: list[list[dict]] = []
+    while sum(1 for waiting in left if waiting) > 1:
+        taken = [waiting[:share] for waiting in left]
+        left = [waiting[share:] for waiting in left]
+        rounds.append([turn[i] for i in range(share) for turn in taken if i < len(turn)])
+    rest = [message for waiting in left for message in waiting]
+    return rounds + [rest] if rest else rounds
 
 
 def failed_message_ids(response: Any, batch_ids: list[str]) -> set[str]:
@@ -195,13 +223,13 @@ class SqsPoller(threading.Thread):
                 log.exception("%s: receiving from %s failed", self.function_name, self.queue_url)
                 self._stopping.wait(_ERROR_BACKOFF_SECONDS)
                 continue
-            if messages:
+            for turn in fair_rounds(messages) if messages else []:
                 with self._delivering:
                     if self._stopping.is_set():
                         break  # asked to end while polling: not handed over, they come back
-                    self.deliver(messages)
-                if self.gather_seconds > 0 and 1 < len(messages) < self.batch_size:
-                    self._stopping.wait(self.gather_seconds)  # more are coming: let them gather
+                    self.deliver(turn)
+            if self.gather_seconds > 0 and 1 < len(messages) < self.batch_size:
+                self._stopping.wait(self.gather_seconds)  # more are coming: let them gather
 
     def receive(self, wait_time_seconds: int | None = None) -> list[dict]:
         """One ``ReceiveMessage`` call for up to a batch, with every attribute Lambda passes on."""

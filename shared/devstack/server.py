@@ -13,7 +13,9 @@ killed (``processes.py``).
 Nothing accepted is lost when it is killed: the database and the local S3 objects are under the
 data dir (``<data dir>/aws``), and at start the sweeper queues again what the lost in-memory
 queues held (jobs pending or past their lease, webhooks never attempted, version checks), then
-keeps sweeping on a timer.
+keeps sweeping on a timer. Nor does it wait for what the killed run's processes held: before its
+workers start, the jobs left processing by processes of this machine that are gone (each claim
+names its process: ``shared.claimants``) are handed back and queued again, not a lease later.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from pathlib import Path
 from shared.adapters.aws import reset_clients
 from shared.config import reset_settings
 from shared.db.session import reset_engines
-from shared.devstack.local_aws import LocalAws, ensure_dummy_credentials
+from shared.devstack.local_aws import LocalAws, ensure_dummy_credentials, use_dev_credentials
 from shared.devstack.processes import Child, ChildFailed, StopRequest, spawn, stop_all
 
 SECRETS_FILE = "secrets.json"
@@ -76,6 +78,7 @@ def _point_settings_at(aws: LocalAws | None, data_dir: Path) -> None:
         "SHEETCALC_AWS_REGION": aws.region,
         "SHEETCALC_BUCKET": aws.bucket,
         "SHEETCALC_JOBS_QUEUE_URL": aws.jobs_queue_url,
+        "SHEETCALC_SLOW_JOBS_QUEUE_URL": aws.slow_jobs_queue_url,
         "SHEETCALC_CHECKS_QUEUE_URL": aws.checks_queue_url,
         "SHEETCALC_WEBHOOKS_QUEUE_URL": aws.webhooks_queue_url,
     })
@@ -153,6 +156,21 @@ def _url_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
+def _release_dead_claims() -> None:
+    """Hand back, and queue again, the jobs a killed run's processes left claimed
+    (``shared.services.dead_claims``); when it cannot, their lease still brings them back."""
+    from shared.services import dead_claims
+
+    try:
+        released = dead_claims.release()
+    except Exception as exc:  # the start goes on: the lease is the fallback
+        print(f"sheetcalc dev: could not hand back the jobs of processes that are gone ({type(exc).__name__}); "
+              "their lease will", file=sys.stderr, flush=True)
+        return
+    if released:
+        print(f"sheetcalc dev: {released} jobs left processing by processes that are gone were queued again", flush=True)
+
+
 def _first_to_end(children: list[Child], stop_requested: StopRequest) -> str | None:
     """Wait for a stop request (None) or for a child to end on its own (what happened)."""
     while not stop_requested.wait(_SUPERVISE_INTERVAL_SECONDS):
@@ -168,6 +186,7 @@ def run_dev(host: str = "127.0.0.1", port: int = 8000, data_dir: Path = Path(".s
     data_dir = Path(data_dir).resolve()
     data_dir.mkdir(parents=True, exist_ok=True)
     load_dev_secrets(data_dir)
+    use_dev_credentials(data_dir)  # the local AWS answers only these (shared/devstack/local_auth.py)
 
     stop_requested = StopRequest()  # set by the signal handler below: not a threading.Event
 
@@ -204,6 +223,7 @@ def run_dev(host: str = "127.0.0.1", port: int = 8000, data_dir: Path = Path(".s
             return
         aws = LocalAws(**addresses)
         _point_settings_at(aws, data_dir)
+        _release_dead_claims()  # before the workers are configured: none of them claims yet
         env = dict(os.environ)
         for child, listener in zip(api, listeners):
             child.configure({"fd": listener.fileno()}, env)

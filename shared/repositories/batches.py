@@ -12,6 +12,7 @@ from typing import Any
 from sqlalchemy import ARRAY, JSON, Integer, Text, Uuid, and_, bindparam, cast, exists, func, insert, select, update
 from sqlalchemy.orm import Session
 
+from shared import claimants
 from shared.db.models import Batch, Job, JobStatus
 from shared.db.types import utcnow
 from shared.repositories import rollups
@@ -55,7 +56,7 @@ def claim_chunk(session: Session, *, batch_id: uuid.UUID, first: int, end: int, 
     result = session.execute(
         update(Job)
         .where(_in_chunk(batch_id, first, end), claimable(now - timedelta(seconds=lease_seconds)))
-        .values(status=JobStatus.PROCESSING, started_at=now, updated_at=now)
+        .values(status=JobStatus.PROCESSING, started_at=now, updated_at=now, claimant=claimants.current())
         .returning(Job.id, Job.tenant_id, Job.batch_index, Job.inputs, Job.created_at)
         .execution_options(synchronize_session=False)
     )
@@ -67,7 +68,7 @@ def release_chunk(session: Session, *, batch_id: uuid.UUID, first: int, end: int
     session.execute(
         update(Job)
         .where(_in_chunk(batch_id, first, end), Job.status == JobStatus.PROCESSING, Job.started_at == claimed_at)
-        .values(status=JobStatus.PENDING, started_at=None, updated_at=utcnow())
+        .values(status=JobStatus.PENDING, started_at=None, claimant=None, updated_at=utcnow())
         .execution_options(synchronize_session=False)
     )
 

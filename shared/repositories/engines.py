@@ -111,7 +111,7 @@ def get_version_any_tenant(session: Session, *, version_id: uuid.UUID) -> Engine
 _VERSION_TO_CALCULATE = (
     select(EngineVersion)
     .where(EngineVersion.id == bindparam("version_id"))
-    .options(defer(EngineVersion.fidelity_report), defer(EngineVersion.document_storage))
+    .options(defer(EngineVersion.fidelity_report), defer(EngineVersion.document_storage), defer(EngineVersion.cost))
 )
 
 

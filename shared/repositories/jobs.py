@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 
 from sqlalchemy import (
@@ -18,7 +19,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Session
 
-from shared.db.models import UNFINISHED_JOBS_SQL, Engine, Job, JobStatus, Tenant
+from shared import claimants
+from shared.db.models import PROCESSING_JOBS_SQL, UNFINISHED_JOBS_SQL, Engine, Job, JobStatus, Tenant
 from shared.db.types import utcnow
 from shared.repositories import rollups
 
@@ -89,7 +91,7 @@ def claim_for_processing(session: Session, *, job_id: uuid.UUID, lease_seconds: 
     result = session.execute(
         update(Job)
         .where(Job.id == job_id, claimable(now - timedelta(seconds=lease_seconds)))
-        .values(status=JobStatus.PROCESSING, started_at=now, updated_at=now)
+        .values(status=JobStatus.PROCESSING, started_at=now, updated_at=now, claimant=claimants.current())
         .execution_options(synchronize_session=False)
     )
     return now if result.rowcount == 1 else None
@@ -101,20 +103,131 @@ def claim_for_processing(session: Session, *, job_id: uuid.UUID, lease_seconds: 
 _CLAIM = (
     update(JOBS)
     .where(JOBS.c.id.in_(bindparam("ids", expanding=True)), claimable(bindparam("stale")))
-    .values(status=JobStatus.PROCESSING, started_at=bindparam("now"), updated_at=bindparam("now"))
+    .values(status=JobStatus.PROCESSING, started_at=bindparam("now"), updated_at=bindparam("now"), claimant=bindparam("claimant"))
     .returning(*JOBS.c)
 )
 
 
-def claim_many(session: Session, *, job_ids: list[uuid.UUID], lease_seconds: int) -> tuple[datetime, list[Job]]:
+def claim_many(
+    session: Session, *, job_ids: list[uuid.UUID], lease_seconds: int, claimant: str | None = None
+) -> tuple[datetime, list[Job]]:
     """``claim_for_processing`` for many jobs in one conditional UPDATE: the claim time, and the
     jobs this call claimed (any order; the others were not ours), as claimed, not attached to the
-    session (as ``insert_new`` returns its job)."""
+    session (as ``insert_new`` returns its job). Each claim records its ``claimant`` (default:
+    this process, ``shared.claimants.current``)."""
     now = utcnow()
+    return now, _claim(session, job_ids, now - timedelta(seconds=lease_seconds), now, claimant)
+
+
+def _claim(session: Session, job_ids, stale: datetime, now: datetime, claimant: str | None) -> list[Job]:
     rows = session.connection().execute(
-        _CLAIM, {"ids": list(job_ids), "stale": now - timedelta(seconds=lease_seconds), "now": now}
+        _CLAIM, {"ids": list(job_ids), "stale": stale, "now": now, "claimant": claimant or claimants.current()}
     ).mappings().all()
-    return now, [Job(**row) for row in rows]
+    return [Job(**row) for row in rows]
+
+
+# --- Fair claims: at most a tenant's cap of its jobs processing at once ------------------------
+
+# Which of a batch's jobs a claim may take, whose they are, and how many jobs their tenant has
+# processing on live claims (primary-key lookups; the counts from ix_jobs_tenant_processing).
+_HELD = JOBS.alias("held")
+_CLAIMABLE = (
+    select(
+        JOBS.c.id, JOBS.c.tenant_id,
+        select(func.count()).select_from(_HELD)
+        .where(_HELD.c.tenant_id == JOBS.c.tenant_id, text(f"held.{PROCESSING_JOBS_SQL}"), _HELD.c.started_at >= bindparam("stale"))
+        .scalar_subquery().label("running"),
+    )
+    .where(JOBS.c.id.in_(bindparam("ids", expanding=True)), claimable(bindparam("stale")))
+)
+# Each tenant's jobs processing on a live claim (ix_jobs_tenant_processing; the predicate is written
+# as the partial index's, so PostgreSQL's generic plans use it).
+_PROCESSING = (
+    select(JOBS.c.tenant_id, func.count())
+    .where(JOBS.c.tenant_id.in_(bindparam("tenants", expanding=True)), text(PROCESSING_JOBS_SQL),
+           JOBS.c.started_at >= bindparam("stale"))
+    .group_by(JOBS.c.tenant_id)
+)
+# Claims of this call handed straight back (a concurrent claim took the tenant's room first).
+_UNCLAIM = (
+    update(JOBS)
+    .where(JOBS.c.id.in_(bindparam("ids", expanding=True)), JOBS.c.status == JobStatus.PROCESSING,
+           JOBS.c.started_at == bindparam("claimed_at"))
+    .values(status=JobStatus.PENDING, started_at=None, claimant=None, updated_at=bindparam("claimed_at"))
+)
+
+
+def claim_fair(
+    session: Session, *, job_ids: list[uuid.UUID], lease_seconds: int, max_per_tenant: int,
+    tenant_limits: Mapping[uuid.UUID, int] | None = None, claimant: str | None = None,
+) -> tuple[datetime, list[Job], dict[uuid.UUID, uuid.UUID]]:
+    """``claim_many`` under a cap: no tenant ends with more than ``max_per_tenant`` jobs processing
+    on live claims (``tenant_limits``: a tenant's own cap instead; 0 is no cap). Returns the claim
+    time, the jobs claimed, and the jobs deferred (id -> tenant id): claimable but over their
+    tenant's cap, left pending, for the caller to queue again later. Ids neither claimed nor
+    deferred were not ours (finished, held by a live claim, unknown), as with ``claim_many``.
+
+    Within the cap, a tenant's jobs are taken in ``job_ids``' order. The room is first read (with
+    the claimable jobs, one statement), then only the jobs within it are claimed; then, with the
+    tenants' claims serialized (PostgreSQL: a transaction-level advisory lock per tenant, held to
+    the commit; SQLite: the claim's write lock already is), the tenants' jobs processing are
+    counted again and any excess of this call's claims (a concurrent claim took the room
+    meanwhile) is handed back and deferred, so the cap holds however many workers claim at once."""
+    limits = tenant_limits or {}
+
+    def cap(tenant_id: uuid.UUID) -> int:
+        return limits.get(tenant_id, max_per_tenant)
+
+    now = utcnow()
+    stale = now - timedelta(seconds=lease_seconds)
+    connection = session.connection()
+    order = {job_id: i for i, job_id in reversed(list(enumerate(job_ids)))}  # a job twice: its first place
+    candidates = sorted(connection.execute(_CLAIMABLE, {"ids": list(order), "stale": stale}).all(), key=lambda r: order[r.id])
+    running = {row.tenant_id: row.running for row in candidates}
+    chosen, deferred = [], {}
+    for row in candidates:
+        limit = cap(row.tenant_id)
+        if limit > 0 and running.get(row.tenant_id, 0) >= limit:
+            deferred[row.id] = row.tenant_id
+            continue
+        running[row.tenant_id] = running.get(row.tenant_id, 0) + 1
+        chosen.append(row.id)
+    jobs = _claim(session, chosen, stale, now, claimant) if chosen else []
+    capped = sorted({job.tenant_id for job in jobs if cap(job.tenant_id) > 0})
+    if not capped:
+        return now, jobs, deferred
+    if connection.dialect.name == "postgresql":
+        for tenant_id in capped:  # always in one order: two claims never wait for each other's second lock
+            connection.execute(select(func.pg_advisory_xact_lock(_lock_key(tenant_id))))
+    running = _processing(connection, capped, stale)
+    excess: list[uuid.UUID] = []
+    for tenant_id in capped:
+        over = running.get(tenant_id, 0) - cap(tenant_id)
+        if over > 0:
+            mine = sorted((job.id for job in jobs if job.tenant_id == tenant_id), key=order.__getitem__)
+            excess += mine[-over:]
+    if excess:
+        connection.execute(_UNCLAIM, {"ids": excess, "claimed_at": now})
+        handed_back = set(excess)
+        deferred.update({job.id: job.tenant_id for job in jobs if job.id in handed_back})
+        jobs = [job for job in jobs if job.id not in handed_back]
+    return now, jobs, deferred
+
+
+def _processing(connection, tenants: list[uuid.UUID], stale: datetime) -> dict[uuid.UUID, int]:
+    if not tenants:
+        return {}
+    return dict(connection.execute(_PROCESSING, {"tenants": tenants, "stale": stale}).all())
+
+
+# The advisory locks' key space: fair claims' own (a lock key is a signed 64-bit number).
+_LOCK_NAMESPACE = 0x5C1A_1A5C
+
+
+def _lock_key(tenant_id: uuid.UUID) -> int:
+    """A tenant's advisory lock key: 64 bits of its id (two tenants sharing one only wait for each other)."""
+    key = (tenant_id.int >> 64) ^ _LOCK_NAMESPACE
+    return key - (1 << 64) if key >= (1 << 63) else key
 
 
 def release_claim(session: Session, *, job_id: uuid.UUID, claimed_at: datetime) -> None:
@@ -122,9 +235,32 @@ def release_claim(session: Session, *, job_id: uuid.UUID, claimed_at: datetime) 
     session.execute(
         update(Job)
         .where(Job.id == job_id, Job.status == JobStatus.PROCESSING, Job.started_at == claimed_at)
-        .values(status=JobStatus.PENDING, started_at=None, updated_at=utcnow())
+        .values(status=JobStatus.PENDING, started_at=None, claimant=None, updated_at=utcnow())
         .execution_options(synchronize_session=False)
     )
+
+
+def claimants_at(session: Session, *, place: str) -> list[str]:
+    """The claimants of ``place`` (``shared.claimants.here``) that hold jobs processing."""
+    return list(session.scalars(
+        select(Job.claimant).distinct()
+        .where(text(PROCESSING_JOBS_SQL), Job.claimant.startswith(place + "|", autoescape=True))
+    ))
+
+
+def release_claims_of(session: Session, *, claimants_gone: list[str]) -> list[tuple[uuid.UUID, uuid.UUID]]:
+    """Hand back to pending, as of now, the jobs processing on claims of ``claimants_gone`` (the
+    processes that held them no longer run); returns each job's id and tenant id."""
+    if not claimants_gone:
+        return []
+    result = session.execute(
+        update(Job)
+        .where(Job.status == JobStatus.PROCESSING, Job.claimant.in_(claimants_gone))
+        .values(status=JobStatus.PENDING, started_at=None, claimant=None, updated_at=utcnow())
+        .returning(Job.id, Job.tenant_id)
+        .execution_options(synchronize_session=False)
+    )
+    return [(row.id, row.tenant_id) for row in result]
 
 
 def finish(session: Session, *, job_id: uuid.UUID, claimed_at: datetime, **values) -> bool:
@@ -223,12 +359,16 @@ def record_webhook_status(session: Session, *, job_id: uuid.UUID, status: int) -
     )
 
 
-def count_unfinished(session: Session, *, tenant_id: uuid.UUID) -> int:
-    """The tenant's jobs pending or processing. On PostgreSQL the tenant's row is locked first, so
-    concurrent executes of one tenant count one after another (until their transactions end)."""
-    session.execute(select(Tenant.id).where(Tenant.id == tenant_id).with_for_update())
+def count_unfinished(session: Session, *, tenant_id: uuid.UUID, of_batches: bool = False) -> int:
+    """The tenant's jobs pending or processing: of execute and test-execute, or with ``of_batches``
+    of batches. On PostgreSQL the tenant's row is locked first, so concurrent executes of one
+    tenant count one after another (until their transactions end); FOR NO KEY UPDATE, which the
+    foreign-key checks of other writers (a worker's rollups naming the tenant) do not wait for:
+    FOR UPDATE made them, and with the execute then waiting for the worker's rollup rows, deadlock."""
+    session.execute(select(Tenant.id).where(Tenant.id == tenant_id).with_for_update(key_share=True))
+    made_by = Job.batch_id.is_not(None) if of_batches else Job.batch_id.is_(None)
     return session.scalar(
-        select(func.count()).select_from(Job).where(Job.tenant_id == tenant_id, text(UNFINISHED_JOBS_SQL))
+        select(func.count()).select_from(Job).where(Job.tenant_id == tenant_id, text(UNFINISHED_JOBS_SQL), made_by)
     )
 
 
@@ -242,11 +382,13 @@ def _unqueued(pending_before: datetime, claimed_before: datetime):
     )
 
 
-def requeue_unqueued(session: Session, *, pending_before: datetime, claimed_before: datetime, limit: int | None) -> list[uuid.UUID]:
+def requeue_unqueued(
+    session: Session, *, pending_before: datetime, claimed_before: datetime, limit: int | None
+) -> list[tuple[uuid.UUID, uuid.UUID]]:
     """Jobs pending since before ``pending_before``, or processing on a claim older than
     ``claimed_before`` (the lease), oldest first: each is made pending again as of now (an
     abandoned claim is released, as ``release_claim`` does), so the next sweep leaves it to the
-    message about to be sent rather than sending one more; returns their ids."""
+    message about to be sent rather than sending one more; returns their ids and tenant ids."""
     candidates = list(session.scalars(
         select(Job.id).where(_unqueued(pending_before, claimed_before)).order_by(Job.updated_at).limit(limit)
     ))
@@ -256,11 +398,11 @@ def requeue_unqueued(session: Session, *, pending_before: datetime, claimed_befo
     result = session.execute(
         update(Job)
         .where(Job.id.in_(candidates), _unqueued(pending_before, claimed_before))
-        .values(status=JobStatus.PENDING, started_at=None, updated_at=utcnow())
-        .returning(Job.id)
+        .values(status=JobStatus.PENDING, started_at=None, claimant=None, updated_at=utcnow())
+        .returning(Job.id, Job.tenant_id)
         .execution_options(synchronize_session=False)
     )
-    return list(result.scalars())
+    return [(row.id, row.tenant_id) for row in result]
 
 
 def unattempted_webhook_job_ids(session: Session, *, finished_before: datetime, limit: int | None) -> list[uuid.UUID]:

@@ -76,6 +76,10 @@ def _midnight(day: date) -> datetime:
 def pieces(scope: Scope) -> list[Scope | Days]:
     """The scope's period in chronological pieces: raw jobs of a partial first day, whole days, raw jobs of a partial last day."""
     start, end = _utc(scope.start), _utc(scope.end)
+    if (start is not None and start.time() != time.min and start.date() == date.max) or (
+        end is not None and end.time() != time.max and end.date() == date.min
+    ):
+        return [scope]  # part of the calendar's first or last day: no whole day inside, none after or before
     first = None if start is None else start.date() if start.time() == time.min else start.date() + timedelta(days=1)
     last = None if end is None else end.date() if end.time() == time.max else end.date() - timedelta(days=1)
     if first is not None and last is not None and first > last:
@@ -246,9 +250,11 @@ def _floor(session: Session):
 
 
 def _day_column(session: Session):
-    # created_at is stored as naive UTC, so its date part is the UTC calendar day.
+    # created_at is stored as naive UTC, so its date part is the UTC calendar day. SQLite stores
+    # it as text "YYYY-MM-DD HH:MM:SS.ffffff": the day is its first ten characters (SQLite's
+    # date() works in milliseconds and answers NULL for 9999-12-31 23:59:59.9995 and after).
     if session.get_bind().dialect.name == "sqlite":
-        return func.date(Job.created_at)
+        return func.substr(Job.created_at, 1, 10)
     return cast(Job.created_at, Date)
 
 

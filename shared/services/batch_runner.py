@@ -13,7 +13,6 @@ job path also calls for a batch's job that a swept job message computed).
 from __future__ import annotations
 
 import logging
-import time
 import uuid
 from typing import Any
 
@@ -25,7 +24,7 @@ from shared.repositories import batches as batch_repo
 from shared.repositories import engines as engine_repo
 from shared.services import job_runner, job_waits
 from shared.services.batch_completion import complete_if_done
-from shared.services.job_runner import DEAD_LETTERED, VERSION_GONE, failed_calculation, loaded_model
+from shared.services.job_runner import DEAD_LETTERED, VERSION_GONE, failed_calculation
 
 log = logging.getLogger(__name__)
 
@@ -88,19 +87,18 @@ def _calculate(jobs: list, version) -> list[dict[str, Any]]:
         return [dict(id=job.id, status=JobStatus.FAILED, error_message=VERSION_GONE) for job in jobs]
     engine = version.calc_engine
     outcomes = []
-    with loaded_model(version, engine) as workbook:
-        for job in jobs:
-            started = time.perf_counter()
-            try:
-                outputs = job_runner._calculate(job, version, workbook)
-                # The filled workbook is made on first download from the job's inputs (job_runner.filled_workbook).
-                outcome = dict(
-                    status=JobStatus.COMPLETED, outputs=outputs, calc_engine=engine, result_key=job_result_key(job.tenant_id, job.id),
-                )
-            except Exception as exc:
-                outcome = failed_calculation(job, exc)
-                if outcome is None:
-                    raise  # transient: the chunk's message comes again
-            outcome.update(id=job.id, execution_time_ms=round((time.perf_counter() - started) * 1000))
-            outcomes.append(outcome)
+    # A transient failure (the model's bytes could not be read) raises: the chunk's message comes again.
+    for job, result in zip(jobs, job_runner.calculate_jobs(version, jobs)):
+        try:
+            outputs = job_runner._calculate(job, version, result)
+            # The filled workbook is made on first download from the job's inputs (job_runner.filled_workbook).
+            outcome = dict(
+                status=JobStatus.COMPLETED, outputs=outputs, calc_engine=engine, result_key=job_result_key(job.tenant_id, job.id),
+            )
+        except Exception as exc:
+            outcome = failed_calculation(job, exc)
+            if outcome is None:
+                raise  # transient: the chunk's message comes again
+        outcome.update(id=job.id, execution_time_ms=round(result.calc_ms))
+        outcomes.append(outcome)
     return outcomes

@@ -99,7 +99,7 @@ def create(
         else:
             invalid.append({"index": index, "error": reason})
     if valid:
-        rate_limits.ensure_room_for_a_job(session, tenant_id=engine.tenant_id, jobs=len(valid))
+        rate_limits.ensure_room_for_a_batch(session, tenant_id=engine.tenant_id, jobs=len(valid))
     now = utcnow()
     props = (version.output_schema or {}).get("properties")
     batch = Batch(
@@ -117,15 +117,15 @@ def create(
     jobs = [dict(common, id=uuid.uuid4(), inputs=inputs, batch_index=index) for index, inputs in valid]
     batch_repo.add(session, batch, jobs)
     session.commit()
-    _queue_chunks(batch)
+    _queue_chunks(batch, lane=version.lane)
     return Progress(batch, {**dict.fromkeys(STATUSES, 0), JobStatus.PENDING: len(jobs), "invalid": len(invalid)})
 
 
-def _queue_chunks(batch: Batch) -> None:
+def _queue_chunks(batch: Batch, *, lane: str = "standard") -> None:
     # Every chunk is queued, even one of refused sets only: its run finds the batch done.
     try:
         for chunk in range(math.ceil(batch.total / batch.chunk_size)):
-            queues.enqueue_batch_chunk(batch.id, chunk)
+            queues.enqueue_batch_chunk(batch.id, chunk, tenant_id=batch.tenant_id, lane=lane)
     except SheetcalcError:
         # The jobs are stored: the sweeper queues them again one by one (README, "Nothing accepted is lost").
         log.exception("could not queue every chunk of batch %s", batch.id)

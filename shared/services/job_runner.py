@@ -17,25 +17,23 @@ so the queue redelivers; calculation failures finish the job as failed with a ge
 from __future__ import annotations
 
 import logging
-import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 
-from shared import calc
 from shared.adapters import queues
 from shared.adapters.storage import XLSX_CONTENT_TYPE, get_store, job_result_key
-from shared.calc import run_context
+from shared.calc import fenced
 from shared.config import get_settings
 from shared.db.models import EngineVersion, Job, JobStatus
 from shared.db.session import session_scope
 from shared.db.types import utcnow
-from shared.errors import InputValidationError, NotFound, WorkbookError
+from shared.errors import CalculationStopped, InputValidationError, NotFound, OutputsTooLarge, WorkbookError
 from shared.observability import bind_job, record_job_metrics, unbind_job
 from shared.repositories import engines as engine_repo
 from shared.repositories import jobs as job_repo
-from shared.services import batch_completion, job_waits
+from shared.services import batch_completion, fair_claims, job_waits, output_limits
 from shared.services.inputs import date_inputs
 
 log = logging.getLogger(__name__)
@@ -44,29 +42,23 @@ CALCULATION_FAILED = "The workbook could not be calculated with these inputs"
 VERSION_GONE = "The engine version for this job is no longer available"
 DEAD_LETTERED = "The job could not be processed"
 
-_cache: calc.ModelCache | None = None
 
 
-def model_cache() -> calc.ModelCache:
-    """The process's cache of loaded workbooks, one per version."""
-    global _cache
-    if _cache is None:
-        _cache = calc.ModelCache(get_settings().model_cache_size)
-    return _cache
+def _model(version: EngineVersion, engine_name: str) -> fenced.Model:
+    """The version's model as the fenced child asks for it: the engine's serialized model stored
+    at upload, or (for another engine, or when that is unusable) the uploaded workbook, parsed
+    in the child."""
 
-
-def _loader(version: EngineVersion, engine_name: str):
-    def load() -> calc.Workbook:
-        engine = calc.get_engine(engine_name)
+    def load() -> tuple[str, bytes]:
         store = get_store()
-        if version.prepared_key:
+        if version.prepared_key and version.prepared_key.endswith(f".{engine_name}"):
             try:
-                return engine.load_serialized(store.get(version.prepared_key))
-            except (NotFound, WorkbookError):
-                log.warning("prepared model of version %s unusable; parsing the workbook", version.id)
-        return engine.load_xlsx(store.get(version.workbook_key))
+                return "serialized", store.get(version.prepared_key)
+            except NotFound:
+                log.warning("prepared model of version %s missing; parsing the workbook", version.id)
+        return "xlsx", store.get(version.workbook_key)
 
-    return load
+    return fenced.Model(f"{version.id}:{engine_name}", engine_name, load)
 
 
 def _output_names(version: EngineVersion) -> list[str] | None:
@@ -74,34 +66,51 @@ def _output_names(version: EngineVersion) -> list[str] | None:
     return list(props) if isinstance(props, dict) and props else None
 
 
-def loaded_model(version: EngineVersion, engine: str | None = None):
-    """The version's model loaded by ``engine`` (default the version's), checked out of the
-    process's cache for the ``with`` block. Keyed by engine too: a version whose engine an
-    administrator changes is loaded afresh."""
-    engine = engine or version.calc_engine
-    return model_cache().checkout(f"{version.id}:{engine}", _loader(version, engine))
+def calculate_jobs(version: EngineVersion, jobs: list[Job], *, engine: str | None = None, want_xlsx: bool = False) -> list[fenced.Result]:
+    """The jobs' results on ``version`` (by ``engine``, default the version's), each with its
+    inputs set on the version's model in the job's own run context (its clock and seed:
+    reproducible runs), in a fenced child within the job budget: the one place a job is
+    calculated, by the worker, for a filled workbook produced later and for a re-run."""
+    names, dates = _output_names(version), sorted(date_inputs(version.input_schema))
+    specs = [
+        fenced.JobSpec(inputs=job.inputs or {}, outputs=names, date_inputs=dates, job_id=str(job.id),
+                       created_at=_naive_utc(job.created_at).isoformat(), want_xlsx=want_xlsx)
+        for job in jobs
+    ]
+    model = _model(version, engine or version.calc_engine)
+    # Each lane has children of its own, so a slow version's job never holds a quick one's child.
+    return fenced.calculator(version.lane).calculate(model, specs, fenced.Budget.for_jobs(get_settings()))
 
 
-def _calculate(job: Job, version: EngineVersion, workbook: calc.Workbook) -> dict:
-    """The job's outputs, its inputs set on the version's loaded workbook in the job's own run
-    context (its clock and seed: reproducible runs): the one place a job is calculated, by the
-    worker, for a filled workbook produced later (``filled_workbook``) and for a re-run."""
-    with run_context.running(run_context.RunContext.for_job(job_id=job.id, created_at=job.created_at)):
-        return workbook.calculate(job.inputs, outputs=_output_names(version), date_inputs=date_inputs(version.input_schema))
+def _naive_utc(moment: datetime) -> datetime:
+    return moment.astimezone(timezone.utc).replace(tzinfo=None) if moment.tzinfo is not None else moment
+
+
+def _calculate(job: Job, version: EngineVersion, result: fenced.Result) -> dict:
+    """A job's outputs from its fenced result; raises what failed (the input plan's
+    InputValidationError, CalculationStopped past the budget, OutputsTooLarge, WorkbookError)."""
+    if result.outcome == "invalid":
+        raise InputValidationError(result.message or "")
+    if result.outcome == "budget":
+        raise CalculationStopped(result.message or CALCULATION_FAILED)
+    if result.outcome != "ok":
+        raise WorkbookError(CALCULATION_FAILED)
+    outputs = result.outputs or {}
+    output_limits.check_job_outputs(outputs, get_settings())
+    return outputs
 
 
 def recalculate(job: Job, version: EngineVersion, engine: str | None = None) -> dict:
     """The job's outputs calculated again on ``version`` (by ``engine``, default the version's)."""
-    with loaded_model(version, engine) as workbook:
-        return _calculate(job, version, workbook)
+    return _calculate(job, version, calculate_jobs(version, [job], engine=engine)[0])
 
 
 def filled_workbook(job: Job, version: EngineVersion) -> bytes:
     """The job's filled workbook: its recorded inputs calculated again on its version by the
     engine that calculated the job, exported as the worker would have right after the job."""
-    with loaded_model(version, job.calc_engine) as workbook:
-        _calculate(job, version, workbook)
-        return workbook.to_xlsx()
+    result = calculate_jobs(version, [job], engine=job.calc_engine, want_xlsx=True)[0]
+    _calculate(job, version, result)
+    return result.xlsx or b""
 
 
 @dataclass
@@ -122,7 +131,7 @@ def run_job(job_id: uuid.UUID) -> str | None:
     return batch.statuses.get(job_id)
 
 
-def run_jobs(job_ids: list[uuid.UUID]) -> Batch:
+def run_jobs(job_ids: list[uuid.UUID], *, lane: str = "standard") -> Batch:
     """Process a batch of job messages: claim them all at once, calculate the claimed jobs of each
     version on one loaded model, finish them in one transaction, then queue their webhooks.
 
@@ -133,13 +142,19 @@ def run_jobs(job_ids: list[uuid.UUID]) -> Batch:
     job_ids = list(dict.fromkeys(job_ids))  # a message twice in one batch: computed once
     batch = Batch(statuses=dict.fromkeys(job_ids))
     with session_scope() as session:
-        claimed_at, jobs = job_repo.claim_many(session, job_ids=job_ids, lease_seconds=settings.processing_lease_seconds)
+        # Each tenant up to its share of workers (tenant_max_concurrent_jobs); its other jobs wait.
+        claim = fair_claims.claim(session, job_ids=job_ids, lease_seconds=settings.processing_lease_seconds)
+        claimed_at, jobs = claim.claimed_at, claim.jobs
         versions = {v: engine_repo.get_version_to_calculate(session, version_id=v) for v in {job.version_id for job in jobs}}
     claimed = {job.id for job in jobs}
     for job_id in job_ids:
-        if job_id not in claimed:
+        if job_id not in claimed and job_id not in claim.deferred:
             log.info("job %s already handled or unknown; skipping", job_id)
             _handled_already(job_id, batch)
+    if claim.deferred:
+        # Queued again a little later, on the lane its message came on (a message that could not
+        # be sent comes again itself).
+        batch.retry.update(fair_claims.defer(claim.deferred, lane=lane))
 
     outcomes: list[tuple[Job, dict, float | None]] = []
     try:
@@ -176,44 +191,34 @@ def _calculate_group(
     jobs: list[Job], version: EngineVersion | None, claimed_at: datetime, batch: Batch, *, keep: bool
 ) -> list[tuple[Job, dict, float | None]]:
     """The outcome of each job of one version, calculated one after another on the version's
-    loaded model; a job that failed transiently is handed back and left out."""
+    model in a fenced child; a job that failed transiently is handed back and left out (all of
+    them when the model could not be had)."""
     if version is None:
         return [(job, dict(status=JobStatus.FAILED, error_message=VERSION_GONE), None) for job in jobs]
-    outcomes = []
-    mark = time.perf_counter()  # each job's time is its own; the first also loads the model
     try:
-        with loaded_model(version) as workbook:
-            for job in jobs:
-                values = _outcome(job, version, workbook, claimed_at, batch, keep=keep)
-                now = time.perf_counter()
-                if values is not None:
-                    calc_ms = (now - mark) * 1000
-                    if values["status"] == JobStatus.COMPLETED:
-                        values["execution_time_ms"] = round(calc_ms)
-                        log.info("job %s completed in %.1f ms of calculation", job.id, calc_ms)
-                    outcomes.append((job, values, calc_ms))
-                mark = now
+        results = calculate_jobs(version, jobs, want_xlsx=keep)
     except Exception as exc:
-        # The model could not be had: every job of the version not yet calculated fails the same way.
-        done = {job.id for job, _, _ in outcomes}
-        for job in jobs:
-            if job.id not in done and job.id not in batch.retry:
-                values = _failure(job, exc, claimed_at, batch)
-                if values is not None:
-                    outcomes.append((job, values, None))
+        return [(job, values, None) for job in jobs if (values := _failure(job, exc, claimed_at, batch)) is not None]
+    outcomes = []
+    for job, result in zip(jobs, results):
+        values = _outcome(job, version, result, claimed_at, batch, keep=keep)
+        if values is not None:
+            outcomes.append((job, values, result.calc_ms))
     return outcomes
 
 
-def _outcome(job: Job, version: EngineVersion, workbook: calc.Workbook, claimed_at: datetime, batch: Batch, *, keep: bool) -> dict | None:
+def _outcome(job: Job, version: EngineVersion, result: fenced.Result, claimed_at: datetime, batch: Batch, *, keep: bool) -> dict | None:
     """One job's outcome (None when it was handed back)."""
     bind_job(job)
     try:
-        outputs = _calculate(job, version, workbook)
+        outputs = _calculate(job, version, result)
         result_key = job_result_key(job.tenant_id, job.id)
         if keep:
-            get_store().put(result_key, workbook.to_xlsx(), XLSX_CONTENT_TYPE)
+            get_store().put(result_key, result.xlsx or b"", XLSX_CONTENT_TYPE)
+        log.info("job %s completed in %.1f ms of calculation", job.id, result.calc_ms)
         # calc_engine: the engine that calculated it (reproducible runs; the file made later uses it too)
-        return dict(status=JobStatus.COMPLETED, outputs=outputs, result_key=result_key, calc_engine=version.calc_engine)
+        return dict(status=JobStatus.COMPLETED, outputs=outputs, result_key=result_key, calc_engine=version.calc_engine,
+                    execution_time_ms=round(result.calc_ms))
     except Exception as exc:
         return _failure(job, exc, claimed_at, batch)
     finally:
@@ -223,7 +228,8 @@ def _outcome(job: Job, version: EngineVersion, workbook: calc.Workbook, claimed_
 def failed_calculation(job: Job, exc: Exception) -> dict | None:
     """The failed outcome of a calculation that raised ``exc``, when another delivery would fail
     the same way; None when the failure may be transient (storage, database, ...)."""
-    if isinstance(exc, InputValidationError):
+    if isinstance(exc, (InputValidationError, CalculationStopped, OutputsTooLarge)):
+        # the consumer's to know: the input refused, or the limit the calculation passed
         return dict(status=JobStatus.FAILED, error_message=exc.message)
     if isinstance(exc, (WorkbookError, ArithmeticError, LookupError, ValueError, TypeError)):
         log.error("job %s failed to calculate", job.id, exc_info=exc)

@@ -11,6 +11,13 @@ to carry, the deadline). The first read is the normal, checked one (whitelist, k
 permission); later reads look at the same row, and a carried state is what the finish wrote to that
 row.
 
+Waiters are bounded in each API process: at most ``consumer_max_waiters`` per API key and
+``tenant_max_waiters`` per tenant wait at once (0: no bound). A call beyond either does not wait:
+it answers at once, as without ``wait`` (execute's 202 with the job as queued, the status as read),
+which ``wait``'s contract ("up to N seconds") allows; its job is made and checked as any other.
+A request that starts waiting tells the HTTP edge (``waiting_starts``), whose admission control
+then counts it no longer among the calls in progress (shared/api/admission.py).
+
 Finishers call ``announce_on_commit`` in their finishing transaction (the worker, with each job's
 ``finished_state``: the answer is then the job as its finish left it, without a read), or
 ``announce`` after their commit; a lost announcement costs a waiter its wait, never a job, so
@@ -24,7 +31,10 @@ import json
 import logging
 import math
 import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from datetime import datetime
 
 import anyio
@@ -155,6 +165,67 @@ async def _start_listening() -> completions.Hub:
     return hub
 
 
+# This event loop's (one API process's) requests waiting now, by API key and by tenant.
+_WAITING: RunVar[Counter] = RunVar("sheetcalc_waiting")
+
+# Set by the HTTP edge for the request in hand (shared/api/admission.py): called when the request
+# starts waiting, from when on it holds no thread, connection or turn.
+waiting_starts: ContextVar[Callable[[], None] | None] = ContextVar("sheetcalc_waiting_starts", default=None)
+
+
+def waiting() -> Counter:
+    """This event loop's waiters: ``key:<caller>`` and ``tenant:<id>`` -> how many wait now."""
+    try:
+        return _WAITING.get()
+    except LookupError:
+        counts: Counter = Counter()
+        _WAITING.set(counts)
+        return counts
+
+
+def _holders(job: Job) -> tuple[str, str]:
+    # A job a checked read returned is the caller's own (``jobs.get_job``, or made by its execute):
+    # a consumer's, or a version's test key's. Named as the rate limit names callers.
+    caller = f"consumer:{job.consumer_id}" if job.consumer_id is not None else f"test-key:{job.version_id}"
+    return f"key:{caller}", f"tenant:{job.tenant_id}"
+
+
+@contextmanager
+def _a_place_to_wait(job: Job) -> Iterator[bool]:
+    """Whether the caller of ``job`` may wait now (its key and its tenant under their bounds); the
+    place is taken until the block ends."""
+    settings = get_settings()
+    counts, (key, tenant) = waiting(), _holders(job)
+    if (settings.consumer_max_waiters and counts[key] >= settings.consumer_max_waiters) or (
+        settings.tenant_max_waiters and counts[tenant] >= settings.tenant_max_waiters
+    ):
+        yield False
+        return
+    counts[key] += 1
+    counts[tenant] += 1
+    try:
+        yield True
+    finally:
+        for name in (key, tenant):
+            counts[name] -= 1
+            if not counts[name]:
+                del counts[name]
+
+
+async def _wait_if_allowed(job: Job, woken: completions.Woken, deadline: float) -> Job:
+    """``job`` once it has finished or the deadline has passed; at once when it has finished
+    already or its caller may not wait now (as without wait)."""
+    if finished(job):
+        return job
+    with _a_place_to_wait(job) as allowed:
+        if not allowed:
+            return job
+        starts = waiting_starts.get()
+        if starts is not None:
+            starts()
+        return await _until_finished(job, woken, deadline)
+
+
 async def _until_finished(job: Job, woken: completions.Woken, deadline: float) -> Job:
     loop = asyncio.get_running_loop()
     while not finished(job):
@@ -177,7 +248,7 @@ async def _watch(hub: completions.Hub, job_id: uuid.UUID, first_read: Callable[[
     woken = hub.register(str(job_id))
     try:
         job = await _in_thread(first_read)
-        return await _until_finished(job, woken, deadline)
+        return await _wait_if_allowed(job, woken, deadline)
     finally:
         hub.unregister(str(job_id), woken)
 
@@ -209,7 +280,7 @@ async def execute(queue: Callable[[Session, uuid.UUID], Job], *, wait: float | N
     try:
         job = await _in_thread(make)
         if job.id == job_id:
-            return await _until_finished(job, woken, deadline)
+            return await _wait_if_allowed(job, woken, deadline)
     finally:
         hub.unregister(str(job_id), woken)
     # An Idempotency-Key answered with the job its first request made: wait for that one.

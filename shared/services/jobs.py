@@ -132,7 +132,8 @@ def _queue(
     )
     session.commit()
     try:
-        queues.enqueue_job(job.id)
+        # its tenant's message group (fair queues), on its version's lane
+        queues.enqueue_job(job.id, tenant_id=job.tenant_id, lane=version.lane)
     except SheetcalcError:
         log.exception("could not queue job %s", job.id)
         job_repo.fail_unfinished(session, job_id=job.id, message=QUEUE_FAILED)

@@ -1,9 +1,13 @@
 """Brakes on consumers: requests per API key in a window, and unfinished jobs per tenant.
 
-Both are off unless configured (``SHEETCALC_CONSUMER_RATE_LIMIT``,
-``SHEETCALC_TENANT_MAX_UNFINISHED_JOBS``; 0 = off). The rate limit counts every request whose key
-is valid, in fixed windows of ``consumer_rate_window_seconds`` aligned on the clock; the count
-lives in the database (``throttle_counters``), so it holds across API processes and Lambdas.
+On by default with production values (``SHEETCALC_CONSUMER_RATE_LIMIT``, 600 a minute per key;
+``SHEETCALC_TENANT_MAX_UNFINISHED_JOBS``, 1,000 jobs of execute and test-execute;
+``SHEETCALC_TENANT_MAX_UNFINISHED_BATCH_JOBS``, 10,000 jobs of batches; 0 turns one off). The rate
+limit counts every request whose key is valid, in fixed windows of ``consumer_rate_window_seconds``
+aligned on the clock; the count lives in the database (``throttle_counters``), so it holds across
+API processes and Lambdas. A tenant's batches have a quota of their own, room for one batch of the
+largest size: a batch running does not refuse the tenant's executes, and a burst of executes does
+not refuse its batch.
 """
 
 from __future__ import annotations
@@ -28,8 +32,14 @@ TOO_MANY_JOBS = (
 BATCH_OVER_QUOTA = (
     "A batch of {jobs} jobs is more than this tenant may have pending or processing at once ({limit}); send smaller batches"
 )
+TOO_MANY_BATCH_JOBS = (
+    "Too many batch jobs in progress: this tenant may have {limit} jobs of batches pending or processing at once, "
+    "and this batch has {jobs}. Retry when some have finished."
+)
 # When a tenant's quota is full: most jobs finish in 2 to 5 seconds (the spec's polling guidance).
 QUOTA_RETRY_AFTER_SECONDS = 2
+# A batch waits for room its own size: each try sends and checks up to 10,000 input sets again.
+BATCH_QUOTA_RETRY_AFTER_SECONDS = 10
 
 
 @dataclass(frozen=True)
@@ -69,11 +79,19 @@ def enforce(allowance: Allowance | None) -> None:
         raise TooManyRequests(message, retry_after=allowance.reset_seconds)
 
 
-def ensure_room_for_a_job(session: Session, *, tenant_id: uuid.UUID, jobs: int = 1) -> None:
-    """Refuse a new job, or ``jobs`` new jobs at once (a batch), (429) while the tenant's quota of
-    jobs pending or processing has no room for them; a batch larger than the quota itself is 400."""
+def ensure_room_for_a_job(session: Session, *, tenant_id: uuid.UUID) -> None:
+    """Refuse a new job of execute or test-execute (429) while the tenant has its quota of them
+    pending or processing."""
     limit = get_settings().tenant_max_unfinished_jobs
+    if limit and job_repo.count_unfinished(session, tenant_id=tenant_id) + 1 > limit:
+        raise TooManyRequests(TOO_MANY_JOBS.format(limit=limit), retry_after=QUOTA_RETRY_AFTER_SECONDS)
+
+
+def ensure_room_for_a_batch(session: Session, *, tenant_id: uuid.UUID, jobs: int) -> None:
+    """Refuse a batch of ``jobs`` new jobs (429) while the tenant's quota of batch jobs pending or
+    processing has no room for all of them; a batch larger than the quota itself is 400."""
+    limit = get_settings().tenant_max_unfinished_batch_jobs
     if limit and jobs > limit:
         raise BadRequest(BATCH_OVER_QUOTA.format(jobs=jobs, limit=limit))
-    if limit and job_repo.count_unfinished(session, tenant_id=tenant_id) + jobs > limit:
-        raise TooManyRequests(TOO_MANY_JOBS.format(limit=limit), retry_after=QUOTA_RETRY_AFTER_SECONDS)
+    if limit and job_repo.count_unfinished(session, tenant_id=tenant_id, of_batches=True) + jobs > limit:
+        raise TooManyRequests(TOO_MANY_BATCH_JOBS.format(limit=limit, jobs=jobs), retry_after=BATCH_QUOTA_RETRY_AFTER_SECONDS)

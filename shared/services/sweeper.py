@@ -8,7 +8,12 @@ outage or a dev stack restarted with empty queues leaves a row that nothing will
 - jobs pending since longer than ``sweeper_requeue_after_seconds``, and jobs processing on a
   claim older than ``processing_lease_seconds`` (their worker died);
 - webhooks of jobs finished that long ago whose single attempt never began;
-- version checks (engine checks, document-library copy) pending for ``sweeper_checks_after_seconds``.
+- version checks (engine checks, document-library copy) pending for ``sweeper_checks_after_seconds``;
+- jobs processing on a claim of a process of this machine that no longer runs
+  (``dead_claims.release``, also run by ``sheetcalc dev`` at start, before its workers): a stack
+  killed with ``kill -9`` and started again computes them at once, not a lease later. On AWS
+  each Lambda sandbox is a machine of its own, so there this finds nothing: the lease (the worker's
+  timeout and a margin, template.yaml) is what brings a dead worker's jobs back.
 
 A job queued again is made pending as of now (a claim past its lease is released), so the
 following sweeps leave it to that message instead of adding one each. A message sent twice is
@@ -30,6 +35,7 @@ from shared.db.session import session_scope
 from shared.db.types import utcnow
 from shared.repositories import engines as engine_repo
 from shared.repositories import jobs as job_repo
+from shared.services import dead_claims
 from shared.services.version_checks import has_pending_work
 
 log = logging.getLogger(__name__)
@@ -65,8 +71,9 @@ def sweep(*, queues_empty_since: datetime | None = None) -> Swept:
         limit = settings.sweeper_batch_size
     claimed_before = now - timedelta(seconds=settings.processing_lease_seconds)
 
+    released = dead_claims.release()
     with session_scope() as session:
-        job_ids = job_repo.requeue_unqueued(session, pending_before=due_before, claimed_before=claimed_before, limit=limit)
+        jobs = job_repo.requeue_unqueued(session, pending_before=due_before, claimed_before=claimed_before, limit=limit)
         webhook_job_ids = job_repo.unattempted_webhook_job_ids(session, finished_before=due_before, limit=limit)
         version_ids = [
             version_id
@@ -74,13 +81,13 @@ def sweep(*, queues_empty_since: datetime | None = None) -> Swept:
             if has_pending_work(report, storage)
         ][:limit]
 
-    for job_id in job_ids:
-        queues.enqueue_job(job_id)
+    for job_id, tenant_id in jobs:
+        queues.enqueue_job(job_id, tenant_id=tenant_id)
     for job_id in webhook_job_ids:
         queues.enqueue_webhook(job_id)
     for version_id in version_ids:
         queues.enqueue_version_check(version_id)
-    swept = Swept(jobs=len(job_ids), webhooks=len(webhook_job_ids), version_checks=len(version_ids))
-    if job_ids or webhook_job_ids or version_ids:
+    swept = Swept(jobs=released + len(jobs), webhooks=len(webhook_job_ids), version_checks=len(version_ids))
+    if jobs or webhook_job_ids or version_ids:
         log.warning("sweeper queued again %s", swept.as_dict())
     return swept

@@ -17,7 +17,7 @@ import logging
 import re
 import uuid
 
-from shared import calc
+from shared.calc import sandbox
 from shared.adapters.storage import get_store, version_prefix
 from shared.calc.fidelity.choice import check_engine
 from shared.calc.fidelity.report import FidelityReport
@@ -25,9 +25,9 @@ from shared.calc.fidelity.stored_report import PENDING, merge_background_check, 
 from shared.config import get_settings
 from shared.db.session import session_scope
 from shared.db.types import utcnow
-from shared.errors import SheetcalcError, WorkbookError
+from shared.errors import SheetcalcError, WorkbookError, WorkbookRefused
 from shared.repositories import engines as repo
-from shared.services import tenant_settings
+from shared.services import tenant_settings, version_costs
 
 log = logging.getLogger(__name__)
 
@@ -121,11 +121,24 @@ def _merge(version, report: dict, results: list[FidelityReport], data: bytes) ->
     if version.calc_engine_pinned:
         report = report_for_engine(report, version.calc_engine)
     elif report["engine"] != version.calc_engine:
-        workbook = calc.get_engine(report["engine"]).load_xlsx(data)
-        key = version_prefix(version.tenant_id, version.engine_id, version.id) + f"prepared.{report['engine']}"
-        get_store().put(key, workbook.serialize())
-        version.prepared_key, version.calc_engine = key, report["engine"]
-        log.info("version %s switched to %s", version.id, report["engine"])
+        # The better engine's model, built and measured in the fence; kept only within the limits.
+        settings = get_settings()
+        try:
+            prepared, cost = sandbox.prepare_engine_model(data, report["engine"], sandbox.Fence.from_settings(settings))
+            version_costs.judge(cost, settings)
+        except WorkbookRefused as exc:
+            log.warning("version %s stays on %s: %s", version.id, version.calc_engine, exc.message)
+            better = report["engine"]
+            report = report_for_engine(report, version.calc_engine)
+            engines = dict(report.get("engines") or {})
+            engines[better] = {**engines.get(better, {}), "not_used": exc.message}
+            report = {**report, "engines": engines}
+        else:
+            key = version_prefix(version.tenant_id, version.engine_id, version.id) + f"prepared.{report['engine']}"
+            get_store().put(key, prepared)
+            version.prepared_key, version.calc_engine, version.cost = key, report["engine"], cost
+            version.lane = version_costs.lane(cost, report["engine"], settings)
+            log.info("version %s switched to %s", version.id, report["engine"])
     version.fidelity_report = report
     return version.calc_engine
 

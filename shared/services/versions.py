@@ -23,7 +23,7 @@ from shared.errors import Conflict, Invalid, NotFound
 from shared.repositories import engines as repo
 from shared.security import digest, new_api_key
 from shared.services import engines as engine_service
-from shared.services import tenant_settings
+from shared.services import output_limits, tenant_settings, version_costs
 from shared.services.inputs import check_schema
 from shared.services.version_checks import NOT_CONFIGURED, PENDING_COPY, document_storage_record
 
@@ -68,6 +68,9 @@ def upload(session: Session, *, tenant: Tenant, engine_id: uuid.UUID, version: s
     # checked by a worker, after the answer.
     settings = get_settings()
     choice = sandbox.prepare_upload(data, Limits.from_settings(settings), sandbox.Fence.from_settings(settings))
+    # What its jobs would return (a range over the output limit is named), then what they cost.
+    output_limits.check_version_outputs(choice.named_ranges, None, settings)
+    version_costs.judge(choice.cost, settings)
     deferred = defer_slower_engines(choice.report)
     named_ranges = choice.named_ranges
 
@@ -92,6 +95,8 @@ def upload(session: Session, *, tenant: Tenant, engine_id: uuid.UUID, version: s
         named_ranges=named_ranges,
         test_key_hash=digest(test_key),
         content_sha256=hashlib.sha256(data).hexdigest(),
+        cost=choice.cost,
+        lane=version_costs.lane(choice.cost, choice.engine, settings),
     )
     copy_to_library = tenant_settings.document_library_configured(tenant)
     row.document_storage = document_storage_record(PENDING_COPY if copy_to_library else NOT_CONFIGURED)
@@ -163,6 +168,8 @@ def update_schemas(
     for field in ("input_schema", "output_schema"):
         if field in changes:
             check_schema(changes[field], field)
+            if field == "output_schema":
+                output_limits.check_output_schema(version.named_ranges, changes[field], get_settings())
             setattr(version, field, changes[field])
     version.updated_at = utcnow()
     session.flush()
@@ -174,10 +181,14 @@ def pin_engine(version: EngineVersion, engine_name: str) -> None:
     if engine_name not in calc.available_engines():
         raise Invalid(f"Unknown calculation engine '{engine_name}'; choose one of: {', '.join(calc.available_engines())}")
     if engine_name != version.calc_engine:
-        store = get_store()
-        prepared = sandbox.prepare_engine_model(
-            store.get(version.workbook_key), engine_name, sandbox.Fence.from_settings(get_settings())
+        # A pin is a check like the upload's: the engine's model built, calculated and measured
+        # in the fence, with its deadline, and its cost judged before anything changes.
+        store, settings = get_store(), get_settings()
+        prepared, cost = sandbox.prepare_engine_model(
+            store.get(version.workbook_key), engine_name, sandbox.Fence.from_settings(settings)
         )
+        version_costs.judge(cost, settings)
+        version.cost, version.lane = cost, version_costs.lane(cost, engine_name, settings)
         prepared_key = version_prefix(version.tenant_id, version.engine_id, version.id) + f"prepared.{engine_name}"
         store.put(prepared_key, prepared)
         version.prepared_key = prepared_key
@@ -202,6 +213,7 @@ def activate(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, ve
     """
     _lock_engine(session, tenant_id=tenant_id, engine_id=engine_id)
     version = get(session, tenant_id=tenant_id, engine_id=engine_id, version_id=version_id)
+    version_costs.judge(version.cost, get_settings())  # the limits may have changed since its check
     repo.set_active_version(session, tenant_id=tenant_id, engine_id=engine_id, version_id=version.id)
     session.flush()
     return version

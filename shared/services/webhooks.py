@@ -1,5 +1,6 @@
 """The single webhook attempt for a finished job (at most once, never retried), signed, and the
-redeliveries an administrator asks for; every POST is recorded in the delivery log."""
+redeliveries an administrator asks for; every POST is recorded in the delivery log. A body over
+``max_webhook_payload_bytes`` goes by reference (``bounded_body``)."""
 
 from __future__ import annotations
 
@@ -55,6 +56,37 @@ def payload(job: Job) -> dict[str, Any]:
     }
 
 
+# A completed job's webhook body over ``max_webhook_payload_bytes`` leaves out these fields, in
+# this order, until it fits: the outputs first (the job's GET returns them), then the inputs (the
+# receiver sent them). Each one left out is flagged (``"outputs_omitted": true``), and
+# ``"job_path"`` (``/jobs/{job_id}`` on the API the job was submitted to) is where to read it.
+OMITTABLE = ("outputs", "inputs")
+
+
+def _encode(event: dict[str, Any]) -> bytes:
+    return json.dumps(event, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+
+
+def bounded_body(job: Job, *, max_bytes: int) -> bytes:
+    """The job's event as the bytes to sign and POST: whole when it fits in ``max_bytes``, else
+    by reference (its outputs, then its inputs, left out and flagged, with the job's path to poll)."""
+    event = payload(job)
+    body = _encode(event)
+    if len(body) <= max_bytes or job.status != JobStatus.COMPLETED:
+        return body
+    event["job_path"] = f"/jobs/{job.id}"
+    omitted = []
+    for name in OMITTABLE:
+        del event[name]
+        event[f"{name}_omitted"] = True
+        omitted.append(name)
+        body = _encode(event)
+        if len(body) <= max_bytes:
+            break
+    log.info("webhook of job %s sent without its %s (over %d bytes)", job.id, " and ".join(omitted), max_bytes)
+    return body
+
+
 @dataclass(frozen=True)
 class Outcome:
     """How one POST ended, as the delivery log records it."""
@@ -100,17 +132,17 @@ def _post(url: str, body: bytes, headers: dict[str, str]) -> Outcome:
     return ended(answer.status_code, None if 200 <= answer.status_code < 300 else "http_error", answer.body_start)
 
 
-def _signed(session: Session, event: dict[str, Any], *, tenant_id: uuid.UUID, now: datetime, headers: dict[str, str]) -> tuple[bytes, dict[str, str]]:
+def _signed(session: Session, body: bytes, *, tenant_id: uuid.UUID, now: datetime, headers: dict[str, str]) -> tuple[bytes, dict[str, str]]:
     """The body (exactly the bytes signed) and the signature header, with ``headers``."""
-    body = json.dumps(event, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
     keys = webhook_signing.signing_secrets(session, tenant_id=tenant_id, now=now)
     signature = webhook_signing.signature_header(body, keys=keys, timestamp=int(now.timestamp()))
     return body, {webhook_signing.SIGNATURE_HEADER: signature, **headers}
 
 
 def _signed_request(session: Session, job: Job, *, now: datetime) -> tuple[bytes, dict[str, str]]:
-    """The body (exactly the bytes signed) and the signature and job id headers."""
-    return _signed(session, payload(job), tenant_id=job.tenant_id, now=now, headers={webhook_signing.JOB_ID_HEADER: str(job.id)})
+    """The body (exactly the bytes signed, within the payload limit) and the signature and job id headers."""
+    body = bounded_body(job, max_bytes=get_settings().max_webhook_payload_bytes)
+    return _signed(session, body, tenant_id=job.tenant_id, now=now, headers={webhook_signing.JOB_ID_HEADER: str(job.id)})
 
 
 def _post_and_record(url: str, body: bytes, headers: dict[str, str], *, attempt_id: uuid.UUID, first_of: uuid.UUID | None) -> int:
@@ -130,7 +162,7 @@ def post_event(url: str, body: dict[str, Any], *, tenant_id: uuid.UUID, event_id
     """The one HTTP path of webhooks, for a finished batch (``event_id`` its id): signed as a job's
     are, with ``Sheetcalc-Batch-Id``; the receiver's status, or 0. Not in the jobs' delivery log."""
     with session_scope() as session:
-        raw, headers = _signed(session, body, tenant_id=tenant_id, now=utcnow(), headers={BATCH_ID_HEADER: str(event_id)})
+        raw, headers = _signed(session, _encode(body), tenant_id=tenant_id, now=utcnow(), headers={BATCH_ID_HEADER: str(event_id)})
     return _post(url, raw, headers).status_code
 
 

@@ -324,8 +324,8 @@ def test_a_batch_job_is_reproducible_like_any_job(client, admin, run_worker):
 
 
 def test_a_batch_fits_the_tenants_quota_of_unfinished_jobs_or_is_refused(client, deployed, configure):
-    # GIVEN a tenant allowed 3 unfinished jobs
-    configure(tenant_max_unfinished_jobs=3)
+    # GIVEN a tenant allowed 3 unfinished jobs of batches
+    configure(tenant_max_unfinished_batch_jobs=3)
     # WHEN a batch of more jobs than the quota is sent THEN it is refused outright
     over = client.post(batch_path(deployed), json={"inputs": [SETS[0]] * 4}, headers=key(deployed))
     assert over.status_code == 400
@@ -335,7 +335,7 @@ def test_a_batch_fits_the_tenants_quota_of_unfinished_jobs_or_is_refused(client,
     # WHEN one fills the quota (refused sets take no room) THEN the next waits for room (429)
     assert submit(client, deployed, sets=[SETS[0], 7, SETS[2], SETS[4]])["jobs"] == 3
     full = client.post(batch_path(deployed), json={"inputs": [SETS[0]]}, headers=key(deployed))
-    assert full.status_code == 429 and full.headers["Retry-After"] == "2"
+    assert full.status_code == 429 and full.headers["Retry-After"] == "10"
 
 
 def test_a_batch_jobs_filled_workbook_is_downloadable(client, deployed, run_worker):

@@ -133,7 +133,9 @@ def test_a_key_just_inside_24_hours_still_replays(client, deployed, monkeypatch)
 
 
 @pytest.mark.own_transactions  # the requests race on the real database, each in its own transaction
-def test_twenty_concurrent_duplicates_make_one_job(client, deployed, monkeypatch):
+def test_twenty_concurrent_duplicates_make_one_job(client, deployed, monkeypatch, configure):
+    # (20 calls of one tenant in progress at once: its share of an API process raised from 16 for it)
+    configure(api_max_job_calls_per_tenant=20)
     # GIVEN a key recently used (so the requests do not queue behind its last-used write), and
     # requests held after finding the key free until ten of them have (the window widened, so
     # they really bind at once; 30 s is only a fallback)

@@ -4,6 +4,8 @@ GET /jobs/{id}?wait=N holds the request until the job finishes or N seconds pass
 without wait; POST execute/test-execute ?wait=N answers 200 with the finished job (the body GET
 gives) when it finishes within N seconds, 202 as today otherwise. A waiter holds no database
 connection and no worker thread, so many of them leave the pool and the threadpool to others.
+Waiters are bounded per API key and per tenant in each API process: a call beyond answers at once,
+as without wait.
 
 Tests where a request waits while the worker runs use their own transactions (as production
 does): the waiting request and the worker each use their own connections at the same time.
@@ -18,13 +20,16 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from types import SimpleNamespace
 
+import anyio.to_thread
 import pytest
 
 from shared.adapters import aws as aws_clients
 from shared.adapters import completions
 from shared.config import get_settings
+from shared.db.session import get_engine
 from shared.repositories import jobs as job_repo
-from shared.services import job_runner, job_waits
+from shared.services import job_runner, job_waits, jobs
+from shared.services.callers import ConsumerRequest
 from shared.services.job_waits import INVALID_WAIT
 from shared.services.jobs import NO_WAIT
 from tests.factories import deploy_loan, submit_job
@@ -253,9 +258,11 @@ def test_waiting_for_a_job_that_is_not_the_callers_answers_404_at_once(client, d
 
 
 @pytest.mark.own_transactions
-def test_fifty_waiters_hold_neither_the_database_pool_nor_the_threadpool(client, admin, loan_xlsx, run_worker):
+def test_fifty_waiters_hold_neither_the_database_pool_nor_the_threadpool(client, admin, loan_xlsx, run_worker, configure):
     # GIVEN 50 consumers waiting for 50 pending jobs: more than the pool's 15 connections and the
-    # threadpool's 40 threads
+    # threadpool's 40 threads (one key and one tenant here, so their bounds on waiters and on calls
+    # in progress are raised for it: 8 and 32 waiters, 16 calls per tenant by default)
+    configure(consumer_max_waiters=50, tenant_max_waiters=50, api_max_job_calls=64, api_max_job_calls_per_tenant=64)
     deployed = deploy_loan(admin, loan_xlsx)
     job_ids = [submit_job(deployed, {**INPUTS, "principal": 1000 * (i + 1)}) for i in range(50)]
     with ThreadPoolExecutor(50) as pool:
@@ -293,7 +300,9 @@ def test_an_api_process_runs_at_most_api_job_threads_job_calls_at_once(configure
     async def nine_at_once():
         calls = [asyncio.ensure_future(job_waits.execute(queue, wait=None)) for _ in range(9)]
         turns, deadline = job_waits.turns(), time.monotonic() + HANG_SECONDS
-        while turns.statistics().tasks_waiting < 6 and most <= 3:
+        # Until six wait for a turn AND the three with one are inside (a thread given its turn
+        # enters a moment later on a busy machine), or more than three are inside at once.
+        while (turns.statistics().tasks_waiting < 6 or most < 3) and most <= 3:
             assert time.monotonic() < deadline, f"{most} inside, {turns.statistics()}"
             await asyncio.sleep(0.01)
         # WHEN three are inside THEN the other six wait for a turn on the event loop, not in threads
@@ -306,3 +315,108 @@ def test_an_api_process_runs_at_most_api_job_threads_job_calls_at_once(configure
     # AND every one is made in its turn, never more than three at once
     assert len({job.id for job in made}) == 9
     assert most == 3
+
+
+# --- how many may wait at once --------------------------------------------------------------------
+
+
+def waiting_for(client, deployed, job_id):
+    return client.get(f"/jobs/{job_id}", params={"wait": str(LONG_WAIT)}, headers=key(deployed))
+
+
+class Waiters:
+    """Counts the calls that have a place to wait and wait (not those still in their first read)."""
+
+    def __init__(self, monkeypatch):
+        self.count = 0
+        original = job_waits._until_finished
+
+        async def counted(*args):
+            self.count += 1
+            return await original(*args)
+
+        monkeypatch.setattr(job_waits, "_until_finished", counted)
+
+    def until(self, count: int) -> None:
+        deadline = time.monotonic() + HANG_SECONDS
+        while self.count < count:
+            assert time.monotonic() < deadline, f"only {self.count} waiting"
+            time.sleep(0.01)
+
+
+@pytest.mark.own_transactions
+def test_a_key_waits_at_most_its_bound_at_once_and_a_call_beyond_answers_at_once_as_without_wait(
+    client, admin, loan_xlsx, run_worker, configure, monkeypatch
+):
+    # GIVEN a key allowed 2 waiters at once, and 2 of its calls waiting for pending jobs
+    configure(consumer_max_waiters=2)
+    deployed = deploy_loan(admin, loan_xlsx)
+    job_ids = [submit_job(deployed, {**INPUTS, "principal": 1000 * (i + 1)}) for i in range(2)]
+    places = Waiters(monkeypatch)
+    with ThreadPoolExecutor(2) as pool:
+        waiters = [pool.submit(waiting_for, client, deployed, job_id) for job_id in job_ids]
+        places.until(2)
+        # WHEN the key executes with wait once more
+        started = time.monotonic()
+        r = client.post(deployed.execute_path, params={"wait": str(LONG_WAIT)}, headers=key(deployed), json={"inputs": INPUTS})
+        # THEN it does not wait (only a wait that was not refused takes LONG_WAIT): 202 with the job queued, as without wait
+        assert time.monotonic() - started < LONG_WAIT
+        assert (r.status_code, r.json()["status"], r.json()["message"]) == (202, "pending", "Job queued for processing")
+        assert client.get(f"/jobs/{r.json()['job_id']}", headers=key(deployed)).json()["status"] == "pending"
+        # AND the two waiting get their finished jobs once the worker runs
+        run_worker()
+        answers = [w.result(timeout=HANG_SECONDS) for w in waiters]
+    assert [(a.status_code, a.json()["status"]) for a in answers] == [(200, "completed")] * 2
+
+
+@pytest.mark.own_transactions
+def test_a_tenant_waits_at_most_its_bound_at_once_whichever_of_its_keys_waits(
+    client, admin, loan_xlsx, run_worker, configure, monkeypatch
+):
+    # GIVEN a tenant allowed 2 waiters at once (its keys unbounded), waiting with two of its keys
+    configure(consumer_max_waiters=0, tenant_max_waiters=2)
+    first, second = deploy_loan(admin, loan_xlsx), deploy_loan(admin, loan_xlsx)
+    job_ids = [submit_job(first, INPUTS), submit_job(second, INPUTS), submit_job(first, INPUTS)]
+    places = Waiters(monkeypatch)
+    with ThreadPoolExecutor(2) as pool:
+        waiters = [pool.submit(waiting_for, client, first, job_ids[0]), pool.submit(waiting_for, client, second, job_ids[1])]
+        places.until(2)
+        # WHEN either key asks with wait for another job
+        started = time.monotonic()
+        r = waiting_for(client, first, job_ids[2])
+        # THEN it answers at once, as without wait: the job as it is, pending
+        assert time.monotonic() - started < LONG_WAIT
+        assert (r.status_code, r.json()["status"]) == (200, "pending")
+        run_worker()
+        answers = [w.result(timeout=HANG_SECONDS) for w in waiters]
+    assert [(a.status_code, a.json()["status"]) for a in answers] == [(200, "completed")] * 2
+    # AND once they are answered, the tenant may wait again: a finished job answers at once, completed
+    assert waiting_for(client, first, job_ids[2]).json()["status"] == "completed"
+
+
+@pytest.mark.own_transactions
+def test_a_waiter_holds_no_thread_turn_or_database_connection_while_it_waits(admin, loan_xlsx, run_worker):
+    # GIVEN a pending job and its consumer waiting for it (the service call the route makes)
+    deployed = deploy_loan(admin, loan_xlsx)
+    job_id = uuid.UUID(submit_job(deployed, INPUTS))
+    request = ConsumerRequest(api_key=deployed.api_key, client_ip="127.0.0.1")
+
+    async def wait_and_look():
+        waiter = asyncio.ensure_future(job_waits.get_job(
+            lambda session: jobs.get_job(session, request=request, job_id=job_id), job_id=job_id, wait=LONG_WAIT))
+        deadline = time.monotonic() + HANG_SECONDS
+        while not job_waits.waiting():
+            assert time.monotonic() < deadline and not waiter.done(), "the call never started waiting"
+            await asyncio.sleep(0.01)
+        # WHEN it waits THEN it holds no turn, no thread of the threadpool and no pooled connection
+        held = (job_waits.turns().statistics().borrowed_tokens,
+                anyio.to_thread.current_default_thread_limiter().statistics().borrowed_tokens, get_engine().pool.checkedout())
+        waiting = dict(job_waits.waiting())
+        # AND the worker finishing the job wakes it
+        await anyio.to_thread.run_sync(run_worker)
+        return held, waiting, await asyncio.wait_for(waiter, HANG_SECONDS)
+
+    held, waiting, job = asyncio.run(wait_and_look())
+    assert held == (0, 0, 0)
+    assert waiting == {f"key:consumer:{deployed.consumer_id}": 1, f"tenant:{deployed.admin.tenant_id}": 1}
+    assert job.status == "completed"

@@ -180,7 +180,10 @@ def test_about_shows_the_active_version(client, deployed):
     r = client.get(f"/jobs/about/{deployed.admin.slug}/{deployed.engine_slug}", headers={"X-API-Key": deployed.api_key})
     assert r.status_code == 200
     body = r.json()
-    assert set(body) == {"name", "slug", "description", "version", "input_schema", "output_schema", "updated_at"}
+    # the spec's fields, and what one job on the version costs (measured when it was checked)
+    assert set(body) == {"name", "slug", "description", "version", "input_schema", "output_schema", "updated_at",
+                         "calc_ms_p50", "calc_ms_p95"}
+    assert 0 < body["calc_ms_p50"] <= body["calc_ms_p95"]
     assert body["version"] == "1.0" and body["input_schema"] == schema and body["output_schema"] is None
 
 

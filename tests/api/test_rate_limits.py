@@ -1,20 +1,30 @@
-"""Brakes on consumers: a request rate per API key (X-RateLimit-*, 429 + Retry-After) and a
-quota of unfinished jobs per tenant (429 at execute). Both off unless configured.
+"""Brakes on consumers: a request rate per API key (X-RateLimit-*, 429 + Retry-After) and
+quotas of unfinished jobs per tenant (429 at execute, and at a batch, each its own). On by
+default with production values; 0 turns one off.
 
 The rate limit's clock is injected (``clock``); no test waits for a window to pass.
 """
 
 from __future__ import annotations
 
+import os
+import uuid
 from datetime import datetime, timezone
 
 import pytest
 from fastapi.testclient import TestClient
+from sqlalchemy import text
 
 from shared.api.app import create_app
+from shared.config import Settings
+from shared.db.session import new_session, session_scope
+from shared.repositories import jobs as job_repo
+from shared.errors import TooManyRequests
 from shared.services import rate_limits
+from shared.services.batches import MAX_INPUT_SETS
 from tests.envtools import Clock
-from tests.factories import deploy_loan, make_admin
+from tests.factories import deploy_loan, make_admin, submit_batch
+from tests.statement_counter import counting
 
 INPUTS = {"principal": 100000, "annual_rate": 0.05, "years": 10}
 
@@ -97,7 +107,24 @@ def test_each_key_has_its_own_count(client, deployed, clock, configure, loan_xls
     assert execute_with_test_key(client, deployed).status_code == 202
 
 
-def test_without_a_configured_rate_there_is_neither_limit_nor_header(client, deployed, clock):
+def test_by_default_a_key_may_make_600_requests_a_minute(client, deployed, clock):
+    # GIVEN no rate configured, 10 s into a minute
+    # WHEN a key makes its first requests THEN they count against 600 a minute
+    answers = [about(client, deployed) for _ in range(3)]
+    assert [(r.status_code, rate_headers(r)) for r in answers] == [
+        (200, ("600", "599", "50")), (200, ("600", "598", "50")), (200, ("600", "597", "50"))]
+
+
+def test_the_brakes_are_on_by_default_with_the_documented_values():
+    defaults = {name: field.default for name, field in Settings.model_fields.items()}
+    assert (defaults["consumer_rate_limit"], defaults["consumer_rate_window_seconds"]) == (600, 60)
+    assert (defaults["tenant_max_unfinished_jobs"], defaults["tenant_max_unfinished_batch_jobs"]) == (1000, 10_000)
+    assert (defaults["consumer_max_waiters"], defaults["tenant_max_waiters"]) == (8, 32)
+    assert (defaults["api_max_job_calls"], defaults["api_max_job_calls_per_tenant"]) == (32, 16)
+
+
+def test_a_rate_limit_turned_off_has_neither_limit_nor_header(client, deployed, clock, configure):
+    configure(consumer_rate_limit=0)
     answers = [about(client, deployed) for _ in range(30)]
     assert {r.status_code for r in answers} == {200}
     assert {rate_headers(r) for r in answers} == {(None, None, None)}
@@ -136,6 +163,73 @@ def test_the_quota_is_per_tenant(client, deployed, configure, loan_xlsx):
     assert execute(client, deployed).status_code == 429
     elsewhere = deploy_loan(make_admin(client), loan_xlsx)
     assert execute(client, elsewhere).status_code == 202
+
+
+def batch(client, d, sets: int):
+    return client.post(f"/jobs/batch/{d.admin.slug}/{d.engine_slug}", headers={"X-API-Key": d.api_key},
+                       json={"inputs": [INPUTS] * sets})
+
+
+def test_batches_and_executes_have_quotas_of_their_own(client, deployed, configure):
+    # GIVEN a tenant allowed 1 unfinished job of execute and 2 of batches
+    configure(tenant_max_unfinished_jobs=1, tenant_max_unfinished_batch_jobs=2)
+    # WHEN a batch fills the batch quota THEN the tenant's executes are not refused for it
+    assert batch(client, deployed, 2).status_code == 202
+    assert execute(client, deployed).status_code == 202
+    # AND an execute over its own quota is refused, as before
+    assert execute(client, deployed).status_code == 429
+    # AND the next batch waits for room in the batch quota: 429, with a clear message and a longer Retry-After
+    r = batch(client, deployed, 1)
+    assert (r.status_code, r.headers["Retry-After"]) == (429, "10")
+    assert r.json() == {"detail": "Too many batch jobs in progress: this tenant may have 2 jobs of batches pending or "
+                                  "processing at once, and this batch has 1. Retry when some have finished."}
+
+
+def test_by_default_a_batch_of_the_largest_size_fits_and_a_second_waits_for_room(deployed):
+    tenant_id = uuid.UUID(deployed.admin.tenant_id)
+    # GIVEN the default quotas and a tenant with no unfinished batch jobs
+    # WHEN a batch of 10,000 jobs asks for room THEN there is room for it
+    with session_scope() as session:
+        rate_limits.ensure_room_for_a_batch(session, tenant_id=tenant_id, jobs=MAX_INPUT_SETS)
+    # AND once a batch is running, another of the largest size is told to retry (429, 10 s) with the figures
+    submit_batch(deployed, [INPUTS])
+    with session_scope() as session, pytest.raises(TooManyRequests) as refused:
+        rate_limits.ensure_room_for_a_batch(session, tenant_id=tenant_id, jobs=MAX_INPUT_SETS)
+    assert refused.value.retry_after == 10
+    assert "may have 10000 jobs of batches pending or processing at once, and this batch has 10000" in refused.value.message
+
+
+def test_the_brakes_cost_an_execute_one_counted_write_and_one_count_of_the_tenants_unfinished_jobs(client, deployed):
+    # GIVEN the default brakes, and a first execute (statements prepared, caches warm)
+    headers = {"X-API-Key": deployed.api_key}
+    assert client.post(deployed.execute_path, json={"inputs": INPUTS}, headers=headers).status_code == 202
+    # WHEN the key executes again
+    with counting() as seen:
+        assert client.post(deployed.execute_path, json={"inputs": INPUTS}, headers=headers).status_code == 202
+    # THEN what the brakes asked is: the key's count (one upsert), the tenant's row (locked on
+    # PostgreSQL, so concurrent executes of one tenant count one after another) and one count
+    flat = [" ".join(sql.split()) for sql in seen.sql]
+    assert len([sql for sql in flat if sql.startswith("INSERT INTO throttle_counters")]) == 1
+    assert len([sql for sql in flat if sql.startswith("SELECT tenants.id FROM tenants")]) == 1
+    assert len([sql for sql in flat if sql.startswith("SELECT count(*)") and "FROM jobs" in sql]) == 1
+
+
+@pytest.mark.own_transactions
+@pytest.mark.skipif(not os.environ.get("SHEETCALC_TEST_DATABASE_URL"), reason="row locks: PostgreSQL")
+def test_counting_a_tenants_jobs_does_not_hold_back_a_writer_naming_the_tenant(admin):
+    # GIVEN an execute counting its tenant's unfinished jobs, the tenant's row locked until it commits
+    tenant_id = uuid.UUID(admin.tenant_id)
+    with new_session() as counting_session, new_session() as writer:
+        job_repo.count_unfinished(counting_session, tenant_id=tenant_id)
+        # WHEN another transaction writes a row naming the tenant (a worker's rollups: its foreign
+        # key check locks the tenant's row FOR KEY SHARE)
+        writer.execute(text("SET LOCAL lock_timeout = '30s'"))
+        checked = writer.execute(text("SELECT 1 FROM tenants WHERE id = :id FOR KEY SHARE"), {"id": tenant_id}).scalar()
+        # THEN it does not wait for the count's transaction (FOR UPDATE made it wait, and with
+        # the execute then waiting for the worker's rollup rows, PostgreSQL found a deadlock)
+        assert checked == 1
+        writer.rollback()
+        counting_session.rollback()
 
 
 def test_the_openapi_document_describes_the_headers_and_the_429(client):

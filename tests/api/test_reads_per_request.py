@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 import uuid
 
+import pytest
+
 from shared.db.session import session_scope
 from shared.repositories import jobs as job_repo
 from tests.factories import deploy_loan, submit_job
@@ -22,6 +24,13 @@ from tests.stats.rollups_check import assert_rollups_exact
 
 ON_POSTGRES = bool(os.environ.get("SHEETCALC_TEST_DATABASE_URL"))  # as tests/conftest.py chooses
 INPUTS = {"principal": 100000, "annual_rate": 0.05, "years": 10}
+
+
+@pytest.fixture(autouse=True)
+def _brakes_counted_apart(configure):
+    # The brakes (a key's request rate, a tenant's quota of unfinished jobs; on by default) add
+    # their own statements, counted in tests/api/test_rate_limits.py: here, the request's own.
+    configure(consumer_rate_limit=0, tenant_max_unfinished_jobs=0)
 
 
 def selects(seen) -> list[str]:

@@ -10,16 +10,21 @@ from urllib.parse import urlsplit
 
 import boto3
 import pytest
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
 
 from shared.devstack.children import _freeze_what_is_loaded
 
-# moto accepts any signature; the credential scope names the service it routes to.
-SQS_HEADERS = {
-    "Authorization": "AWS4-HMAC-SHA256 Credential=testing/20261126/us-east-1/sqs/aws4_request, "
-                     "SignedHeaders=host, Signature=0",
-    "Content-Type": "application/x-amz-json-1.0",
-    "X-Amz-Target": "AmazonSQS.ListQueues",
-}
+# The credential scope names the service moto routes to; the local AWS answers only requests
+# signed with its own credentials (this process's), so each request here is signed by botocore.
+SQS_HEADERS = {"Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": "AmazonSQS.ListQueues"}
+
+
+def signed(aws, body: bytes, headers: dict) -> dict:
+    """``headers`` and the SigV4 headers of a POST of ``body`` to the local AWS's SQS."""
+    request = AWSRequest(method="POST", url=aws.endpoint_url + "/", data=body, headers=headers)
+    SigV4Auth(boto3.session.Session().get_credentials(), "sqs", aws.region).add_auth(request)
+    return dict(request.headers.items())
 
 
 @pytest.fixture
@@ -30,8 +35,9 @@ def connection(aws):
     conn.close()
 
 
-def list_queues(conn: http.client.HTTPConnection, **headers) -> http.client.HTTPResponse:
-    conn.request("POST", "/", body=json.dumps({}), headers={**SQS_HEADERS, **headers})
+def list_queues(aws, conn: http.client.HTTPConnection, **headers) -> http.client.HTTPResponse:
+    body = json.dumps({}).encode()
+    conn.request("POST", "/", body=body, headers=signed(aws, body, {**SQS_HEADERS, **headers}))
     return conn.getresponse()
 
 
@@ -40,7 +46,7 @@ def test_one_connection_serves_one_call_after_another(aws, connection):
     answers = []
     for _ in range(3):
         # WHEN calls are made on it one after another
-        response = list_queues(connection)
+        response = list_queues(aws, connection)
         answers.append((response.status, response.getheader("Connection"), json.loads(response.read())))
 
     # THEN each is answered, none closes the connection, and all reach the same SQS
@@ -50,9 +56,9 @@ def test_one_connection_serves_one_call_after_another(aws, connection):
     assert answers[0][2] == answers[2][2]
 
 
-def test_a_client_asking_for_close_gets_it(connection):
+def test_a_client_asking_for_close_gets_it(aws, connection):
     # WHEN a call says it is the connection's last
-    response = list_queues(connection, Connection="close")
+    response = list_queues(aws, connection, Connection="close")
     response.read()
 
     # THEN it is answered and the server closes the connection too
@@ -63,7 +69,7 @@ def test_a_client_asking_for_close_gets_it(connection):
 def test_a_chunked_body_is_answered_and_the_connection_closed(aws, connection):
     # GIVEN a request whose body comes in chunks (its end is not known from its headers)
     body = json.dumps({"QueueUrl": aws.jobs_queue_url, "AttributeNames": ["QueueArn"]}).encode()
-    headers = {**SQS_HEADERS, "X-Amz-Target": "AmazonSQS.GetQueueAttributes"}
+    headers = signed(aws, body, {**SQS_HEADERS, "X-Amz-Target": "AmazonSQS.GetQueueAttributes"})
 
     # WHEN it is sent
     connection.request("POST", "/", body=iter([body[:10], body[10:]]), headers=headers, encode_chunked=True)

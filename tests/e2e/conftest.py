@@ -67,9 +67,30 @@ class DevStack:
         )
 
 
+# The brakes on one key and one tenant are on by default with production values (shared/config.py:
+# 600 requests a minute per key, 1,000 unfinished jobs per tenant, 8 waiters per key and 32 per
+# tenant, 32 calls in progress per API process and 16 per tenant). These stacks serve tests that
+# drive one key of one tenant hard (50 waiters at once, 20 or 24 clients, a kill under load, 2,000
+# jobs by hand), so they raise them explicitly; tests/e2e/test_abuse_brakes.py starts its burst's
+# stack with the defaults.
+RAISED_LIMITS = {
+    "SHEETCALC_CONSUMER_RATE_LIMIT": "1000000",
+    "SHEETCALC_TENANT_MAX_UNFINISHED_JOBS": "1000000",
+    "SHEETCALC_TENANT_MAX_UNFINISHED_BATCH_JOBS": "1000000",
+    "SHEETCALC_CONSUMER_MAX_WAITERS": "1000",
+    "SHEETCALC_TENANT_MAX_WAITERS": "1000",
+    "SHEETCALC_API_MAX_JOB_CALLS": "1000",
+    "SHEETCALC_API_MAX_JOB_CALLS_PER_TENANT": "1000",
+    # one tenant's many jobs at once are these tests' load, not a neighbour to be held back
+    "SHEETCALC_TENANT_MAX_CONCURRENT_JOBS": "0",
+}
+
+
 def dev_stack_env() -> dict[str, str]:
-    """The subprocess's environment: the run's own, without the test fixtures' SHEETCALC_*."""
+    """The subprocess's environment: the run's own, without the test fixtures' SHEETCALC_*, with
+    the brakes on one key raised (``RAISED_LIMITS``)."""
     env = {name: value for name, value in _ENV_AT_START.items() if not name.startswith("SHEETCALC_")}
+    env.update(RAISED_LIMITS)
     database_url = _ENV_AT_START.get("DATABASE_URL") or _ENV_AT_START.get("SHEETCALC_TEST_DATABASE_URL")
     if database_url:
         env["DATABASE_URL"] = _dev_stacks_database(database_url)

@@ -2,7 +2,9 @@
 executes while `/health` is asked how the service is.
 
 Each stack here is started as a user would (``python -m shared.cli dev``), so uvicorn's own
-options are what is tested, not the app under a test client.
+options are what is tested, not the app under a test client, and with the brakes' production
+defaults (the rate limit, the quotas, the waiters' and admission's bounds), not the raised ones
+of the other end-to-end tests.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.conftest import REPO, DevStack, _wait_until_ready, dev_stack_env, free_port
+from tests.e2e.conftest import RAISED_LIMITS, REPO, DevStack, _wait_until_ready, dev_stack_env, free_port
 
 pytestmark = pytest.mark.e2e
 
@@ -35,9 +37,10 @@ STOP_TIMEOUT_SECONDS = 120
 
 @contextlib.contextmanager
 def started_stack(root: Path, **env: str):
-    """A ``sheetcalc dev`` of its own, with ``env`` added to the environment a user would have."""
+    """A ``sheetcalc dev`` of its own, with ``env`` added to the environment a user would have
+    (the brakes at their defaults)."""
     data_dir, log_path, port = root / "data", root / "dev-stack.log", free_port()
-    full_env = {**dev_stack_env(), **env}
+    full_env = {**{k: v for k, v in dev_stack_env().items() if k not in RAISED_LIMITS}, **env}
     with log_path.open("wb") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "shared.cli", "dev", "--host", "127.0.0.1", "--port", str(port), "--data-dir", str(data_dir)],
@@ -130,27 +133,47 @@ def test_with_a_trusted_proxy_configured_the_service_rule_believes_it(tmp_path):
 
 
 BURST = 600
-# What this test tells apart is waiting behind the burst or not: a /health queued behind the burst
-# waited most of it (36 s of a burst of about 45 s here, 6.6 s of 7 s in the issue). A probe that
-# does not queue may still be slowed by a busy machine (3.5 s of a 12 s burst in one CI run on two
-# cores shared with the burst), so the bound is half of the burst's time, and never under 5 s. How
-# fast /health answers is the benchmark's to measure (bench/throughput.py), not this test's.
-HEALTH_BOUND_SECONDS = 5.0
-HEALTH_SHARE_OF_BURST = 0.5
+# What this test tells apart is /health waiting behind the burst or not: before admission control
+# a /health behind a burst of 600 executes took 3.7 to 6.5 s in the issue (0.4 s at the 99th
+# percentile and 0.8 s at most on a quiet machine, load 5), after it 60 to 100 ms at the 99th
+# percentile (bench/burst.py, which measures the figure; README, Security). The bounds here are a
+# tenth of the issue's and hold on a loaded machine too: a probe still shares two cores with the
+# burst, the server's four processes and every other test.
+HEALTH_P99_BOUND_SECONDS = 1.0
+HEALTH_MAX_BOUND_SECONDS = 2.0
 
 
 def burst_of_executes(base_url: str, slug: str, key: str, count: int) -> subprocess.Popen:
     """``count`` executes from one key, all sent at once by another process (so that its work does
-    not slow this one's probes); it prints their statuses as JSON."""
+    not slow this one's probes), each on a connection of its own in plain HTTP/1.1 (a client that
+    costs the machine little); one pushed back (429, 503) is sent again after its Retry-After.
+    It prints, for each, its answers' statuses and their Retry-After values as JSON."""
+    url = httpx.URL(base_url)
+    body = json.dumps({"inputs": INPUTS})
     script = f"""
-import asyncio, json, httpx
+import asyncio, json
+head = ("POST /jobs/execute/{slug}/loan HTTP/1.1\\r\\nHost: {url.host}\\r\\nContent-Type: application/json\\r\\n"
+        "X-API-Key: {key}\\r\\nContent-Length: {len(body)}\\r\\n\\r\\n").encode() + {body!r}.encode()
+async def one():
+    reader, writer = await asyncio.open_connection({url.host!r}, {url.port})
+    answers = []
+    try:
+        while True:
+            writer.write(head)
+            status = int((await reader.readuntil(b"\\r\\n")).split(b" ", 2)[1])
+            headers = {{}}
+            for line in (await reader.readuntil(b"\\r\\n\\r\\n")).split(b"\\r\\n"):
+                name, _, value = line.partition(b":")
+                headers[name.strip().lower().decode()] = value.strip().decode()
+            await reader.readexactly(int(headers["content-length"]))
+            answers.append([status, headers.get("retry-after")])
+            if status not in (429, 503) or "retry-after" not in headers:
+                return answers
+            await asyncio.sleep(float(headers["retry-after"]))
+    finally:
+        writer.close()
 async def run():
-    limits = httpx.Limits(max_connections={count}, max_keepalive_connections={count})
-    async with httpx.AsyncClient(base_url={base_url!r}, timeout=300, limits=limits) as client:
-        async def one():
-            r = await client.post({f"/jobs/execute/{slug}/loan"!r}, headers={{"X-API-Key": {key!r}}}, json={{"inputs": {INPUTS!r}}})
-            return r.status_code
-        return await asyncio.gather(*(one() for _ in range({count})))
+    return await asyncio.gather(*(one() for _ in range({count})))
 print(json.dumps(asyncio.run(run())))
 """
     return subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
@@ -158,14 +181,14 @@ print(json.dumps(asyncio.run(run())))
 
 def test_health_answers_quickly_while_one_key_sends_600_executes_at_once(tmp_path):
     with started_stack(tmp_path) as stack:
-        # GIVEN a consumer of a deployed engine
+        # GIVEN a consumer of a deployed engine, and the brakes at their defaults
         slug = unique("burst")
         _, _, _, key = deploy(stack, slug)
 
-        # WHEN it sends 600 executes at once, and /health is asked meanwhile
+        # WHEN it sends 600 executes at once (each pushed back sent again after its Retry-After),
+        # and /health is asked meanwhile
         sender = burst_of_executes(stack.base_url, slug, key, BURST)
         burst_started = time.monotonic()
-        time.sleep(0.5)
         latencies: list[float] = []
         with httpx.Client(base_url=stack.base_url, timeout=120) as probe:
             while sender.poll() is None:
@@ -173,14 +196,20 @@ def test_health_answers_quickly_while_one_key_sends_600_executes_at_once(tmp_pat
                 r = probe.get("/health")
                 latencies.append(time.monotonic() - started)
                 assert r.status_code == 200, r.text
-                time.sleep(0.1)
+                time.sleep(0.05)
         burst_seconds = time.monotonic() - burst_started
-        statuses = json.loads(sender.communicate(timeout=STOP_TIMEOUT_SECONDS)[0])
+        answers = json.loads(sender.communicate(timeout=STOP_TIMEOUT_SECONDS)[0])
         server_output = stack.output()
 
-    print(f"/health during a burst of {BURST} executes answered in {burst_seconds:.1f} s: {len(latencies)} probes, "
-          f"median {statistics.median(latencies) * 1000:.0f} ms, max {max(latencies) * 1000:.0f} ms")
-    # THEN every execute is accepted (no limits in dev by default) AND /health never waited behind them
-    assert statuses == [202] * BURST, server_output[-20000:]
+    p99 = statistics.quantiles(latencies, n=100, method="inclusive")[98] if len(latencies) > 1 else latencies[0]
+    pushed_back = sum(len(a) - 1 for a in answers)
+    print(f"/health during a burst of {BURST} executes answered in {burst_seconds:.1f} s ({pushed_back} answers pushed "
+          f"back): {len(latencies)} probes, median {statistics.median(latencies) * 1000:.0f} ms, "
+          f"p99 {p99 * 1000:.0f} ms, max {max(latencies) * 1000:.0f} ms")
+    # THEN every execute is accepted in the end (600 fit the key's default rate), each answer
+    # before it pushed back with 429 or 503 and a Retry-After
+    assert [a[-1][0] for a in answers] == [202] * BURST, server_output[-20000:]
+    assert all(status in (429, 503) and retry for a in answers for status, retry in a[:-1]), answers
+    # AND /health never waited behind the burst
     assert latencies, "the burst ended before /health could be asked"
-    assert max(latencies) < max(HEALTH_BOUND_SECONDS, HEALTH_SHARE_OF_BURST * burst_seconds), sorted(latencies)[-5:]
+    assert p99 < HEALTH_P99_BOUND_SECONDS and max(latencies) < HEALTH_MAX_BOUND_SECONDS, sorted(latencies)[-5:]

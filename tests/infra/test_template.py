@@ -238,7 +238,22 @@ def test_dead_lettered_jobs_are_handled_by_the_dlq_function(template):
     dlq_function = template["Resources"]["DeadLetterFunction"]["Properties"]
     assert dlq_function["ImageConfig"]["Command"] == ["functions.worker.dlq.handler"]
     queues = [_ref_name(e["Properties"]["Queue"]) for e in dlq_function["Events"].values()]
-    assert queues == ["JobsDeadLetterQueue"]
+    assert queues == ["JobsDeadLetterQueue", "SlowJobsDeadLetterQueue"]
+
+
+def test_slow_versions_have_a_lane_of_their_own(template):
+    # GIVEN the slow lane: its queue, taken by a worker function of its own, one job at a time,
+    # with a reserved concurrency set by a parameter
+    slow = template["Resources"]["SlowWorkerFunction"]["Properties"]
+    assert slow["ImageConfig"]["Command"] == ["functions.worker.app.handler"]
+    assert _consumed_queues(template["Resources"]["SlowWorkerFunction"]) == ["SlowJobsQueue"]
+    assert "SlowLaneConcurrency" in json.dumps(slow["ReservedConcurrentExecutions"])
+    # AND every function reads its address, and whoever queues jobs may queue them there
+    variables = template["Globals"]["Function"]["Environment"]["Variables"]
+    assert _ref_name(variables["SHEETCALC_SLOW_JOBS_QUEUE_URL"]) == "SlowJobsQueue"
+    for name in ("ApiFunction", "WorkerFunction", "SweeperFunction"):
+        policies = json.dumps(template["Resources"][name]["Properties"]["Policies"])
+        assert "SlowJobsQueue" in policies, name
 
 
 def _consumed_queues(function: dict) -> list[str]:

@@ -29,22 +29,22 @@ def handler():
 def watched(monkeypatch):
     """Counts of the batch's claims and model checkouts, and the jobs calculated, in order."""
     seen = {"claims": [], "checkouts": 0, "calculated": []}
-    claim_many, checkout, calculate = job_repo.claim_many, job_runner.calc.ModelCache.checkout, job_runner._calculate
+    claim_many, calculate_jobs, calculate = job_repo.claim_many, job_runner.calculate_jobs, job_runner._calculate
 
-    def count_claims(session, *, job_ids, lease_seconds):
+    def count_claims(session, *, job_ids, lease_seconds, **more):
         seen["claims"].append(len(job_ids))
-        return claim_many(session, job_ids=job_ids, lease_seconds=lease_seconds)
+        return claim_many(session, job_ids=job_ids, lease_seconds=lease_seconds, **more)
 
-    def count_checkouts(self, key, loader):
-        seen["checkouts"] += 1
-        return checkout(self, key, loader)
+    def count_checkouts(version, jobs, **options):
+        seen["checkouts"] += 1  # one hand-over of the version's jobs to the fenced child
+        return calculate_jobs(version, jobs, **options)
 
     def note(job, version, workbook):
         seen["calculated"].append(str(job.id))
         return calculate(job, version, workbook)
 
     monkeypatch.setattr(job_repo, "claim_many", count_claims)
-    monkeypatch.setattr(job_runner.calc.ModelCache, "checkout", count_checkouts)
+    monkeypatch.setattr(job_runner, "calculate_jobs", count_checkouts)
     monkeypatch.setattr(job_runner, "_calculate", note)
     monkeypatch.setattr(job_repo, "claim_for_processing", None)  # the batch path never claims one by one
     return seen

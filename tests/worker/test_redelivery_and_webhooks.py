@@ -11,6 +11,7 @@ import openpyxl
 import pytest
 
 from shared.config import reset_settings
+from shared.calc import fenced
 from shared.db.models import Job
 from shared.db.session import session_scope
 from shared.errors import ServiceUnavailable
@@ -228,7 +229,7 @@ def test_storage_outage_hands_the_job_back_for_redelivery(client, deployed, run_
 
         put = get
 
-    job_runner.model_cache().clear()
+    fenced.reset()
     original = job_runner.get_store
     job_runner.get_store = DownStore
     try:

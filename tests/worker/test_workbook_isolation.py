@@ -18,7 +18,7 @@ from shared.db.session import session_scope
 from shared.errors import InputValidationError
 from shared.repositories import tenants as tenant_repo
 from shared.services import consumers
-from shared.services.job_runner import model_cache
+from shared.calc import fenced
 from tests.calc.test_fidelity import excel_saved
 from tests.calc.conftest import add_name
 from tests.factories import ALL_PERMISSIONS, deploy_loan
@@ -152,6 +152,6 @@ def test_one_consumers_secret_never_reaches_another_consumers_workbook(client, a
     own = {v for v in (*inputs.values(), *second["outputs"].values()) if isinstance(v, str)}
     assert shared_strings(second_file) <= cell_strings(data) | own
     # AND every part is what a worker that never saw the first job writes for the same inputs
-    model_cache().clear()
+    fenced.reset()
     _, fresh_file = run_job(client, deployed, other_key, inputs, run_worker)
     assert parts(second_file) == parts(fresh_file)

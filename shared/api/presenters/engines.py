@@ -83,8 +83,14 @@ def _version_detail(version: EngineVersion, *, is_active: bool) -> dict:
         calc_engine=version.calc_engine, calc_engine_pinned=version.calc_engine_pinned,
         fidelity=report_summary(version.fidelity_report), named_ranges=version.named_ranges,
         input_schema=version.input_schema, output_schema=version.output_schema,
-        document_storage=version.document_storage,
+        document_storage=version.document_storage, cost=_cost(version),
     )
+
+
+def _cost(version: EngineVersion) -> dict | None:
+    if not version.cost:
+        return None
+    return {**version.cost, "lane": version.lane}
 
 
 def version_created(uploaded: UploadedVersion) -> EngineVersionCreateResponse:

@@ -45,6 +45,7 @@ def about(engine: Engine, version: EngineVersion) -> AboutResponse:
     return AboutResponse(
         name=engine.name, slug=engine.slug, description=engine.description, version=version.version,
         input_schema=version.input_schema, output_schema=version.output_schema, updated_at=version.updated_at,
+        calc_ms_p50=(version.cost or {}).get("calc_ms_p50"), calc_ms_p95=(version.cost or {}).get("calc_ms_p95"),
     )
 
 

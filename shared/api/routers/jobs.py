@@ -18,12 +18,19 @@ from shared.services.callers import ConsumerRequest
 
 
 def _consumer_responses() -> dict[int, dict]:
-    # Every consumer route: 401/403, and when a rate limit is configured 429 and X-RateLimit-* headers.
-    out = responses(401, 403, 429)
+    # Every consumer route: 401/403, 429 with X-RateLimit-* headers (the rate limit), 503 (admission).
+    out = responses(401, 403, 429, 503)
     out[429]["headers"] = {**out[429]["headers"], **rate_headers.openapi_headers()}
     out[429]["description"] = (
         "Too many requests: the API key's rate limit (SHEETCALC_CONSUMER_RATE_LIMIT) is used up, or, at execute, "
-        "the tenant has its quota of unfinished jobs (SHEETCALC_TENANT_MAX_UNFINISHED_JOBS)"
+        "the tenant has its quota of unfinished jobs (SHEETCALC_TENANT_MAX_UNFINISHED_JOBS), or the tenant has "
+        "its share of the requests an API process keeps waiting for a place (SHEETCALC_API_MAX_QUEUED_JOB_CALLS_PER_TENANT)"
+    )
+    out[503]["headers"] = {**responses(429)[429]["headers"]}
+    out[503]["description"] = (
+        "Service unavailable: the API process keeps as many requests waiting for a place as it may "
+        "(SHEETCALC_API_MAX_QUEUED_JOB_CALLS), or this one waited too long, or a dependency is not answering; "
+        "retry after Retry-After seconds"
     )
     return out
 
@@ -43,6 +50,7 @@ IDEMPOTENCY_KEY = (
 WAIT = (
     "Seconds (more than 0, at most 25) to hold the request until the job finishes; "
     "the answer then carries its outputs. Without it, or when the time passes first, the answer is as without wait."
+    " An API key (or tenant) with as many requests waiting as it may have at once gets the answer at once, as without wait."
 )
 
 

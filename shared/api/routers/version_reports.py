@@ -27,7 +27,7 @@ def fidelity(engine_id: uuid.UUID, version_id: uuid.UUID, session: SessionDep, u
     )
 
 
-@router.get("/{engine_id}/versions/{version_id}/suggested-schema", response_model=SuggestedSchemasResponse, responses=responses(404))
+@router.get("/{engine_id}/versions/{version_id}/suggested-schema", response_model=SuggestedSchemasResponse, responses=responses(404, 503))
 def suggested_schema(engine_id: uuid.UUID, version_id: uuid.UUID, session: SessionDep, user: CurrentUser):
     """Input and output schemas suggested from the workbook (types, Excel's data validation, shapes); nothing is saved."""
     return schema_suggestions.for_version(session, tenant_id=user.tenant_id, engine_id=engine_id, version_id=version_id)

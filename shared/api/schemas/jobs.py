@@ -80,6 +80,9 @@ class AboutResponse(BaseModel):
     input_schema: dict[str, Any] | None
     output_schema: dict[str, Any] | None
     updated_at: datetime
+    calc_ms_p50: float | None = Field(default=None, description="Median calculation time of one job on this version, in ms, "
+                                      "measured when it was checked (the queue and the network add to it); null if never measured")
+    calc_ms_p95: float | None = Field(default=None, description="95th percentile of that time, in ms")
 
 
 class DownloadResponse(BaseModel):

@@ -16,6 +16,7 @@ DATE_HELP = (
     "ISO 8601 datetime (`2026-03-01T08:30:00Z`; without an offset it is UTC) or a day "
     "`YYYY-MM-DD`. Anything else is refused with 422."
 )
+OUT_OF_RANGE = "must be an instant between 0001-01-01T00:00:00Z and 9999-12-31T23:59:59.999999Z"
 START_HELP = f"Count jobs created at or after this instant; a day means its first instant (00:00 UTC). {DATE_HELP}"
 END_HELP = f"Count jobs created at or before this instant; a day includes that whole day (UTC). {DATE_HELP}"
 
@@ -30,7 +31,11 @@ def parse_bound(value: str, *, end: bool) -> datetime:
     if not _DATETIME.fullmatch(value):
         raise ValueError("must be an ISO 8601 datetime or a YYYY-MM-DD date")
     parsed = datetime.fromisoformat(value)
-    return parsed.replace(tzinfo=timezone.utc) if parsed.tzinfo is None else parsed.astimezone(timezone.utc)
+    try:
+        return parsed.replace(tzinfo=timezone.utc) if parsed.tzinfo is None else parsed.astimezone(timezone.utc)
+    except OverflowError:
+        # An offset can carry an instant past the calendar's ends (9999-12-31T23:00-05:00).
+        raise ValueError(OUT_OF_RANGE) from None
 
 
 class StatsPeriod(BaseModel):

@@ -49,6 +49,18 @@ class DocumentStorageStatus(BaseModel):
     stored_at: datetime | None = None
 
 
+class VersionCost(BaseModel):
+    """What a job on this version costs, measured in the fence when the version was checked."""
+
+    engine: str | None = Field(default=None, description="The engine the cost was measured with")
+    calc_ms_p50: float = Field(description="Median time of one calculation on the uploaded values, ms")
+    calc_ms_p95: float = Field(description="95th percentile of those times, ms")
+    peak_memory_mb: float = Field(description="Peak memory of the process that read and calculated it, MB")
+    runs: int = Field(description="How many calculations were timed")
+    lane: str | None = Field(default=None, description="'standard', or 'slow' for versions whose jobs cost more than "
+                             "the slow-lane threshold: they are calculated by workers of their own")
+
+
 class EngineVersionDetail(EngineVersionSummary):
     file_size: int
     calc_engine: str = Field(description="The engine that calculates this version: 'ironcalc' or 'formulas'")
@@ -60,6 +72,7 @@ class EngineVersionDetail(EngineVersionSummary):
     document_storage: DocumentStorageStatus | None = Field(
         default=None, description="The copy in the tenant's document library, made in the background; null for older versions"
     )
+    cost: VersionCost | None = Field(default=None, description="What a job costs; null for versions checked before costs were measured")
     updated_at: datetime
 
 

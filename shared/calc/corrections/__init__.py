@@ -18,6 +18,7 @@ Mechanisms:
 - Arguments (`arguments.py`): TRUE or "3" typed into STDEV/VAR/DEVSQ/SUMSQ/... counted as
   Excel counts them; OFFSET's omitted height or width as the reference's.
 - Structured references to tables and 3-D references as plain references (`tables.py`).
+- References to other workbooks as the values the file saved for them (`external.py`).
 - FORMULATEXT of a rewritten cell answers the upload's formula (`formula_text.py`).
 - Our own implementations of functions, evaluated after IronCalc (subpackage `functions`).
 - Flags (`flagged_cells`): cells known to be wrong in an engine that no correction can fix are
@@ -45,6 +46,7 @@ from shared.calc.corrections.arguments import (
     correct_arguments,
 )
 from shared.calc.corrections.dates import KEYWORDS as DATE_KEYWORDS, MENTION as DATE_MENTION, OFFSET_1904, correct_dates
+from shared.calc.corrections.external import correct_external
 from shared.calc.corrections.formula_text import keep_formula_text
 from shared.calc.corrections.functions.subtotal import correct_filtered_subtotals
 from shared.calc.corrections.names import (
@@ -68,8 +70,8 @@ def correct_model(model, data: bytes, inputs: list[InputBox]) -> ModelCorrection
     """Apply every formula rewrite to an IronCalc `model` freshly loaded from the xlsx `data`;
     `inputs` are the named input ranges (sheet index, top, left, bottom, right)."""
     fixes: list[Rewrite] = []
-    for rewrite in (_correct_references, _inline_names, _intersect_ranges, _correct_dates, _correct_arguments,
-                    correct_filtered_subtotals):
+    for rewrite in (correct_external, _correct_references, _inline_names, _intersect_ranges, _correct_dates,
+                    _correct_arguments, correct_filtered_subtotals):
         fixes = _merged(fixes, rewrite(model, data))
     candidates, arrays = survey(data)
     if candidates:

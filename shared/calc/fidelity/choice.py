@@ -16,11 +16,12 @@ from shared.calc.fidelity.check import check
 from shared.calc.fidelity.fence import check_isolated
 from shared.calc.fidelity.report import FidelityReport
 from shared.calc.fidelity.stored_report import build_report, upload_warnings
+from shared.calc.xlsx.external_links import external_link_warnings
 from shared.calc.xlsx.package import UNREADABLE
 from shared.errors import WorkbookError
 
 DEFAULT_TIMEOUT_S = 120.0
-DEFAULT_MEMORY_MB = 4096
+DEFAULT_MEMORY_MB: int | None = None  # the fidelity_memory_mb setting (shared/calc/fidelity/fence.py)
 # Engines checked in this process; every other one is fenced off in a child process.
 IN_PROCESS_ENGINES = frozenset({"ironcalc"})
 
@@ -48,7 +49,7 @@ class EngineChoice:
 
 def check_engine(
     data: bytes, engine: str, *, timeout_s: float = DEFAULT_TIMEOUT_S,
-    memory_mb: int = DEFAULT_MEMORY_MB,
+    memory_mb: int | None = DEFAULT_MEMORY_MB,
 ) -> FidelityReport:
     """One engine's fidelity report; WorkbookError when the file is not a readable xlsx."""
     if engine in IN_PROCESS_ENGINES:
@@ -69,7 +70,7 @@ def choose_engine(
     data: bytes,
     *,
     timeout_s: float = DEFAULT_TIMEOUT_S,
-    memory_mb: int = DEFAULT_MEMORY_MB,
+    memory_mb: int | None = DEFAULT_MEMORY_MB,
     engines: tuple[str, ...] = ENGINE_PREFERENCE,
     check_all: bool = False,
 ) -> EngineChoice:
@@ -99,5 +100,13 @@ def choose_engine(
         raise WorkbookError(UNREADABLE)
     workbook = get_engine(chosen).load_xlsx(data)
     report = build_report(chosen, reports)
-    return EngineChoice(chosen, workbook, reports, report, upload_warnings(report))
+    return EngineChoice(chosen, workbook, reports, report, upload_warnings(report) + _link_warnings(data))
+
+
+def _link_warnings(data: bytes) -> list[str]:
+    """The cells reading other workbooks (calculated from the values saved in the file)."""
+    try:
+        return external_link_warnings(data)
+    except WorkbookError:  # read by an engine, but not by the detector: nothing to name
+        return []
 

@@ -12,14 +12,18 @@ import time
 from shared.calc.fidelity.check import check
 from shared.calc.fidelity.report import FidelityReport
 from shared.calc.xlsx.package import UNREADABLE
+from shared.config import get_settings
 from shared.errors import WorkbookError
 
 
 def check_isolated(
-    data: bytes, engine: str, *, timeout_s: float = 120.0, memory_mb: int = 4096
+    data: bytes, engine: str, *, timeout_s: float = 120.0, memory_mb: int | None = None
 ) -> FidelityReport:
     """The check in a child process, killed after timeout_s and limited to memory_mb of
-    address space: a workbook that exceeds either is reported as "timeout" or "failed"."""
+    address space (by default the ``fidelity_memory_mb`` setting, below the checks function's
+    memory): a workbook that exceeds either is reported as "timeout" or "failed"."""
+    if memory_mb is None:
+        memory_mb = get_settings().fidelity_memory_mb
     started = time.perf_counter()
     command = [sys.executable, "-m", "shared.calc.fidelity.fence", "--engine", engine,
                "--memory-mb", str(memory_mb)]
@@ -56,7 +60,7 @@ def _child(argv: list[str]) -> int:
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--engine", required=True)
-    parser.add_argument("--memory-mb", type=int, default=4096)
+    parser.add_argument("--memory-mb", type=int, required=True)
     args = parser.parse_args(argv)
     limit = args.memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))

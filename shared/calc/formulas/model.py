@@ -17,7 +17,9 @@ from shared.errors import WorkbookError
 log = logging.getLogger(__name__)
 
 BOOK_NAME = "workbook.xlsx"  # formulas keys cells by file name: '[workbook.xlsx]SHEET'!A1
-_KEY_RE = re.compile(r"^'\[[^\]]*\](.*)'!([A-Z]+)(\d+)(?::([A-Z]+)(\d+))?$")
+# Cells of the upload only: the values saved for other workbooks are books of their own
+# ('[saved-link-1.xlsx]SHEET'!A1, shared.calc.formulas.books), never cells of this one.
+_KEY_RE = re.compile(rf"^'\[{re.escape(BOOK_NAME)}\](.*)'!([A-Z]+)(\d+)(?::([A-Z]+)(\d+))?$")
 
 
 def cell_key(sheet: str, row: int, col: int) -> str:
@@ -32,11 +34,13 @@ def _quiet_environment() -> None:
 
 
 def build_model(data: bytes):
-    """A finished formulas ExcelModel of the xlsx (circular references allowed)."""
+    """A finished formulas ExcelModel of the xlsx (circular references allowed). References to
+    other workbooks read the values saved in the upload's link parts; no other file is opened
+    (shared.calc.formulas.books)."""
     _quiet_environment()
-    import formulas
-
+    from shared.calc.formulas.books import ContainedModel
     from shared.calc.formulas.functions import install
+    from shared.calc.xlsx.external_links import external_books
 
     install()
     with tempfile.TemporaryDirectory(prefix="sheetcalc-formulas-") as folder:
@@ -44,7 +48,8 @@ def build_model(data: bytes):
         with open(path, "wb") as handle:
             handle.write(data)
         try:
-            return formulas.ExcelModel().loads(path).finish(circular=True)
+            model = ContainedModel(BOOK_NAME, external_books(data))
+            return model.loads(path).finish(circular=True)
         except Exception as exc:  # noqa: BLE001 - formulas raises anything from its parsers
             log.info("formulas could not read a workbook: %r", exc)
             raise WorkbookError(UNREADABLE) from None

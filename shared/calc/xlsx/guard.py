@@ -10,9 +10,19 @@ Two steps, each bounded by the limits in settings (``Limits.from_settings``):
   chunk at a time, so no part is ever held whole: ``[Content_Types].xml`` (no macro-enabled
   content types), ``xl/workbook.xml`` (sheets and defined names counted), and every worksheet
   (cells counted; each formula's length and parenthesis depth checked against Excel's own
-  limits). Python's zip reader stops at each part's declared size, so a part cannot inflate
-  past what the directory said. No part may declare a DTD (OOXML never does; entities are how
-  XML bombs expand).
+  limits). No part may declare a DTD (OOXML never does; entities are how XML bombs expand).
+  Then every other part is inflated too, and thrown away as it comes.
+
+Every part is inflated here from its own compressed bytes (``_Inflation``) to the end of its
+deflate stream, as IronCalc's Rust zip reader inflates it after the guard, never through
+Python's zip reader: that one stops at the directory's declared size, so it would pass a part
+whose deflate stream goes on for a gigabyte behind a directory entry saying "1 KB" (with the
+CRC of that first kilobyte). The bytes that come out are counted a chunk at a time, never more
+than a chunk held: a part that inflates past its declared size is refused the moment it does
+(400 when its declared bytes are whole, a hidden tail; 422 damaged when they do not match the
+CRC either), and one that stops short of its size or whose CRC differs is damaged (422). So once
+the guard has passed, every part's real size is its declared size, and the directory step's
+limits (per part, total, ratio) hold for whatever any reader inflates.
 
 Excel's limits (Microsoft, "Excel specifications and limits"): a formula's contents are at most
 8,192 characters and functions nest at most 64 levels. The guard counts every parenthesis
@@ -30,8 +40,9 @@ import io
 import re
 import struct
 import zipfile
+import zlib
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 from xml.parsers import expat
 
 from shared.calc.xlsx.package import UNREADABLE
@@ -54,6 +65,8 @@ _EOCD = struct.Struct("<4s4H2LH")
 _ZIP64_LOCATOR = struct.Struct("<4sLQL")
 _ZIP64_EOCD = struct.Struct("<4sQ2H2L4Q")
 _CD_ENTRY = struct.Struct("<4s4B4HL2L5H2L")
+_LOCAL_HEADER = struct.Struct("<4s5H3L2H")  # signature ... name and extra field lengths
+_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)  # all that Excel writes
 
 
 @dataclass(frozen=True)
@@ -183,6 +196,96 @@ def _count_entries(data: bytes, start: int, size: int, limit: int) -> int:
 # --- Step 2: streaming the parts that size the workbook --------------------------------------
 
 
+class _Inflation:
+    """The package's parts, inflated from their own compressed bytes a chunk at a time and
+    counted against what the directory declared (see the module's docstring)."""
+
+    def __init__(self, data: bytes, limits: Limits):
+        self.data = memoryview(data)
+        self.limits = limits
+        self.package = zipfile.ZipFile(io.BytesIO(data))
+        listed = self.package.infolist()
+        self.infos = {info.filename: info for info in listed}
+        if len(self.infos) != len(listed):
+            raise _unreadable("the zip package holds two parts of the same name")
+        self.inflated: set[str] = set()
+        self.total = 0
+
+    def chunks(self, name: str) -> Iterator[bytes]:
+        """The part's inflated bytes, refused past its declared size; damaged if they are not all
+        of it, with its CRC."""
+        info = self.infos.get(name)
+        if info is None:
+            raise _unreadable(f"the package has no {name} part")
+        declared, limits = info.file_size, self.limits
+        if name not in self.inflated:
+            # check_directory's limits again: the caps hold even without it
+            self.total += declared
+            if declared > limits.max_part_bytes or self.total > limits.max_uncompressed_bytes:
+                raise WorkbookRefused(
+                    f"The part {name!r} inflates to {_mb(declared)}, over the upload limits "
+                    f"({_mb(limits.max_part_bytes)} a part, {_mb(limits.max_uncompressed_bytes)} in all)"
+                )
+            self.inflated.add(name)
+        produced, crc = 0, 0
+        for chunk in self._inflate(info):
+            if produced + len(chunk) > declared:
+                if zlib.crc32(chunk[:declared - produced], crc) != info.CRC:
+                    raise _unreadable(f"the part {name!r} is damaged")  # neither its size nor its CRC fit
+                # The declared bytes are whole and the rest is hidden: what Python's zip reader would pass.
+                raise WorkbookRefused(
+                    f"The part {name!r} inflates past the {declared:,} bytes its zip directory declares "
+                    f"(a package that hides its size is refused unread)"
+                )
+            produced += len(chunk)
+            crc = zlib.crc32(chunk, crc)
+            yield chunk
+        if produced != declared or crc != info.CRC:
+            raise _unreadable(f"the part {name!r} is damaged")
+
+    def drain(self, name: str) -> None:
+        """Inflate the part to its end, keeping nothing."""
+        for _chunk in self.chunks(name):
+            pass
+
+    def _compressed(self, info: zipfile.ZipInfo) -> memoryview:
+        """The part's compressed bytes, where its local header says they start (as every reader finds them)."""
+        at, data = info.header_offset, self.data
+        if at < 0 or at + _LOCAL_HEADER.size > len(data) or bytes(data[at:at + 4]) != b"PK\x03\x04":
+            raise _unreadable(f"the part {info.filename!r} is damaged")
+        fields = _LOCAL_HEADER.unpack_from(data, at)
+        start = at + _LOCAL_HEADER.size + fields[9] + fields[10]
+        if start + info.compress_size > len(data):
+            raise _unreadable(f"the part {info.filename!r} is damaged (the zip package is truncated)")
+        return data[start:start + info.compress_size]
+
+    def _inflate(self, info: zipfile.ZipInfo) -> Iterator[bytes]:
+        if info.compress_type not in _METHODS:
+            raise _unreadable(f"the part {info.filename!r} is compressed in a way Excel never writes")
+        compressed = self._compressed(info)
+        if info.compress_type == zipfile.ZIP_STORED:
+            for start in range(0, len(compressed), _CHUNK):
+                yield bytes(compressed[start:start + _CHUNK])
+            return
+        inflater = zlib.decompressobj(-zlib.MAX_WBITS)  # raw deflate, as zip stores it
+        try:
+            for start in range(0, len(compressed), _CHUNK):
+                pending: Any = compressed[start:start + _CHUNK]
+                while True:
+                    # never more than a chunk out at once, whatever the ratio
+                    chunk = inflater.decompress(pending, _CHUNK)
+                    if chunk:
+                        yield chunk
+                    if inflater.eof:
+                        return
+                    pending = inflater.unconsumed_tail
+                    if not pending and len(chunk) < _CHUNK:
+                        break  # this input is used up and nothing more is waiting to come out
+        except zlib.error as exc:
+            raise _unreadable(f"the part {info.filename!r} is damaged") from exc
+        raise _unreadable(f"the part {info.filename!r} is damaged (its compressed data ends early)")
+
+
 class _Part:
     """One part streamed through expat with element handlers; local names, no namespaces."""
 
@@ -195,17 +298,13 @@ class _Part:
     def _doctype(self, *_args: Any) -> None:
         raise WorkbookRefused(f"The part {self.name!r} declares a DTD, which no .xlsx part does")
 
-    def stream(self, package: zipfile.ZipFile) -> None:
+    def stream(self, package: _Inflation) -> None:
         try:
-            with package.open(self.name) as part:
-                while chunk := part.read(_CHUNK):
-                    self.parser.Parse(chunk, False)
+            for chunk in package.chunks(self.name):
+                self.parser.Parse(chunk, False)
             self.parser.Parse(b"", True)
         except expat.ExpatError as exc:
             raise _unreadable(f"the part {self.name!r} is not well-formed XML") from exc
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError) as exc:
-            # zipfile checks each part's CRC and length: a part that lies about its size ends here
-            raise _unreadable(f"the part {self.name!r} is damaged") from exc
 
 
 def _local(tag: str) -> str:
@@ -254,7 +353,7 @@ class _Counts:
             )
 
 
-def _check_content_types(package: zipfile.ZipFile) -> None:
+def _check_content_types(package: _Inflation) -> None:
     part = _Part(CONTENT_TYPES)
 
     def start(_name: str, attrs: dict) -> None:
@@ -266,7 +365,7 @@ def _check_content_types(package: zipfile.ZipFile) -> None:
     part.stream(package)
 
 
-def _check_workbook(package: zipfile.ZipFile, counts: _Counts) -> None:
+def _check_workbook(package: _Inflation, counts: _Counts) -> None:
     """Sheets and defined names counted; each name's formula checked like a cell's."""
     part = _Part(WORKBOOK)
     limits = counts.limits
@@ -308,7 +407,7 @@ def _check_workbook(package: zipfile.ZipFile, counts: _Counts) -> None:
     part.stream(package)
 
 
-def _worksheet_parts(package: zipfile.ZipFile, names: set[str]) -> list[str]:
+def _worksheet_parts(package: _Inflation, names: set[str]) -> list[str]:
     """Worksheet parts: the workbook's worksheet relationships plus anything under xl/worksheets/."""
     part = _Part(WORKBOOK_RELS)
     targets: list[str] = []
@@ -363,7 +462,7 @@ def _where(name: str, region: bytes, position: int) -> str:
     return f"{name} cell {refs[-1].decode()}" if refs else name
 
 
-def _check_sheet(package: zipfile.ZipFile, name: str, counts: _Counts) -> None:
+def _check_sheet(package: _Inflation, name: str, counts: _Counts) -> None:
     """A worksheet scanned as bytes, a chunk at a time (expat would call Python for each of a
     million cells): <c> elements counted, each formula's text checked, DTDs and CDATA refused.
     Each region scanned ends before a '<', so no tag or formula text is ever cut in two; what
@@ -383,31 +482,33 @@ def _check_sheet(package: zipfile.ZipFile, name: str, counts: _Counts) -> None:
             if match.group(1):
                 counts.formula(lambda: _where(name, region, match.start()), _unescape(match.group(1)))
 
-    try:
-        with package.open(name) as part:
-            while chunk := part.read(_CHUNK):
-                buffer = carry + chunk
-                cut = buffer.rfind(b"<")
-                if cut < 0:
-                    cut = len(buffer)
-                scan(buffer[:cut])
-                carry = buffer[cut:]
-                if len(carry) > bound:
-                    if _FORMULA_START.match(carry):
-                        counts.formula(lambda: name, "x" * (limits.max_formula_length + 1))
-                    scan(carry[:_CHUNK].split(b">", 1)[0] + b">")
-                    carry = b""
-    except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError) as exc:
-        raise _unreadable(f"the part {name!r} is damaged") from exc
+    for chunk in package.chunks(name):
+        buffer = carry + chunk
+        cut = buffer.rfind(b"<")
+        if cut < 0:
+            cut = len(buffer)
+        scan(buffer[:cut])
+        carry = buffer[cut:]
+        if len(carry) > bound:
+            if _FORMULA_START.match(carry):
+                counts.formula(lambda: name, "x" * (limits.max_formula_length + 1))
+            scan(carry[:_CHUNK].split(b">", 1)[0] + b">")
+            carry = b""
     scan(carry)
 
 
 def check_contents(data: bytes, limits: Limits) -> None:
-    """Stream the content types, the workbook and every worksheet; call after check_directory."""
-    package = zipfile.ZipFile(io.BytesIO(data))
-    names = set(package.namelist())
+    """Stream the content types, the workbook and every worksheet, then inflate every other part
+    (each counted against its declared size); call after check_directory."""
+    try:
+        package = _Inflation(data, limits)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError) as exc:
+        raise _unreadable("the zip package is damaged") from exc
+    names = set(package.infos)
     counts = _Counts(limits)
     _check_content_types(package)
     _check_workbook(package, counts)
     for sheet in _worksheet_parts(package, names):
         _check_sheet(package, sheet, counts)
+    for name in sorted(names - package.inflated):
+        package.drain(name)

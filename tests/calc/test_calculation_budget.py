@@ -1,0 +1,92 @@
+"""Every calculation runs inside its budget: a job past its wall time, CPU time or memory fails
+with a message naming the limit, its child is gone, and the jobs after it are calculated by a
+fresh child."""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+
+from shared.calc import fenced, get_engine
+from tests.calc.budget_workbooks import heavy_when_switched_on
+
+CREATED = "2026-11-27T10:00:00"
+
+
+@pytest.fixture(scope="module")
+def heavy_model():
+    data = heavy_when_switched_on()
+    blob = get_engine("ironcalc").load_xlsx(data).serialize()
+    return fenced.Model(f"{uuid.uuid4()}:ironcalc", "ironcalc", lambda: ("serialized", blob))
+
+
+@pytest.fixture()
+def calculator():
+    calc = fenced.Calculator(size=1, cache_size=4)
+    yield calc
+    calc.close()
+
+
+def job(switch: int) -> fenced.JobSpec:
+    return fenced.JobSpec(inputs={"switch": switch}, outputs=None, date_inputs=[], job_id=str(uuid.uuid4()), created_at=CREATED)
+
+
+def test_a_quick_job_is_calculated_in_the_child(calculator, heavy_model):
+    # GIVEN a generous budget WHEN a one-cell job runs
+    [result] = calculator.calculate(heavy_model, [job(0)], fenced.Budget(wall_s=120, cpu_s=120, memory_mb=1024))
+    # THEN its outputs are the workbook's: the sum of 1..2000
+    assert result.outcome == "ok"
+    assert result.outputs == {"total": 2000 * 2001 / 2}
+
+
+def test_a_job_past_its_wall_time_fails_naming_the_limit_and_the_rest_of_its_batch_goes_on(calculator, heavy_model):
+    # GIVEN a batch: a heavy job (seconds of work) between two quick ones, a 0.5 s time budget
+    budget = fenced.Budget(wall_s=0.5, cpu_s=600, memory_mb=1024)
+    calculator.calculate(heavy_model, [job(0)], fenced.Budget(wall_s=120, cpu_s=120, memory_mb=1024))  # loaded
+    started = time.monotonic()
+    results = calculator.calculate(heavy_model, [job(0), job(1), job(0)], budget)
+    # THEN the heavy job is stopped at its budget with a message that names it
+    assert [r.outcome for r in results] == ["ok", "budget", "ok"]
+    assert results[1].limit == "time"
+    assert results[1].message == "The calculation took longer than its 0.5 s time budget and was stopped"
+    # AND the caller was free long before the heavy job could have finished (its child was
+    # killed; the last job waited for a new child to start, which has an allowance of its own)
+    assert time.monotonic() - started < 60
+    assert results[2].outputs["total"] == 2000 * 2001 / 2
+
+
+def test_a_job_past_its_cpu_time_is_ended_by_the_kernel_even_inside_native_code(calculator, heavy_model):
+    # GIVEN a 1 s CPU budget and all the time in the world
+    budget = fenced.Budget(wall_s=600, cpu_s=1, memory_mb=1024)
+    # WHEN the heavy job runs (far more than a second of CPU, inside IronCalc's Rust code)
+    results = calculator.calculate(heavy_model, [job(1), job(0)], budget)
+    # THEN the kernel's SIGXCPU ended it, and the next job was calculated by a fresh child
+    assert results[0].outcome == "budget" and results[0].limit == "cpu"
+    assert results[0].message == "The calculation used more than its 1 s CPU-time budget and was stopped"
+    assert results[1].outcome == "ok"
+
+
+def test_a_model_past_its_memory_budget_fails_naming_the_limit(calculator):
+    # GIVEN a workbook of 150,000 formula cells and a 400 MB memory budget (the child itself,
+    # Python and the engine, needs about 130 MB of address space)
+    from tests.calc.budget_workbooks import heavy_when_switched_on as build
+
+    data = build(rows=150_000, formulas=10)
+    model = fenced.Model(f"{uuid.uuid4()}:formulas", "formulas", lambda: ("xlsx", data))
+    [result] = calculator.calculate(model, [job(0)], fenced.Budget(wall_s=600, cpu_s=600, memory_mb=400))
+    # THEN the formulas engine ran out of its address space: the memory budget is named
+    assert result.outcome == "budget" and result.limit == "memory", result
+    assert result.message == "The calculation needed more than its 400 MB memory budget and was stopped"
+
+
+def test_the_child_has_no_secrets(monkeypatch, calculator, heavy_model):
+    # GIVEN the parent holds the service's secrets in its environment
+    monkeypatch.setenv("SHEETCALC_JWT_SECRET", "parent-only")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "parent-only")
+    calculator.calculate(heavy_model, [job(0)], fenced.Budget(wall_s=120, cpu_s=120, memory_mb=1024))
+    # THEN its calculation child was started without any of them
+    [child] = calculator._idle
+    environ = open(f"/proc/{child.process.pid}/environ", "rb").read().split(b"\0")
+    assert not [v for v in environ if v.startswith((b"SHEETCALC_", b"AWS_", b"DATABASE_URL"))]
