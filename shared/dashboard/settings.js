@@ -39,7 +39,7 @@ function signingSecret() {
     h("p", {}, "Every webhook POST carries ", h("code", {}, "Sheetcalc-Signature: t=<unix seconds>,v1=<hex>"),
       ": the HMAC-SHA256, keyed with this secret, of ", h("code", {}, "<t>.<raw body>"), "."),
     h("div", { class: "actions" }, reveal, rotate), out,
-    h("p", { class: "muted", id: "signing-how-to" }, "How to verify: the README's section “Signed webhooks and the delivery log” has a verify function in Python and in JavaScript. Check the raw bytes before parsing them, and refuse a t far from your clock."));
+    h("p", { class: "muted", id: "signing-how-to" }, "How to verify: the guide's page “Signed webhooks and the delivery log” (/guide/consumers/webhooks/) has a verify function in Python, JavaScript and the shell. Check the raw bytes before parsing them, and refuse a t far from your clock."));
 }
 
 export async function show() {

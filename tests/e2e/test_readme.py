@@ -1,8 +1,9 @@
-"""The README's walkthrough block, run verbatim with bash against `sheetcalc dev`.
+"""The README's quick start and the guide's walkthrough (docs/getting-started.md), each block run
+verbatim with bash against `sheetcalc dev`.
 
-The server is started as the README's "Run it" suggests with options: its own `--data-dir` and a
-port that is not the default. The walkthrough runs at the repository root, as a reader would
-run it, with `BASE` and `DATA_DIR` set as the block tells them to, and must leave no file there.
+The server is started as "Run it" suggests with options: its own `--data-dir` and a port that is
+not the default. Each block runs at the repository root, as a reader would run it, with `BASE` and
+`DATA_DIR` set as the server tells them to, and must leave no file there.
 """
 
 from __future__ import annotations
@@ -29,17 +30,26 @@ HANG_SECONDS = 600
 pytestmark = pytest.mark.e2e
 
 
-def walkthrough() -> str:
-    text = (REPO / "README.md").read_text()
-    block = text.split("<!-- walkthrough:start -->", 1)[1].split("<!-- walkthrough:end -->", 1)[0]
+WALKTHROUGH = (REPO / "docs" / "getting-started.md", "walkthrough")
+QUICK_START = (REPO / "README.md", "quickstart")
+
+
+def marked_block(page: tuple[Path, str]) -> str:
+    """The bash block between ``<!-- NAME:start -->`` and ``<!-- NAME:end -->`` of a page."""
+    path, name = page
+    block = path.read_text().split(f"<!-- {name}:start -->", 1)[1].split(f"<!-- {name}:end -->", 1)[0]
     return re.search(r"```bash\n(.*?)```", block, re.S).group(1)
 
 
-def walkthrough_for(slug: str) -> str:
+def for_tenant(block: str, slug: str) -> str:
     """The block for tenant ``slug`` instead of "acme" (another test may have taken that one)."""
-    return (walkthrough().replace("--slug acme", f"--slug {slug}")
+    return (block.replace("--slug acme", f"--slug {slug}")
             .replace("/jobs/execute/acme/", f"/jobs/execute/{slug}/")
             .replace("admin@acme.example", f"admin@{slug}.example"))
+
+
+def walkthrough_for(slug: str) -> str:
+    return for_tenant(marked_block(WALKTHROUGH), slug)
 
 
 def checkout_files() -> set[str]:
@@ -63,7 +73,23 @@ def reader_env(dev_stack, tmp_path: Path, **variables: str) -> dict[str, str]:
     }
 
 
-def test_readme_walkthrough_runs_as_written(dev_stack, tmp_path):
+def test_the_readmes_quick_start_runs_as_written(dev_stack, tmp_path):
+    # GIVEN the server started with --data-dir and a port of its own, and a reader at the
+    # repository root with BASE and DATA_DIR set to match
+    env = reader_env(dev_stack, tmp_path, BASE=dev_stack.base_url, DATA_DIR=str(dev_stack.data_dir))
+    before = checkout_files()
+    # WHEN the quick start's block runs
+    script = "set -euo pipefail\n" + for_tenant(marked_block(QUICK_START), "acme-quick")
+    run = subprocess.run(["bash", "-c", script], cwd=REPO, env=env, capture_output=True, text=True, timeout=HANG_SECONDS)
+    # THEN it ends printing the annuity formula's monthly payment, and leaves no file in the checkout
+    assert run.returncode == 0, run.stdout + run.stderr
+    r, n = 0.045 / 12, 360
+    expected = 250000 * r / (1 - (1 + r) ** -n)
+    assert float(run.stdout.strip().splitlines()[-1]) == pytest.approx(expected, rel=1e-12), run.stdout
+    assert checkout_files() - before == set()
+
+
+def test_the_guides_walkthrough_runs_as_written(dev_stack, tmp_path):
     # GIVEN the server started with --data-dir and a port of its own, as "Run it" shows
     assert not dev_stack.base_url.endswith(":8000") and "SHEETCALC_DATA_DIR" not in dev_stack.env
     # AND a reader at the repository root with BASE and DATA_DIR set to match, and a receiver listening

@@ -1,7 +1,7 @@
-"""Signed webhooks, checked with the verifiers the README documents: the Python block is taken out
-of README.md and executed, the Node block is run with ``node``, both on webhooks a real receiver
-got. A rotation signs with both secrets for 24 hours, then with the new one only; a changed body,
-a wrong secret or a stale timestamp fails."""
+"""Signed webhooks, checked with the verifiers the guide documents (docs/consumers/webhooks.md): the
+Python block is taken out of the page and executed, the Node block is run with ``node`` and the
+shell one with ``bash``, all on webhooks a real receiver got. A rotation signs with both secrets for
+24 hours, then with the new one only; a changed body, a wrong secret or a stale timestamp fails."""
 
 from __future__ import annotations
 
@@ -24,23 +24,23 @@ from tests.factories import make_admin
 from tests.receiver import WebhookReceiver
 from tests.worker.test_redelivery_and_webhooks import submit
 
-README = Path(__file__).resolve().parents[2] / "README.md"
-SECTION = "### Signed webhooks and the delivery log"
+GUIDE_PAGE = Path(__file__).resolve().parents[2] / "docs" / "consumers" / "webhooks.md"
+SECTION = "## Verifying a signature"
 
 
-def readme_block(language: str) -> str:
-    """The fenced ``language`` block of the README's signed-webhooks section."""
-    text = README.read_text()
+def guide_block(language: str) -> str:
+    """The first fenced ``language`` block of the guide's section on verifying a signature."""
+    text = GUIDE_PAGE.read_text()
     section = text[text.index(SECTION):]
-    section = section[: section.index("\n## ")]
+    section = section[: section.index("\n## ", len(SECTION))]
     blocks = re.findall(rf"```{language}\n(.*?)```", section, flags=re.S)
-    assert len(blocks) == 1, f"expected one {language} block in the README's section"
+    assert blocks, f"expected a {language} block in the guide's section {SECTION!r}"
     return blocks[0]
 
 
 def python_verify(secret: str, header: str, body: bytes) -> bool:
     namespace: dict = {}
-    exec(readme_block("python"), namespace)
+    exec(guide_block("python"), namespace)
     return namespace["verify"](secret, header, body)
 
 
@@ -50,13 +50,24 @@ NODE = shutil.which("node")
 def node_verify(secret: str, header: str, body: bytes, folder: Path) -> bool:
     script = folder / "verify.js"
     script.write_text(
-        readme_block("js")
+        guide_block("js")
         + '\nconst [secret, header, body] = process.argv.slice(2);\n'
         + 'process.stdout.write(String(verify(secret, header, Buffer.from(body, "base64"))));\n'
     )
     done = subprocess.run(
         [NODE, str(script), secret, header, base64.b64encode(body).decode()], capture_output=True, text=True, timeout=60
     )
+    assert done.returncode == 0, done.stderr
+    return {"true": True, "false": False}[done.stdout]
+
+
+def shell_verify(secret: str, header: str, body: bytes, folder: Path) -> bool:
+    """The guide's shell verifier (bash, openssl) on ``body`` saved as the receiver got it."""
+    received = folder / "body.bin"
+    received.write_bytes(body)
+    script = guide_block("bash") + '\nif verify "$1" "$2" "$3"; then printf true; else printf false; fi\n'
+    done = subprocess.run(["bash", "-c", script, "verify", secret, header, str(received)],
+                          capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     return {"true": True, "false": False}[done.stdout]
 
@@ -86,7 +97,7 @@ def rotate(admin) -> dict:
     return r.json()
 
 
-def test_a_received_webhook_verifies_with_the_readmes_python_and_node_verifiers(client, deployed, run_worker, run_webhooks, tmp_path):
+def test_a_received_webhook_verifies_with_the_guides_python_node_and_shell_verifiers(client, deployed, run_worker, run_webhooks, tmp_path):
     # GIVEN a webhook a real receiver got
     job_id, request = received_webhook(client, deployed, run_worker, run_webhooks)
     headers = {name.lower(): value for name, value in request["headers"].items()}
@@ -98,8 +109,9 @@ def test_a_received_webhook_verifies_with_the_readmes_python_and_node_verifiers(
     # AND both documented verifiers accept it
     assert python_verify(secret, headers["sheetcalc-signature"], request["raw"]) is True
     if NODE is None:
-        pytest.fail("node is not on this machine: the README's Node verifier cannot be checked")
+        pytest.fail("node is not on this machine: the guide's Node verifier cannot be checked")
     assert node_verify(secret, headers["sheetcalc-signature"], request["raw"], tmp_path) is True
+    assert shell_verify(secret, headers["sheetcalc-signature"], request["raw"], tmp_path) is True
 
 
 def test_a_changed_body_a_wrong_secret_or_a_stale_timestamp_fails(client, deployed, run_worker, run_webhooks, tmp_path):
@@ -111,7 +123,7 @@ def test_a_changed_body_a_wrong_secret_or_a_stale_timestamp_fails(client, deploy
     # a body signed long ago, correctly, is refused by the tolerance on t
     stale_t = int(utcnow().timestamp()) - 3600
     stale = webhook_signing.signature_header(request["raw"], keys=[secret], timestamp=stale_t)
-    for verify in (python_verify, lambda *a: node_verify(*a, tmp_path)):
+    for verify in (python_verify, lambda *a: node_verify(*a, tmp_path), lambda *a: shell_verify(*a, tmp_path)):
         assert verify(secret, header, request["raw"]) is True
         assert verify(secret, header, tampered) is False
         assert verify("whsec_" + "0" * 64, header, request["raw"]) is False
@@ -132,6 +144,7 @@ def test_during_a_rotation_both_secrets_sign_and_both_verify(client, deployed, r
     for secret in (old, new):
         assert python_verify(secret, header, request["raw"]) is True
         assert node_verify(secret, header, request["raw"], tmp_path) is True
+        assert shell_verify(secret, header, request["raw"], tmp_path) is True
 
 
 def test_after_24_hours_only_the_new_secret_signs(client, deployed, run_worker, run_webhooks):
