@@ -48,7 +48,7 @@ class StubSender:
     def __init__(self) -> None:
         self.sent = 0
 
-    def send(self, queue_url: str, body: str) -> bool:
+    def send(self, queue_url: str, body: str, **_message_options) -> bool:  # group, delay_seconds
         self.sent += 1
         return True
 

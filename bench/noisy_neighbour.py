@@ -254,7 +254,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--pg-admin-url", default=os.environ.get("SHEETCALC_BENCH_PG_ADMIN_URL", PG_ADMIN_URL))
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--a-concurrency", type=int, default=4)
-    parser.add_argument("--formula-cells", type=int, default=5_000)
+    parser.add_argument("--formula-cells", type=int, default=2_000)
     parser.add_argument("--table-rows", type=int, default=1_000)
     parser.add_argument("--output-cells", type=int, default=10_000)
     args = parser.parse_args(argv)

@@ -29,6 +29,7 @@ def create_app() -> FastAPI:
         title="sheetcalc",
         version=__version__,
         docs_url=None,  # /docs: shared/api/docs.py serves Swagger UI from a package, not a CDN
+        redoc_url=None,  # ReDoc loads from a CDN: off (the guide at /guide/ and /docs work offline)
         description=(
             "Excel workbooks as callable calculation engines. Management endpoints take a JWT "
             "(bearer or the auth_token cookie); job endpoints take an API key (X-API-Key or bearer). "

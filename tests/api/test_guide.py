@@ -135,3 +135,12 @@ def test_before_the_guide_is_built_guide_is_a_404_and_the_api_serves_on(tmp_path
     assert client.get("/guide/").status_code == 404
     assert client.get("/guide/index.html").status_code == 404
     assert client.get("/docs").status_code == 200
+
+
+def test_no_page_of_the_api_loads_from_a_cdn(client):
+    # /docs is Swagger UI from a package; ReDoc would load its script from a CDN, so it is off
+    assert client.get("/redoc").status_code == 404
+    page = client.get("/docs")
+    assert page.status_code == 200
+    hosts = {urlsplit(url).netloc for url in re.findall(r'(?:src|href)="([^"]+)"', page.text)}
+    assert hosts <= {""}, hosts

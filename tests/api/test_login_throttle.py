@@ -182,6 +182,8 @@ def test_expired_counts_are_cleared_as_new_failures_come(client, clock):
         login(client, f"ghost{n}@nowhere.example", WRONG)
     clock.advance(901)
     # WHEN another failure comes THEN only its own account's and its address's counts are left
+    # (of the sign-in counts: the table also holds API keys' request counts, which run on their own windows)
     login(client, "late-ghost@nowhere.example", WRONG)
     with session_scope() as session:
-        assert len(session.scalars(select(ThrottleCounter.key)).all()) == 2
+        keys = session.scalars(select(ThrottleCounter.key)).all()
+        assert len([key for key in keys if not key.startswith("rate:")]) == 2, keys
