@@ -1,6 +1,7 @@
 // Consumers: list, create (key shown once), deactivate/reactivate, delete; the access matrix
-// (consumers × engines, the four flags as toggles).
-import { action, api, field, form, h, render, secretOnce, section, table, toast, when } from "./lib.js";
+// (consumers × engines, the four flags as toggles, and a grant removed outright).
+import { removeGrant } from "./engine.js";
+import { action, ago, api, field, form, h, render, secretOnce, section, table, toast } from "./lib.js";
 
 const FLAGS = [["can_execute", "Execute"], ["can_view_jobs", "View jobs"], ["can_download", "Download"], ["can_view_about", "About"]];
 
@@ -23,7 +24,8 @@ function matrix(consumers, engines, accessByEngine) {
             finally { box.disabled = false; }
           } });
           return h("span", { class: "flag" }, box, h("label", { for: id }, label));
-        })));
+        }),
+        grant.consumer_id ? h("span", { class: "flag remove" }, removeGrant(e.id, e.name, c.id, c.name, () => show())) : ""));
     })));
   return h("div", { class: "table-wrap" }, h("table", { id: "matrix", class: "matrix" }, h("thead", {}, head), h("tbody", {}, rows)));
 }
@@ -34,7 +36,7 @@ export async function show(created) {
   const accessByEngine = Object.fromEntries(engines.map((e, i) => [e.id, access[i]]));
   const rows = consumers.map(c => h("tr", { "data-consumer": c.name },
     h("td", {}, h("a", { href: `#/stats/consumer/${c.id}` }, c.name)), h("td", {}, h("code", {}, c.api_key)),
-    h("td", {}, c.is_active ? "active" : h("span", { class: "muted" }, "deactivated")), h("td", {}, when(c.last_used_at)),
+    h("td", {}, c.is_active ? "active" : h("span", { class: "muted" }, "deactivated")), h("td", {}, ago(c.last_used_at)),
     h("td", { class: "row-actions" },
       action(c.is_active ? "Deactivate" : "Reactivate", async () => {
         await api("PATCH", `/consumers/${c.id}`, { is_active: !c.is_active });

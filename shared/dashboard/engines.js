@@ -1,5 +1,7 @@
-// Engines: the list (active version, last call, calls in the last 7 days) and "new engine".
-import { api, field, fmt, form, h, isoDay, render, section, table, when } from "./lib.js";
+// Engines: the first-run checklist (until every step is done), the list (active version, last
+// call, calls in the last 7 days) and "new engine".
+import { checklist } from "./checklist.js";
+import { SLUG_PATTERN, SLUG_RULE, ago, api, field, fmt, form, h, isoDay, render, section, table } from "./lib.js";
 
 async function activity(e) {
   const since = isoDay(new Date(Date.now() - 6 * 86400000));
@@ -12,19 +14,20 @@ async function activity(e) {
 
 export async function show() {
   const engines = await api("GET", "/engines");
-  const facts = await Promise.all(engines.map(activity));
+  const [facts, firstRun] = await Promise.all([Promise.all(engines.map(activity)), checklist(engines)]);
   const rows = engines.map((e, i) => h("tr", {},
     h("td", {}, h("a", { href: `#/engines/${e.id}` }, e.name)),
     h("td", {}, h("code", {}, e.slug)),
     h("td", {}, e.active_version ? e.active_version.version : h("span", { class: "muted" }, "none")),
-    h("td", {}, when(facts[i].last)),
+    h("td", {}, ago(facts[i].last)),
     h("td", { class: "num" }, fmt(facts[i].calls7))));
   render(
+    firstRun,
     section("Engines",
       table("engines", ["Name", "Slug", "Active version", "Last call", "Calls (7 days)"], rows, { empty: "No engines yet." })),
     section("New engine",
       form([field("Name", "name", { maxlength: 255 }),
-            field("Slug (optional)", "slug", { required: false, pattern: "[a-z0-9-]+", hint: "Lower-case letters, digits and hyphens; made from the name when left empty." }),
+            field("Slug (optional)", "slug", { required: false, pattern: SLUG_PATTERN, patternMessage: SLUG_RULE, hint: "Lower-case letters, digits and hyphens; made from the name when left empty." }),
             field("Description", "description", { required: false })],
         "Create engine", async (d) => {
           let e;

@@ -1,8 +1,37 @@
 // Fidelity: a version's check against the values Excel saved, the differing cells, and the
-// engine override.
+// engine override. It says what was checked and what was not: a workbook without values saved
+// by Excel has nothing to compare, which is not the same as matching Excel.
 import { api, breadcrumbs, fmt, form, h, render, section, table, toast } from "./lib.js";
 
 const ENGINES = [["ironcalc", "IronCalc (fast)"], ["formulas", "formulas"]];
+const plural = (n, one, many = `${one}s`) => `${fmt(n)} ${n === 1 ? one : many}`;
+const WHY = {
+  no_cached_value: "No value saved by Excel (the file was last saved by a program that does not store calculated values, or saved without calculating)",
+  volatile: "A volatile function (NOW, TODAY, RAND...), whose value changes on every calculation",
+  external: "A reference to another workbook",
+  array_area: "The rest of an array formula's area (its first cell is compared)",
+  data_table: "In an Excel what-if data table, kept as Excel's saved values",
+};
+
+// What the check compared, and what it left out and why.
+function verdict(r) {
+  const skipped = Object.entries(r.skipped || {}).filter(([, n]) => n > 0);
+  const notChecked = skipped.map(([why, n]) => h("li", { "data-reason": why }, `${WHY[why] || why}: ${plural(n, "formula cell")}.`));
+  if (r.flagged_total) notChecked.push(h("li", { "data-reason": "flagged" }, `A construct the engine is known to get wrong: ${plural(r.flagged_total, "formula cell")}.`));
+  const left = notChecked.length ? [h("p", {}, "Not compared:"), h("ul", { id: "fidelity-skipped" }, notChecked)] : "";
+  let said;
+  if (!r.checked) said = h("p", { id: "fidelity-verdict" }, "This version has no stored check.");
+  else if (!r.cells_compared) {
+    said = h("p", { id: "fidelity-verdict", class: "warning" }, "No formula cell could be compared with Excel, so this check says nothing about whether the results match Excel's. ",
+      (r.skipped || {}).no_cached_value ? "Open the workbook in Excel, let it calculate, save it and upload it again to have it checked." : "");
+  } else if (r.mismatches_total === 0) {
+    said = h("p", { id: "fidelity-verdict", class: "ok" }, r.cells_compared === 1 ? "The one compared formula cell matches the value Excel saved." : `All ${fmt(r.cells_compared)} compared formula cells match the values Excel saved.`);
+  } else {
+    said = h("p", { id: "fidelity-verdict", class: "error" },
+      `${fmt(r.mismatches_total)} of ${plural(r.cells_compared, "compared formula cell")} ${r.mismatches_total === 1 ? "differs" : "differ"} from the values Excel saved.`);
+  }
+  return [said, left];
+}
 
 export async function show(engineId, versionId) {
   const [e, r] = await Promise.all([api("GET", `/engines/${engineId}`), api("GET", `/engines/${engineId}/versions/${versionId}/fidelity`)]);
@@ -13,19 +42,21 @@ export async function show(engineId, versionId) {
   const rows = r.mismatches.map(m => h("tr", {}, h("td", {}, m.sheet), h("td", {}, m.cell), h("td", {}, h("code", {}, m.formula)),
     h("td", {}, fmt(m.expected)), h("td", {}, fmt(m.actual))));
   const select = h("select", { id: "calc-engine", name: "calc_engine" }, ENGINES.map(([k, label]) => h("option", { value: k, selected: k === r.calc_engine }, label)));
+  const noneDiffer = !r.checked ? "No stored check." : r.cells_compared ? "Every compared cell matches Excel." : "No cell was compared, so none is listed.";
   render(
     breadcrumbs({ label: "Engines", href: "#/engines" }, { label: e.name, href: `#/engines/${engineId}` }, { label: `Version ${v.version} fidelity` }),
     section(`Fidelity of version ${v.version}`,
+      verdict(r),
       r.checked ? h("dl", { class: "cards", id: "fidelity-summary" },
         [["Engine used", r.calc_engine + (r.calc_engine_pinned ? " (pinned)" : "")], ["Cells compared", fmt(r.cells_compared)],
-         ["Cells matching", fmt(r.cells_matching)], ["Differing", fmt(r.mismatches_total)],
+         ["Cells matching", r.cells_compared ? fmt(r.cells_matching) : "—"], ["Differing", r.cells_compared ? fmt(r.mismatches_total) : "—"],
          ["Match", r.match_rate === null ? "—" : `${fmt(r.match_rate * 100)}%`]].map(([k, x]) => h("div", { class: "card" }, h("dt", {}, k), h("dd", {}, x))))
-        : h("p", {}, "This version has no stored check."),
+        : "",
       r.unsupported_functions.length ? h("p", {}, "Functions the engine does not support: ", r.unsupported_functions.join(", ")) : ""),
     section("Engines checked", table("engines-checked", ["Engine", "Status", "Compared", "Matching", "Match", "Error"], lines, { empty: "None." })),
     section("Differing cells",
       r.mismatches_total > r.mismatches.length ? h("p", { class: "muted" }, `The first ${r.mismatches.length} of ${r.mismatches_total}.`) : "",
-      table("mismatches", ["Sheet", "Cell", "Formula", "Excel's value", "Ours"], rows, { empty: "Every compared cell matches Excel." })),
+      table("mismatches", ["Sheet", "Cell", "Formula", "Excel's value", "Ours"], rows, { empty: noneDiffer })),
     section("Engine override",
       h("p", {}, "Pin the engine that calculates this version. The check chooses the one that matches Excel best unless you pin one."),
       form([h("div", { class: "field", "data-field": "calc_engine" }, h("label", { for: "calc-engine" }, "Calculation engine"), select, h("small", { class: "field-error", role: "alert" }))],

@@ -1,6 +1,7 @@
-// An engine's jobs: filter by status, page through, open one, download its workbook, see its
+// An engine's jobs: filter by status, page through, open one (its inputs and outputs in their
+// shapes, as Try it shows them, the raw JSON a click away), download its workbook, see its
 // webhook's delivery log and redeliver it; calculate a completed job again and compare.
-import { action, api, breadcrumbs, fmt, h, render, section, table, toast, when } from "./lib.js";
+import { action, ago, api, breadcrumbs, fmt, h, namedValues, render, section, table, toast, when } from "./lib.js";
 
 const PAGE = 20;
 const STATUSES = ["", "pending", "processing", "completed", "failed"];
@@ -31,7 +32,7 @@ export async function show(engineId) {
       h("td", {}, h("a", { href: `#/engines/${engineId}/jobs/${j.job_id}` }, j.job_id.slice(0, 8))),
       h("td", {}, h("span", { class: `status ${j.status}` }, j.status)),
       h("td", {}, j.is_test ? h("em", {}, "test") : j.consumer_name),
-      h("td", {}, j.version), h("td", {}, when(j.created_at)), h("td", { class: "num" }, fmt(j.execution_time_ms)))),
+      h("td", {}, j.version), h("td", {}, ago(j.created_at)), h("td", { class: "num" }, fmt(j.execution_time_ms)))),
       { empty: status ? `No ${status} jobs.` : "No jobs yet." }));
     const last = Math.min(offset + page.jobs.length, page.total);
     counter.textContent = page.total ? `${offset + 1}–${last} of ${page.total}` : "";
@@ -44,7 +45,8 @@ export async function show(engineId) {
   await load();
 }
 
-const json = (v) => h("pre", { class: "json" }, JSON.stringify(v, null, 2));
+// An exact time with how long ago it was.
+const at = (iso) => (iso ? [when(iso), " (", ago(iso), ")"] : "—");
 
 export async function showJob(engineId, jobId) {
   const [e, j] = await Promise.all([api("GET", `/engines/${engineId}`), api("GET", `/engines/${engineId}/jobs/${jobId}`)]);
@@ -53,7 +55,7 @@ export async function showJob(engineId, jobId) {
     ["Status", h("span", { class: `status ${j.status}` }, j.status)],
     ["Run by", j.is_test ? "a test run" : j.consumer_name],
     ["Version", j.version],
-    ["Created", when(j.created_at)], ["Completed", j.completed_at ? when(j.completed_at) : "—"],
+    ["Created", at(j.created_at)], ["Completed", at(j.completed_at)],
     ["Execution time", j.execution_time_ms === null ? "—" : `${j.execution_time_ms} ms`],
     ["Version hash (SHA-256)", j.version_sha256 ? h("code", { class: "hash" }, j.version_sha256) : "not recorded"],
     ["Calculation engine", j.calc_engine || (j.status === "completed" ? "not recorded" : "—")],
@@ -64,8 +66,8 @@ export async function showJob(engineId, jobId) {
       h("dl", { class: "facts", id: "job-facts" }, facts.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
       j.error_message ? h("p", { class: "error", role: "alert" }, j.error_message) : "",
       j.status === "completed" ? [action("Download workbook", async () => { await downloadLink(engineId, jobId, dl); }, { cls: "primary" }), dl] : ""),
-    section("Inputs", json(j.inputs)),
-    section("Outputs", j.outputs ? json(j.outputs) : h("p", { class: "muted" }, "None yet.")),
+    section("Inputs", namedValues("job-inputs", j.inputs)),
+    section("Outputs", j.outputs ? namedValues("job-outputs", j.outputs) : h("p", { class: "muted" }, "None yet.")),
     j.status === "completed" ? rerunSection(engineId, jobId) : "",
     j.webhook_url ? webhookLog(engineId, jobId, j) : "");
 }
@@ -90,7 +92,7 @@ function rerunSection(engineId, jobId) {
   };
   return section("Re-run",
     h("p", {}, "Calculate this job's inputs again on its version, with the job's clock (NOW, TODAY) and random seed, and compare the outputs. Nothing is stored: the job, its file and the statistics stay as they are."),
-    action("Re-run", async () => { show(await api("POST", `/engines/${engineId}/jobs/${jobId}/rerun`)); }, { id: "rerun-job", cls: "primary" }), out);
+    action("Re-run", async () => { out.replaceChildren(); show(await api("POST", `/engines/${engineId}/jobs/${jobId}/rerun`)); }, { id: "rerun-job", cls: "primary" }), out);
 }
 
 // Every POST of the job's webhook, and a button for one more (never automatic).

@@ -21,7 +21,7 @@ export function h(tag, attrs = {}, ...children) {
 }
 
 export function render(...nodes) {
-  view().replaceChildren(...nodes);
+  view().replaceChildren(...nodes.flat(Infinity).filter(n => n !== null && n !== undefined && n !== false));
   const heading = view().querySelector("h2");
   if (heading) { heading.setAttribute("tabindex", "-1"); heading.focus({ preventScroll: true }); }
 }
@@ -36,8 +36,9 @@ export class ApiError extends Error {
   constructor(status, detail, fields = {}) { super(detail); this.status = status; this.fields = fields; }
 }
 
-// Session hooks, set by app.js: what to show when the session has ended or needs a new password.
-export const session = { onUnauthorized: () => {}, onPasswordChange: () => {} };
+// Session hooks, set by app.js: what to show when the session has ended or needs a new password,
+// and the sign-in screen with a notice (after a page ended the session itself).
+export const session = { onUnauthorized: () => {}, onPasswordChange: () => {}, onSignedOut: () => {} };
 
 function explain(status, data) {
   let detail = data && data.detail;
@@ -56,7 +57,7 @@ function explain(status, data) {
 }
 
 function handleAuth(path, err) {
-  if (err.status === 401 && !path.startsWith("/auth/")) session.onUnauthorized();
+  if (err.status === 401 && !path.startsWith("/auth/")) session.onUnauthorized(err);
   if (err.status === 403 && err.message === "Password change required") session.onPasswordChange();
 }
 
@@ -90,16 +91,22 @@ export function upload(path, formData, onProgress) {
   });
 }
 
+// An engine's slug, as the API accepts it. Browsers compile `pattern` with the v flag, where a
+// bare "-" in a class is invalid (and the whole check silently skipped): it is escaped.
+export const SLUG_PATTERN = "[a-z0-9\\-]+";
+export const SLUG_RULE = "Use lower-case letters, digits and hyphens only (for example loan-quote).";
+
 let ids = 0;
 export const uid = (p = "f") => `${p}-${++ids}`;
 
-// A labelled input; the error line under it is filled from the API's per-field errors.
-export function field(label, name, { type = "text", value, required = true, hint, ...extra } = {}) {
+// A labelled input; the error line under it is filled from the browser's checks and the API's
+// per-field errors. ``patternMessage`` says in words what ``pattern`` wants.
+export function field(label, name, { type = "text", value, required = true, hint, patternMessage, ...extra } = {}) {
   const id = uid(name);
   const errId = `${id}-err`;
   const input = type === "textarea"
     ? h("textarea", { id, name, required, "aria-describedby": errId, ...extra }, value ?? "")
-    : h("input", { id, name, type, required, value, "aria-describedby": errId, ...extra });
+    : h("input", { id, name, type, required, value, "aria-describedby": errId, "data-pattern-message": patternMessage, ...extra });
   return h("div", { class: "field", "data-field": name },
     h("label", { for: id }, label), input,
     hint ? h("small", { class: "hint" }, hint) : null,
@@ -111,16 +118,20 @@ export function checkbox(label, name, checked) {
   return h("div", { class: "field check" }, h("input", { id, name, type: "checkbox", checked }), h("label", { for: id }, label));
 }
 
-// A form that keeps what was typed when the request fails and shows the error beside its cause.
-export function form(fields, submitLabel, onSubmit, { id } = {}) {
-  const err = h("p", { class: "error", role: "alert" });
+// A form that keeps what was typed when the request fails and shows each error once: beside the
+// field it is about, or under the button when it is about no field. The browser's own checks
+// (required, pattern, min, max) run first and are shown the same way, beside their field.
+// ``clears``: boxes that show an earlier success, emptied when the form is sent again.
+export function form(fields, submitLabel, onSubmit, { id, clears = [] } = {}) {
+  const err = h("p", { class: "error form-error", role: "alert" });
   const button = h("button", { type: "submit" }, submitLabel);
-  const f = h("form", { id, novalidate: false }, fields, h("div", { class: "actions" }, button), err);
+  const f = h("form", { id, novalidate: true }, fields, h("div", { class: "actions" }, button), err);
   f.addEventListener("submit", async (e) => {
     e.preventDefault();
-    err.textContent = "";
-    f.querySelectorAll(".field-error").forEach(x => (x.textContent = ""));
-    f.querySelectorAll("[aria-invalid]").forEach(x => x.removeAttribute("aria-invalid"));
+    clearErrors(f, err);
+    for (const box of clears) box.replaceChildren();
+    const invalid = [...f.elements].filter(el => el.willValidate && !el.checkValidity());
+    if (invalid.length) { showError(f, err, { fields: Object.fromEntries(invalid.map(el => [fieldName(el), problem(el)])) }); return; }
     button.disabled = true; button.classList.add("busy"); f.setAttribute("aria-busy", "true");
     try { await onSubmit(new FormData(f), f); }
     catch (x) { showError(f, err, x); }
@@ -129,18 +140,29 @@ export function form(fields, submitLabel, onSubmit, { id } = {}) {
   return f;
 }
 
+const fieldName = (el) => (el.closest("[data-field]") || el).getAttribute("data-field") || el.name;
+const problem = (el) => (el.validity.patternMismatch && el.dataset.patternMessage) || el.validationMessage;
+
+export function clearErrors(f, line) {
+  if (line) line.textContent = "";
+  f.querySelectorAll(".field-error").forEach(x => (x.textContent = ""));
+  f.querySelectorAll("[aria-invalid]").forEach(x => x.removeAttribute("aria-invalid"));
+}
+
+// Each field's error beside it (the first such field gets the focus); the message under the
+// button only for what no field of the form explains.
 export function showError(f, line, x) {
-  let placed = false;
+  let placed = false, unplaced = false;
   for (const [name, msg] of Object.entries((x && x.fields) || {})) {
     const box = f.querySelector(`[data-field="${CSS.escape(name)}"]`);
-    if (box) {
-      box.querySelector(".field-error").textContent = msg;
-      const input = box.querySelector("input, textarea, select");
-      if (input) { input.setAttribute("aria-invalid", "true"); if (!placed) input.focus(); }
-      placed = true;
-    }
+    if (!box) { unplaced = true; continue; }
+    const input = box.querySelector("input, textarea, select");
+    const worded = input && input.dataset.patternMessage && /should match pattern/.test(msg) ? input.dataset.patternMessage : msg;
+    box.querySelector(".field-error").textContent = worded;
+    if (input) { input.setAttribute("aria-invalid", "true"); if (!placed) input.focus(); }
+    placed = true;
   }
-  line.textContent = x ? x.message : "";
+  line.textContent = x && (unplaced || !placed) ? x.message || "" : "";
 }
 
 // A button that runs an action, shows it is busy, and reports failure in plain words.
@@ -150,8 +172,15 @@ export function action(label, run, { cls = "secondary", confirmText, confirmLabe
   b.addEventListener("click", async () => {
     if (confirmText && !(await confirmDialog(confirmText, confirmLabel))) return;
     b.disabled = true; b.classList.add("busy");
+    const line = b.nextElementSibling;
+    if (line && line.classList.contains("inline-error")) line.textContent = "";
     try { await run(); }
-    catch (x) { toast(x.message); alertNear(b, x.message); }
+    catch (x) {
+      // Beside the button; a button the page has since replaced reports in the toast (a session
+      // that ended has the sign-in screen say so instead).
+      const signedOut = x.status === 401 || (x.status === 403 && x.message === "Password change required");
+      if (b.isConnected) alertNear(b, x.message); else if (!signedOut) toast(x.message);
+    }
     finally { b.disabled = false; b.classList.remove("busy"); }
   });
   return b;
@@ -177,6 +206,20 @@ export function confirmDialog(text, confirmLabel = "Delete") {
     document.body.append(dlg);
     dlg.showModal();
   });
+}
+
+// A form in a modal dialog: Cancel (or Escape) closes it, and so does a successful submit; a
+// failure keeps it open with the error beside its field.
+export function formDialog(title, fields, submitLabel, onSubmit, { id } = {}) {
+  const titleId = uid("dialog-title");
+  const dlg = h("dialog", { class: "confirm", "aria-labelledby": titleId });
+  const f = form(fields, submitLabel, async (d, el) => { await onSubmit(d, el); dlg.close(); }, { id });
+  f.querySelector(".actions").append(h("button", { type: "button", class: "secondary", onclick: () => dlg.close() }, "Cancel"));
+  dlg.append(h("h3", { id: titleId }, title), f);
+  dlg.addEventListener("close", () => dlg.remove());
+  document.body.append(dlg);
+  dlg.showModal();
+  return dlg;
 }
 
 export function copyButton(text, label = "Copy") {
@@ -237,6 +280,35 @@ export function when(iso) {
   if (!iso) return "never";
   const d = new Date(iso);
   return d.toISOString().replace("T", " ").slice(0, 16) + " UTC";
+}
+
+// How long ago, in words ("3 minutes ago", "yesterday"), the exact time (UTC) on hover and
+// for assistive technology in the <time> element's title and datetime.
+export function ago(iso, now = Date.now()) {
+  if (!iso) return "never";
+  let seconds = Math.round((new Date(iso).getTime() - now) / 1000);
+  if (seconds > 0 && seconds < 300) seconds = 0; // the browser's clock a little behind the service's
+
+  const words = new Intl.RelativeTimeFormat("en", { numeric: "auto" });
+  const units = [["year", 31536000], ["month", 2592000], ["week", 604800], ["day", 86400], ["hour", 3600], ["minute", 60]];
+  const [unit, size] = units.find(([, s]) => Math.abs(seconds) >= s) || ["second", 1];
+  const text = unit === "second" && Math.abs(seconds) < 45 ? "just now" : words.format(Math.round(seconds / size), unit);
+  return h("time", { datetime: iso, title: when(iso) }, text);
+}
+
+// A value in its shape: a table for a list or a block of cells, the value itself otherwise.
+export function shaped(value) {
+  if (Array.isArray(value)) {
+    const rows = Array.isArray(value[0]) ? value : [value];
+    return h("div", { class: "table-wrap" }, h("table", { class: "grid out" }, rows.map(r => h("tr", {}, (Array.isArray(r) ? r : [r]).map(c => h("td", { class: "num" }, fmt(c)))))));
+  }
+  return h("output", {}, fmt(value));
+}
+
+// Named values (a job's inputs or outputs) in their shapes, with their raw JSON a click away.
+export function namedValues(id, values) {
+  return [h("dl", { class: "outputs", id }, Object.entries(values || {}).map(([k, x]) => [h("dt", {}, k), h("dd", { "data-output": k }, shaped(x))])),
+    h("details", { class: "raw" }, h("summary", {}, "Raw JSON"), h("pre", { class: "json" }, JSON.stringify(values, null, 2)))];
 }
 
 export const loading = (what = "Loading…") => h("p", { class: "loading", role: "status" }, what);

@@ -25,6 +25,7 @@ export async function show(engineId, versionId, warnings) {
   const e = await api("GET", `/engines/${engineId}`);
   const v = e.versions.find(x => x.id === versionId);
   const suggestion = h("div", { id: "suggestion" });
+  const saved = h("div", { id: "schema-saved" });
   const f = form([
     schemaField("Input schema (JSON Schema Draft 7)", "input_schema", pretty(v.input_schema)),
     schemaField("Output schema (JSON Schema Draft 7)", "output_schema", pretty(v.output_schema)),
@@ -39,15 +40,17 @@ export async function show(engineId, versionId, warnings) {
     }
     toast("Schemas saved");
     await show(engineId, versionId, r.warnings);
-  }, { id: "schemas" });
+  }, { id: "schemas", clears: [saved] });
   const ranges = v.named_ranges.map(r => `${r.name} (${r.kind})`).join(", ");
   render(
     breadcrumbs({ label: "Engines", href: "#/engines" }, { label: e.name, href: `#/engines/${engineId}` }, { label: `Version ${v.version} schemas` }),
     section(`Schemas of version ${v.version}`,
       h("p", { class: "muted" }, "Named ranges: ", ranges || "none"),
-      warnings && warnings.length ? h("ul", { class: "warnings", id: "schema-warnings", role: "status" }, warnings.map(w => h("li", {}, w)))
-        : warnings ? h("p", { class: "ok", id: "schema-warnings", role: "status" }, "Saved. The schemas match the workbook's named ranges.") : "",
+      saved,
       suggestion, f));
+  // The outcome of the last save, until the schemas are sent again.
+  saved.replaceChildren(warnings && warnings.length ? h("ul", { class: "warnings", id: "schema-warnings", role: "status" }, warnings.map(w => h("li", {}, w)))
+    : warnings ? h("p", { class: "ok", id: "schema-warnings", role: "status" }, "Saved. The schemas match the workbook's named ranges.") : "");
   const { offerSuggestion } = await import("./suggest.js");
   await offerSuggestion(engineId, versionId, suggestion, f);
 }

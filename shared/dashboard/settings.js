@@ -106,6 +106,7 @@ export async function show() {
       s.storage_configured ? [
         h("div", { class: "actions" },
           action("Test connection", async () => {
+            result.replaceChildren();
             const r = await api("POST", "/tenant/test-storage-connection");
             result.replaceChildren(h("p", { class: r.success ? "ok" : "error" }, r.message, r.error ? `: ${r.error}` : ""));
           }),

@@ -11,11 +11,13 @@ function range() {
 }
 
 const pct = (v) => (v === null || v === undefined ? "—" : `${fmt(v)}%`);
+// The API answers 0 for a period without calls; a rate of nothing is not 0%.
+const rate = (s) => (s.total_calls ? pct(s.success_rate) : "no calls");
 const ms = (v) => (v === null || v === undefined ? "—" : `${fmt(v)} ms`);
 
 function summaryCards(s) {
   const cards = [["Calls", fmt(s.total_calls)], ["Successful", fmt(s.successful_calls)], ["Failed", fmt(s.failed_calls)],
-    ["Success rate", pct(s.success_rate)], ["Average", ms(s.avg_execution_time_ms)]];
+    ["Success rate", rate(s)], ["Average", ms(s.avg_execution_time_ms)]];
   if ("p50_execution_time_ms" in s) cards.push(["p50", ms(s.p50_execution_time_ms)], ["p95", ms(s.p95_execution_time_ms)], ["p99", ms(s.p99_execution_time_ms)]);
   if ("test_calls" in s) cards.push(["Test calls", fmt(s.test_calls)]);
   return h("dl", { class: "cards", id: "summary" }, cards.map(([k, v]) => h("div", { class: "card" }, h("dt", {}, k), h("dd", {}, v))));
@@ -23,7 +25,7 @@ function summaryCards(s) {
 
 const counts = [
   { label: "Calls", key: "total_calls", num: true }, { label: "Successful", key: "successful_calls", num: true },
-  { label: "Failed", key: "failed_calls", num: true }, { label: "Success rate", key: "success_rate", num: true, render: (r) => pct(r.success_rate) },
+  { label: "Failed", key: "failed_calls", num: true }, { label: "Success rate", key: "success_rate", num: true, render: rate },
   { label: "Average", key: "avg_execution_time_ms", num: true, render: (r) => ms(r.avg_execution_time_ms) },
 ];
 

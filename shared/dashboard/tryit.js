@@ -1,7 +1,7 @@
 // Try it: a form generated from the version's input schema (or, without one, its named
 // ranges) that runs the version as a test job and shows the outputs in their shapes, the
 // time it took and a download of the filled workbook.
-import { action, api, breadcrumbs, fmt, form, h, render, section } from "./lib.js";
+import { action, api, breadcrumbs, form, h, namedValues, render, section } from "./lib.js";
 import { downloadLink } from "./jobs.js";
 
 // What to ask for, per input: its shape (rows × cols) and the type of each cell.
@@ -75,15 +75,25 @@ function collect(f, inputs) {
   return out;
 }
 
-function shown(value) {
-  if (Array.isArray(value)) {
-    const rows = Array.isArray(value[0]) ? value : [value];
-    return h("table", { class: "grid out" }, rows.map(r => h("tr", {}, (Array.isArray(r) ? r : [r]).map(c => h("td", { class: "num" }, fmt(c))))));
-  }
-  return h("output", {}, fmt(value));
-}
 
 const sleep = (ms) => new Promise(r => setTimeout(r, ms));
+
+// The input a refusal is about, so its message shows beside that input: the service names it as
+// "(at 'name/...')" (the schema's check) or "'name' expects ..." (the workbook's ranges).
+export function inputOf(message, names) {
+  const byLower = Object.fromEntries(names.map(n => [n.toLowerCase(), n]));
+  const at = /\(at '([^'/]+)/.exec(message);
+  if (at && byLower[at[1].toLowerCase()]) return byLower[at[1].toLowerCase()];
+  for (const m of message.matchAll(/'([^']+)'/g)) if (byLower[m[1].toLowerCase()]) return byLower[m[1].toLowerCase()];
+  return null;
+}
+
+function placed(x, inputs) {
+  if (x.status !== 400 || !x.message) return x;
+  const name = inputOf(x.message, inputs.map(i => i.name));
+  if (name) x.fields = { [name]: x.message.replace(/^Input validation failed: /, "").replace(/ \(at '[^']*'\)$/, "") };
+  return x;
+}
 
 export async function show(engineId, versionId) {
   const e = await api("GET", `/engines/${engineId}`);
@@ -96,7 +106,7 @@ export async function show(engineId, versionId) {
     const started = performance.now();
     let job;
     try { job = await api("POST", `/engines/${engineId}/versions/${versionId}/test-jobs`, { inputs: body }); }
-    catch (x) { result.replaceChildren(); throw x; }
+    catch (x) { result.replaceChildren(); throw placed(x, inputs); }
     let delay = 100;
     let j = await api("GET", `/engines/${engineId}/jobs/${job.job_id}`);
     while (j.status === "pending" || j.status === "processing") {
@@ -108,11 +118,11 @@ export async function show(engineId, versionId) {
     const dl = h("div", { id: "download" });
     result.replaceChildren(
       h("h3", {}, "Outputs"),
-      h("dl", { class: "outputs", id: "outputs" }, Object.entries(j.outputs || {}).map(([k, x]) => [h("dt", {}, k), h("dd", { "data-output": k }, shown(x))])),
+      ...namedValues("outputs", j.outputs),
       h("p", { id: "timing" }, `Calculated in ${j.execution_time_ms} ms (${seen} ms here, queue and polling included). `,
         h("a", { href: `#/engines/${engineId}/jobs/${j.job_id}` }, "Open the job")),
       action("Download the filled workbook", async () => downloadLink(engineId, j.job_id, dl), { cls: "primary" }), dl);
-  }, { id: "try" });
+  }, { id: "try", clears: [result] });
   render(
     breadcrumbs({ label: "Engines", href: "#/engines" }, { label: e.name, href: `#/engines/${engineId}` }, { label: `Try version ${v.version}` }),
     section(`Try version ${v.version}`,

@@ -1,7 +1,31 @@
-// Users: list, create (temporary password shown once), deactivate, reset password, delete.
-// The signed-in user's own row cannot be changed (the API refuses it too).
-import { action, api, field, form, h, render, secretOnce, section, table, toast, when } from "./lib.js";
-import { me } from "./auth.js";
+// Users: list, create (temporary password shown once), change e-mail, deactivate, reset
+// password, delete. The signed-in user's own row cannot be changed there (the API refuses it
+// too); "Your account" changes their own password.
+import { action, ago, api, field, form, formDialog, h, render, secretOnce, section, session, table, toast } from "./lib.js";
+import { me, passwordProblem } from "./auth.js";
+
+function changeEmail(u) {
+  formDialog(`Change the e-mail of ${u.email}`, [field("New e-mail", "email", { type: "email", value: u.email, autocomplete: "off" })], "Save e-mail", async (d) => {
+    let r;
+    try { r = await api("PATCH", `/users/${u.id}`, { email: d.get("email") }); }
+    catch (x) { if (x.status === 409) x.fields = { email: x.message }; throw x; }
+    toast(`${u.email} is now ${r.user ? r.user.email : d.get("email")}`);
+    await show();
+  }, { id: "change-email" });
+}
+
+// Your own password: the API ends the session, so the sign-in screen follows.
+function yourAccount() {
+  return section("Your account",
+    h("p", {}, "Signed in as ", h("strong", {}, me.email || "you"), ". Changing your password ends this session: you log in again with the new one."),
+    form([field("Current password", "current_password", { type: "password", autocomplete: "current-password" }),
+          field("New password", "new_password", { type: "password", minlength: 8, autocomplete: "new-password", hint: "At least 8 characters." })],
+      "Change your password", async (d) => {
+        try { await api("POST", "/auth/change-password", { current_password: d.get("current_password"), new_password: d.get("new_password") }); }
+        catch (x) { throw passwordProblem(x); }
+        session.onSignedOut("Password changed. Log in with your new password.");
+      }, { id: "own-password" }));
+}
 
 export async function show(shown) {
   const { users } = await api("GET", "/users");
@@ -10,8 +34,9 @@ export async function show(shown) {
     return h("tr", { "data-user": u.email },
       h("td", {}, u.email, own ? h("span", { class: "badge" }, "you") : ""),
       h("td", {}, u.is_active ? (u.must_change_password ? "must change password" : "active") : h("span", { class: "muted" }, "deactivated")),
-      h("td", {}, when(u.last_login_at)),
-      h("td", { class: "row-actions" }, own ? h("span", { class: "muted" }, "Your own account cannot be changed here.") : [
+      h("td", {}, ago(u.last_login_at)),
+      h("td", { class: "row-actions" }, own ? h("span", { class: "muted" }, "Your own account: change your password under Your account.") : [
+        h("button", { type: "button", class: "secondary", "aria-label": `Change the e-mail of ${u.email}`, onclick: () => changeEmail(u) }, "Change e-mail"),
         action(u.is_active ? "Deactivate" : "Reactivate", async () => {
           await api("PATCH", `/users/${u.id}`, { is_active: !u.is_active }); toast(`${u.email} ${u.is_active ? "deactivated" : "reactivated"}`); await show();
         }, { ariaLabel: `${u.is_active ? "Deactivate" : "Reactivate"} ${u.email}` }),
@@ -27,8 +52,11 @@ export async function show(shown) {
     section("Users", table("users", ["Email", "State", "Last login", ""], rows)),
     section("New user",
       form([field("Email", "email", { type: "email" })], "Create user", async (d) => {
-        const r = await api("POST", "/users", { email: d.get("email") });
+        let r;
+        try { r = await api("POST", "/users", { email: d.get("email") }); }
+        catch (x) { if (x.status === 409) x.fields = { email: x.message }; throw x; }
         await show({ title: `Temporary password for ${r.user.email}`, value: r.temporary_password });
       }, { id: "new-user" }),
-      shown ? secretOnce("temp-password", shown.title, shown.value, "this temporary password") : ""));
+      shown ? secretOnce("temp-password", shown.title, shown.value, "this temporary password") : ""),
+    yourAccount());
 }

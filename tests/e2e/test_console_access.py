@@ -114,6 +114,10 @@ def test_sign_in_open_an_engine_and_a_dialog_with_the_keyboard_alone(dev_stack, 
         page.keyboard.press("Shift+Tab")  # from the page heading back to the top of the page
         tab_to(page, "Loan quote")
         page.keyboard.press("Enter")
+        page.get_by_role("heading", name="Loan quote").wait_for()
+        # The engine's sections are links in the tab order; Enter opens Versions.
+        tab_to(page, "Versions")
+        page.keyboard.press("Enter")
         page.get_by_role("button", name="Delete version 1.1").wait_for()
 
         # Shift+Tab walks back the way Tab came.
@@ -149,6 +153,7 @@ def test_every_main_page_meets_aa_contrast_and_shows_focus(dev_stack, tenant_wit
     e, v = engine["id"], version["id"]
     pages = {
         "engines": "#/engines", "engine": f"#/engines/{e}", "jobs": f"#/engines/{e}/jobs", "job": f"#/engines/{e}/jobs/{job['job_id']}",
+        **{f"engine-{tab}": f"#/engines/{e}/{tab}" for tab in ("versions", "schema", "code", "access", "settings")},
         "try-it": f"#/engines/{e}/versions/{v}/try", "schemas": f"#/engines/{e}/versions/{v}/schemas",
         "fidelity": f"#/engines/{e}/versions/{v}/fidelity", "statistics": "#/stats", "consumers": "#/consumers",
         "users": "#/users", "settings": "#/settings",

@@ -1,6 +1,6 @@
-"""An engine's page in the console: copy-ready snippets that run as copied, version deletion
-after confirming, the fidelity report with its differing cells and the engine override, and
-deleting the engine."""
+"""An engine's page in the console: copy-ready snippets that run as copied (Code tab), version
+deletion after confirming (Versions tab), the fidelity report with its differing cells and the
+engine override, and deleting the engine (Settings tab, danger zone)."""
 
 from __future__ import annotations
 
@@ -11,12 +11,13 @@ import subprocess
 import sys
 import zipfile
 
+import httpx
 import pytest
 from openpyxl import Workbook
 from openpyxl.workbook.defined_name import DefinedName
 from playwright.sync_api import expect
 
-from tests.e2e.console import LOAN, api_session, browser_page, needs_chromium, new_tenant, sign_in
+from tests.e2e.console import LOAN, api_session, browser_page, deployed_loan, needs_chromium, new_tenant, sign_in
 
 pytestmark = [pytest.mark.e2e, needs_chromium]
 
@@ -68,6 +69,7 @@ def test_an_engines_page_from_snippets_to_deletion(dev_stack):
     with browser_page(dev_stack.base_url) as page:
         sign_in(page, tenant)
         page.get_by_role("link", name="Loan quote").click()
+        page.get_by_role("link", name="Code", exact=True).click()
 
         # The snippets carry the engine's real URL and run as copied, once the key is filled in
         curl = page.locator("#snippet-curl").inner_text()
@@ -82,6 +84,7 @@ def test_an_engines_page_from_snippets_to_deletion(dev_stack):
         assert "monthly_payment" in printed[0] and printed[1].startswith("http")
 
         # A version is deleted only after confirming
+        page.get_by_role("link", name="Versions", exact=True).click()
         row = page.locator('#versions tr[data-version="2.0"]')
         row.get_by_role("button", name="Delete version 2.0").click()
         page.get_by_role("dialog").get_by_role("button", name="Cancel").click()
@@ -104,10 +107,57 @@ def test_an_engines_page_from_snippets_to_deletion(dev_stack):
         page.get_by_role("button", name="Pin engine").click()
         expect(page.locator("#fidelity-summary")).to_contain_text("formulas (pinned)")
 
-        # Deleting the engine, after confirming, takes it off the list
-        page.goto(f"/dashboard/#/engines/{odd['id']}")
-        page.get_by_role("button", name="Delete engine").click()
+        # Deleting the engine, from its settings' danger zone after confirming, takes it off the list
+        page.goto(f"/dashboard/#/engines/{odd['id']}/settings")
+        page.locator("#danger-zone").get_by_role("button", name="Delete engine").click()
         page.get_by_role("dialog").get_by_role("button", name="Delete").click()
         page.get_by_role("heading", name="Engines", exact=True).wait_for()
         expect(page.locator("#engines")).not_to_contain_text("Odd")
         expect(page.locator("#engines")).to_contain_text("Loan quote")
+
+
+TABS = ["Overview", "Versions", "Schema", "Code", "Access", "Settings"]
+
+
+def test_the_engine_page_is_six_tabs_under_one_header(dev_stack):
+    tenant, engine, _key = deployed_loan(dev_stack, "tabs")
+    with browser_page(dev_stack.base_url) as page:
+        sign_in(page, tenant)
+        page.get_by_role("link", name="Loan quote").click()
+        tabs = page.get_by_role("navigation", name="Sections of Loan quote")
+        expect(tabs.get_by_role("link")).to_have_text(TABS)
+        # GIVEN an engine with a version, it opens on its overview
+        expect(tabs.locator("[aria-current=page]")).to_have_text("Overview")
+        expect(page.locator("#engine-facts")).to_contain_text("Consumers with access")
+        for name in TABS:
+            # WHEN a tab is chosen, THEN it has its own address and is marked as the current one
+            tabs.get_by_role("link", name=name).click()
+            expect(page).to_have_url(re.compile(f"#/engines/{engine['id']}/{name.lower()}$"))
+            expect(tabs.locator("[aria-current=page]")).to_have_text(name)
+            # AND the header's actions are there on every tab
+            expect(page.locator("#engine-actions").get_by_role("link")).to_have_text(["Try the active version", "Upload a version", "Jobs", "Statistics"])
+            # AND no tab is the long scroll the page used to be (3,100 px at this width)
+            assert page.evaluate("document.documentElement.scrollHeight") < 2000, name
+        # The settings end with the danger zone
+        expect(page.locator("main section").last).to_have_id("danger-zone")
+        # AND the engine opens again on the tab last shown
+        page.get_by_role("link", name="Engines", exact=True).first.click()
+        page.get_by_role("link", name="Loan quote").click()
+        expect(tabs.locator("[aria-current=page]")).to_have_text("Settings")
+
+
+def test_times_read_as_how_long_ago_with_the_exact_time_at_hand(dev_stack):
+    tenant, _engine, key = deployed_loan(dev_stack, "ago")
+    r = httpx.post(f"{dev_stack.base_url}/jobs/execute/{tenant['slug']}/loan-quote", headers=key, timeout=60,
+                   json={"inputs": {"principal": 250000, "annual_rate": 0.045, "years": 30, "start_date": "2026-01-01"}})
+    assert r.status_code == 202, r.text
+    with browser_page(dev_stack.base_url) as page:
+        sign_in(page, tenant)
+        page.get_by_role("link", name="Consumers").click()
+        last_used = page.locator('#consumers tr[data-consumer="Pricing app"] time')
+        expect(last_used).to_have_text("just now")
+        expect(last_used).to_have_attribute("title", re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d UTC$"))
+        words = page.evaluate("""async () => { const { ago } = await import('./lib.js'); const now = Date.parse('2026-05-10T12:00:00Z');
+            return ['2026-05-10T11:57:00Z', '2026-05-10T09:00:00Z', '2026-05-09T11:00:00Z', '2026-04-10T12:00:00Z', '2026-05-10T12:02:00Z', null]
+              .map(t => { const x = ago(t, now); return typeof x === 'string' ? x : x.textContent; }); }""")
+        assert words == ["3 minutes ago", "3 hours ago", "yesterday", "last month", "just now", "never"]

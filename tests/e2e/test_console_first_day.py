@@ -124,7 +124,12 @@ def test_an_administrators_first_day(dev_stack):
             page.get_by_role("heading", name="Jobs of Loan quote").wait_for()
         row.get_by_role("link", name=job_id[:8]).click()
         assert "Quote site" in page.locator("#job-facts").inner_text()
-        assert '"monthly_payment": 1266.71' in page.get_by_role("heading", name="Outputs", exact=True).locator("xpath=..").inner_text()
+        # shaped as Try it shows them, the raw JSON a click away
+        assert page.locator('#job-outputs [data-output="monthly_payment"]').inner_text() == MONTHLY_PAYMENT
+        assert page.locator('#job-outputs [data-output="schedule"] table tr').count() == 12  # the 12 × 4 block, as a table
+        outputs = page.get_by_role("heading", name="Outputs", exact=True).locator("xpath=..")
+        outputs.get_by_text("Raw JSON").click()
+        assert '"monthly_payment": 1266.71' in outputs.inner_text()
 
         # AND the statistics chart shows today's calls: the try-it run and the consumer's call
         page.get_by_role("link", name="Statistics").click()

@@ -28,7 +28,9 @@ def test_each_main_page_fits_the_screen(dev_stack, viewport):
         job = httpx.post(f"{dev_stack.base_url}/jobs/execute/{tenant['slug']}/loan-quote", headers={"X-API-Key": consumer["api_key"]},
                          json={"inputs": {"principal": 250000, "annual_rate": 0.045, "years": 30, "start_date": "2026-01-01"}}).json()
     pages = {
-        "engines": "#/engines", "engine": f"#/engines/{engine['id']}", "jobs": f"#/engines/{engine['id']}/jobs",
+        "engines": "#/engines", "engine": f"#/engines/{engine['id']}/overview",
+        **{f"engine-{tab}": f"#/engines/{engine['id']}/{tab}" for tab in ("versions", "schema", "code", "access", "settings")},
+        "jobs": f"#/engines/{engine['id']}/jobs",
         "job": f"#/engines/{engine['id']}/jobs/{job['job_id']}", "try-it": f"#/engines/{engine['id']}/versions/{v['id']}/try",
         "schemas": f"#/engines/{engine['id']}/versions/{v['id']}/schemas", "fidelity": f"#/engines/{engine['id']}/versions/{v['id']}/fidelity",
         "statistics": "#/stats", "consumers": "#/consumers", "users": "#/users", "settings": "#/settings",

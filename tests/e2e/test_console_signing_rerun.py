@@ -154,6 +154,7 @@ def test_the_engine_page_snippets_wait_with_an_idempotency_key_and_fetch_the_con
     with browser_page(dev_stack.base_url) as page:
         sign_in(page, tenant)
         page.get_by_role("link", name="Loan quote").click()
+        page.get_by_role("link", name="Code", exact=True).click()
         wait = page.locator("#snippet-wait").inner_text()
         contract = page.locator("#snippet-openapi").inner_text()
         page.get_by_role("button", name="Copy OpenAPI contract").click()

@@ -1,14 +1,15 @@
 """Engines, their versions, who may call them and the jobs they ran (management)."""
 
 import uuid
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import APIRouter, File, Form, Query, UploadFile
+from fastapi import APIRouter, File, Form, Query, Request, Response, UploadFile
 from pydantic import AfterValidator
 
 from shared.api import limits
 from shared.api.deps import CurrentTenant, CurrentUser, SessionDep
 from shared.api.errors import responses
+from shared.api.presenters import engine_contract as present_contract
 from shared.api.presenters import engines as present
 from shared.api.presenters import jobs as present_jobs
 from shared.api.schemas.access import AccessListItem, AccessPermissionResponse, AccessRevokeResponse, GrantAccessRequest
@@ -24,7 +25,7 @@ from shared.api.schemas.versions import (
 )
 from shared.config import get_settings
 from shared.errors import PayloadTooLarge
-from shared.services import consumers, engines, job_queries, versions
+from shared.services import consumers, engine_contract, engines, job_queries, versions
 
 router = APIRouter(prefix="/engines", tags=["engines"])
 
@@ -49,6 +50,16 @@ def create_engine(body: EngineCreate, session: SessionDep, user: CurrentUser):
 def get_engine(engine_id: uuid.UUID, session: SessionDep, user: CurrentUser):
     """An engine with all its versions and consumers."""
     return present.engine_detail(engines.get_view(session, tenant_id=user.tenant_id, engine_id=engine_id))
+
+
+@router.get("/{engine_id}/openapi", response_model=dict[str, Any], responses=responses(400, 404))
+def engine_openapi(engine_id: uuid.UUID, request: Request, response: Response, session: SessionDep, user: CurrentUser):
+    """The engine's OpenAPI 3.1 contract, as its consumers get it from `GET /jobs/openapi/{tenant_slug}/{engine_slug}`
+    (execute, poll and download with the active version's schemas), for an administrator: no API key needed.
+    400 `Engine has no active version` before one is activated."""
+    contract, tenant_slug = engine_contract.for_administrator(session, tenant_id=user.tenant_id, engine_id=engine_id)
+    response.headers["Content-Disposition"] = f'attachment; filename="{contract.engine.slug}.openapi.json"'
+    return present_contract.document(contract, base_url=str(request.base_url).rstrip("/"), tenant_slug=tenant_slug)
 
 
 @router.patch("/{engine_id}", response_model=EngineDetail, responses=responses(404, 409))

@@ -29,6 +29,12 @@ class FidelityReportResponse(BaseModel):
     mismatches: list[FidelityMismatch] = Field(description="The first differing cells (at most 50)")
     unsupported_functions: list[str]
     engines: dict[str, Any] = Field(description="One summary line per engine checked")
+    skipped: dict[str, int] = Field(
+        default_factory=dict,
+        description="Formula cells left out of the comparison, by reason: no_cached_value (the file carries no value "
+        "Excel computed for them), volatile (NOW, RAND...), external (another workbook), array_area, data_table",
+    )
+    flagged_total: int = Field(default=0, description="Formula cells not compared because the engine is known to get their construct wrong")
 
 
 class SuggestedSchemasResponse(BaseModel):
