@@ -271,7 +271,9 @@ class Calculator:
                         child.kill()  # it waits for a model that will not come: no use to anyone
                         raise
                     child.send({"kind": kind}, data)
-                    deadline = time.monotonic() + budget.wall_s  # the load has a budget of its own
+                    # The load (once per version and child, not per job) has an allowance of its
+                    # own: twice a job's, as its measured time was judged against one job's.
+                    deadline = time.monotonic() + 2 * budget.wall_s
                     continue
                 if header.get("loaded"):
                     child.loaded.add(model.key)

@@ -28,6 +28,13 @@ def judge(cost: dict[str, Any] | None, settings: Any) -> None:
             f"over the limit of {_ms(settings.version_max_calc_ms)} per job (SHEETCALC_VERSION_MAX_CALC_MS); "
             "make it smaller or simpler"
         )
+    load = float(cost.get("load_ms") or 0)
+    if load > settings.job_max_seconds * 1000:
+        raise WorkbookRefused(
+            f"Building this workbook's model with {cost.get('engine', 'its engine')} takes about {_ms(load)}, "
+            f"longer than a job may take ({_ms(settings.job_max_seconds * 1000)}, SHEETCALC_JOB_MAX_SECONDS); "
+            "make it smaller or simpler"
+        )
     memory = float(cost.get("peak_memory_mb") or 0)
     if memory > settings.version_max_memory_mb:
         raise WorkbookRefused(

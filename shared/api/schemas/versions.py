@@ -57,6 +57,8 @@ class VersionCost(BaseModel):
     calc_ms_p95: float = Field(description="95th percentile of those times, ms")
     peak_memory_mb: float = Field(description="Peak memory of the process that read and calculated it, MB")
     runs: int = Field(description="How many calculations were timed")
+    load_ms: float | None = Field(default=None, description="For an engine that builds its model on first use (formulas): "
+                                  "how long that took, ms, paid once per worker, not per job")
     lane: str | None = Field(default=None, description="'standard', or 'slow' for versions whose jobs cost more than "
                              "the slow-lane threshold: they are calculated by workers of their own")
 
