@@ -10,10 +10,10 @@ none of its jobs is pending or processing; its webhook is sent once then.
 
 from __future__ import annotations
 
-import io
 import json
 import logging
 import math
+import tempfile
 import uuid
 from collections.abc import Iterator
 from typing import Any
@@ -199,26 +199,48 @@ def _cell(sheet, value: Any) -> Any:
         value = json.dumps(value, ensure_ascii=False)
         value = ILLEGAL_CHARACTERS_RE.sub(lambda m: json.dumps(m.group())[1:-1], value)
     if isinstance(value, str):
+        if len(value) > CELL_MAX_CHARACTERS:
+            value = value[: CELL_MAX_CHARACTERS - 1] + "…"
         cell = WriteOnlyCell(sheet, value)
         cell.data_type = "s"
         return cell
     return value
 
 
-def result_workbook(batch: Batch) -> bytes:
-    """The results as one workbook: a row per input set; columns index, the input names, the
-    output names, status, error. Multi-cell values are JSON text in their cell."""
-    rows = list(results(batch, with_inputs=True))
-    output_names = batch.output_names or _names([r["outputs"] for r in rows if isinstance(r.get("outputs"), dict)])
+# Excel's limit on the characters of one cell ("Excel specifications and limits").
+CELL_MAX_CHARACTERS = 32_767
+_CHUNK = 1 << 20
+
+
+def result_workbook(batch: Batch) -> Iterator[bytes]:
+    """The results as one workbook, in chunks: a row per input set; columns index, the input
+    names, the output names, status, error. Multi-cell values are JSON text in their cell (cut at
+    Excel's 32,767 characters, ending in "…"). Memory stays flat whatever the batch's size: the
+    rows are read a page at a time (twice when the output names are not recorded) and the
+    workbook is written to a temporary file, then read back a chunk at a time."""
+    output_names = batch.output_names or _names(
+        [r["outputs"] for r in results(batch) if isinstance(r.get("outputs"), dict)]
+    )
     book = openpyxl.Workbook(write_only=True)
     sheet = book.create_sheet("Results")
     sheet.append(["index", *batch.input_names, *output_names, "status", "error"])
-    for row in rows:
+    for row in results(batch, with_inputs=True):
         given, outputs = row.get("inputs") or {}, row.get("outputs") or {}
         sheet.append([
             row["index"], *(_cell(sheet, given.get(n)) for n in batch.input_names),
             *(_cell(sheet, outputs.get(n)) for n in output_names), row["status"], _cell(sheet, row.get("error")),
         ])
-    out = io.BytesIO()
-    book.save(out)
-    return out.getvalue()
+    out = tempfile.TemporaryFile()
+    try:
+        book.save(out)
+        out.seek(0)
+    except BaseException:
+        out.close()
+        raise
+    return _chunks(out)
+
+
+def _chunks(file) -> Iterator[bytes]:
+    with file:
+        while chunk := file.read(_CHUNK):
+            yield chunk

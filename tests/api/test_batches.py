@@ -423,3 +423,16 @@ def test_a_chunks_jobs_are_finished_in_one_statement(client, deployed, run_worke
     assert lines[3]["outputs"]["monthly_payment"] == pytest.approx(annuity(5000, 0.05, 1), rel=1e-9)
     (row,) = assert_rollups_exact(deployed.admin.tenant_id)["job_stats_daily"].values()
     assert (row["total_calls"], row["completed_calls"], row["failed_calls"]) == (3, 3, 0)
+
+
+def test_a_result_cell_longer_than_excel_allows_is_cut_where_excel_stops():
+    import openpyxl
+
+    from shared.services.batches import CELL_MAX_CHARACTERS, _cell
+
+    # GIVEN a value whose JSON text is longer than a cell may hold (Excel: 32,767 characters)
+    sheet = openpyxl.Workbook(write_only=True).create_sheet("Results")
+    cell = _cell(sheet, ["x" * 40_000])
+    # THEN the cell holds the limit, its last character saying it was cut
+    assert len(cell.value) == CELL_MAX_CHARACTERS and cell.value.endswith("…")
+    assert cell.value.startswith('["xxx')

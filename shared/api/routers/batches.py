@@ -4,7 +4,7 @@ import uuid
 from typing import Literal
 
 from fastapi import APIRouter
-from fastapi.responses import Response, StreamingResponse
+from fastapi.responses import StreamingResponse
 
 from shared.adapters.storage import XLSX_CONTENT_TYPE as XLSX_MEDIA_TYPE
 from shared.api.deps import CurrentConsumer, SessionDep
@@ -56,7 +56,7 @@ def batch_results(batch_id: uuid.UUID, session: SessionDep, consumer: CurrentCon
     names, the output names, status and error (a multi-cell value is JSON text in its cell)."""
     batch = batches.results_of(session, request=consumer, batch_id=batch_id)
     if format == "xlsx":
-        return Response(
+        return StreamingResponse(
             batches.result_workbook(batch), media_type=XLSX_MEDIA_TYPE,
             headers={"Content-Disposition": f'attachment; filename="batch_{str(batch.id)[:8]}.xlsx"'},
         )
