@@ -9,7 +9,7 @@ arguments of statistical functions and OFFSET's omitted sizes, `lookups`: the bo
 `functions`: the functions evaluated after IronCalc, `subtotals`: SUBTOTAL over filtered
 rows). IronCalc only, so the whole corpus takes minutes, not the hour of bench/fidelity.py.
 
-Usage: python bench/corrections.py [--corpus ../shared/corpus] [--only SUBSTRING] [--timing]
+Usage: python bench/corrections.py [--corpus tests/corpus] [--only SUBSTRING] [--timing]
 """
 
 from __future__ import annotations
@@ -104,7 +104,7 @@ def timing(repeats: int = 5) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
+    parser.add_argument("--corpus", type=Path, default=REPO / "tests" / "corpus")
     parser.add_argument("--only", default=None, help="only files whose path contains this")
     parser.add_argument("--timing", action="store_true", help="only the cost where nothing needs the layer")
     args = parser.parse_args()

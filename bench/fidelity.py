@@ -10,7 +10,7 @@ The "IronCalc alone" column is IronCalc without the correction layer (shared/cal
 "IronCalc" with it; the difference is what the layer fixed. `--engines ironcalc` skips formulas
 (its column and the choice are then left out).
 
-Usage: python bench/fidelity.py [--corpus ../shared/corpus] [--timeout 240] [--jobs 1]
+Usage: python bench/fidelity.py [--corpus tests/corpus] [--timeout 240] [--jobs 1]
                                 [--json results.json] [--only SUBSTRING] [--engines ironcalc]
 """
 
@@ -251,7 +251,7 @@ def whole_column_timing(lookups: int = 50, rows: int = 1000) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
+    parser.add_argument("--corpus", type=Path, default=REPO / "tests" / "corpus")
     settings = get_settings()  # the service's own limits for a formulas check are the defaults
     parser.add_argument("--timeout", type=float, default=settings.fidelity_timeout_seconds,
                         help="seconds for each formulas check (SHEETCALC_FIDELITY_TIMEOUT_SECONDS)")

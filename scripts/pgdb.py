@@ -13,6 +13,7 @@ url = urllib.parse.urlparse(admin_url)
 con = pg8000.native.Connection(
     user=url.username or "postgres", password=url.password, host=url.hostname or "127.0.0.1",
     port=url.port or 5432, database=url.path.lstrip("/") or "postgres",
+    timeout=60,  # something that answers on the port but is not PostgreSQL must not hang the caller
 )
 quoted = '"' + name.replace('"', '""') + '"'
 if action == "drop":

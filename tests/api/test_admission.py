@@ -22,7 +22,7 @@ from shared.api.admission import BUSY, TENANT_BUSY, Admission, Gate
 from shared.config import get_settings
 from shared.errors import NotFound
 from shared.services import jobs
-from tests.api.test_job_wait import INPUTS, Waiters, waiting_for
+from tests.api.test_job_wait import INPUTS, Waiters, patient_waiters, waiting_for  # noqa: F401 (a fixture)
 from tests.factories import deploy_loan, make_admin, submit_job
 
 HANG_SECONDS = 120
@@ -197,6 +197,7 @@ def test_places_go_to_the_tenants_waiting_in_turn(client, deployed, configure, m
 
 
 @pytest.mark.own_transactions
+@pytest.mark.usefixtures("patient_waiters")
 def test_a_call_stops_counting_once_it_waits(client, admin, loan_xlsx, run_worker, configure, monkeypatch):
     # GIVEN a process that has 1 consumer call in progress at once, and a call waiting (wait=N) for a pending job
     configure(api_max_job_calls=1)

@@ -1,19 +1,12 @@
-"""A fixed subset of the Excel-saved corpus, checked the way uploads are (bench/fidelity.py
+"""A fixed subset of the Excel-saved corpus (tests/corpus/), checked the way uploads are (bench/fidelity.py
 runs all of it). The figures are those of ironcalc 0.9.1 and formulas 1.3.4 with the functions we supply to
 it: a change in either engine shows up here as a changed count, to be looked at before the pins
 move."""
 
-from pathlib import Path
-
 import pytest
 
 from shared.calc.fidelity.choice import choose_engine
-
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
-
-pytestmark = pytest.mark.skipif(
-    not CORPUS.is_dir(), reason=f"the Excel-saved corpus is not at {CORPUS}"
-)
+from tests.corpus import corpus_file
 
 # The service's deadline would hand a slow machine a different engine choice; these figures
 # are about what each engine computes, not how fast (the deadline has its own tests).
@@ -49,7 +42,7 @@ SUBSET = [
     "name, engine, compared, matching, ironcalc_matching", SUBSET, ids=[s[0] for s in SUBSET]
 )
 def test_corpus_workbook(name, engine, compared, matching, ironcalc_matching):
-    choice = choose_engine((CORPUS / name).read_bytes(), timeout_s=NO_DEADLINE_S)
+    choice = choose_engine(corpus_file(name).read_bytes(), timeout_s=NO_DEADLINE_S)
 
     assert choice.engine == engine
     assert (choice.report["cells_compared"], choice.report["cells_matching"]) == (compared, matching)

@@ -16,9 +16,9 @@ from openpyxl.utils.datetime import CALENDAR_MAC_1904
 from shared.calc import get_engine
 from shared.calc.fidelity.check import check
 from shared.errors import InputValidationError
+from tests.corpus import corpus_file
 
 from .conftest import add_name, to_bytes, uploaded_and_stored
-from .test_corrections_lookup import CORPUS
 from .test_fidelity import excel_saved
 
 # serial -> Excel's (YEAR, MONTH, DAY, WEEKDAY)
@@ -169,9 +169,7 @@ def test_a_workbook_without_date_functions_is_not_touched():
 def test_excel_saved_docs_workbooks_match_on_every_cell(name):
     # GIVEN IronCalc's DAY/MONTH/YEAR documentation workbooks as Excel saved them (serials 0
     # and 1-60, DATE(1900,2,29); IronCalc alone misses 4, 3 and 2 of their 30 cells)
-    path = CORPUS / "ironcalc" / "xlsx" / "tests" / "docs" / f"{name}.xlsx"
-    if not path.exists():
-        pytest.skip("shared corpus not present")
+    path = corpus_file(f"ironcalc/xlsx/tests/docs/{name}.xlsx")
 
     # WHEN IronCalc with the layer checks one
     report = check(path.read_bytes(), "ironcalc")
@@ -180,14 +178,10 @@ def test_excel_saved_docs_workbooks_match_on_every_cell(name):
     assert report.cells_matching == report.cells_compared, report.mismatches
 
 
-DATE_TIME = CORPUS / "pycel" / "tests" / "fixtures" / "date-time.xlsx"
-
-
-@pytest.mark.skipif(not DATE_TIME.exists(), reason="shared corpus not present")
 def test_excel_saved_date_parts_of_false_and_true_match():
     # GIVEN pycel's date-time.xlsx as Excel saved it: DAY, MONTH, WEEKDAY and YEAR of FALSE
     # (serial 0) and TRUE (serial 1) in N1 and O1 (IronCalc alone: #NUM!, 31, 12, 1899)
-    report = check(DATE_TIME.read_bytes(), "ironcalc")
+    report = check(corpus_file("pycel/tests/fixtures/date-time.xlsx").read_bytes(), "ironcalc")
 
     # WHEN IronCalc with the layer checks it
     missed = {(m["sheet"], m["cell"]) for m in report.mismatches}

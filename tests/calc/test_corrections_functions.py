@@ -2,7 +2,7 @@
 
 Expected values are Excel's: the examples on Microsoft's function pages (support.microsoft.com:
 "TEXT function", "Number format codes", "AGGREGATE function", "BIN2DEC function" and the other
-base conversions), and values Excel saved in the shared corpus (pycel tests/fixtures/text.xlsx,
+base conversions), and values Excel saved in the corpus (tests/corpus/: pycel tests/fixtures/text.xlsx,
 IronCalc xlsx/tests TEXT.xlsx), named where used.
 """
 

@@ -17,6 +17,7 @@ from openpyxl.worksheet.formula import ArrayFormula
 from shared.calc import get_engine
 from shared.calc.fidelity.check import check
 from shared.calc.fidelity.choice import choose_engine
+from tests.corpus import corpus_file
 
 from .conftest import add_name, to_bytes
 from .test_fidelity import excel_saved
@@ -195,15 +196,10 @@ def test_a_lookup_over_a_computed_range_is_flagged_with_or_without_cached_values
         assert any("Rates!E2" in w for w in choice.warnings)
 
 
-CORPUS = __import__("pathlib").Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
-PYCEL_LOOKUP = CORPUS / "pycel" / "tests" / "fixtures" / "lookup.xlsx"
-
-
-@pytest.mark.skipif(not PYCEL_LOOKUP.is_file(), reason="the Excel-saved corpus is not there")
 def test_excel_saved_lookups_over_leading_and_trailing_blanks_match_excel():
     # GIVEN pycel's lookup.xlsx as Excel saved it: sheet LookupBlanks looks up values in
     # A5:A12 (one blank inside) through A$1:A$16 with VLOOKUP, MATCH and LOOKUP
-    data = PYCEL_LOOKUP.read_bytes()
+    data = corpus_file("pycel/tests/fixtures/lookup.xlsx").read_bytes()
 
     # WHEN IronCalc checks it with the correction layer
     report = check(data, "ironcalc")

@@ -13,18 +13,16 @@ cells at the end). IronCalc 0.9.1 alone answers #NAME? for the formula and const
 import io
 
 import openpyxl
-import pytest
 from openpyxl.utils.cell import coordinate_from_string
 from openpyxl.worksheet.formula import ArrayFormula
 
 import shared.calc.fidelity.check as check_module
-
 from shared.calc import get_engine
 from shared.calc.fidelity.check import check
 from shared.calc.fidelity.choice import choose_engine
+from tests.corpus import corpus_file
 
 from .conftest import add_name, to_bytes, uploaded_and_stored
-from .test_corrections_lookup import CORPUS
 from .test_fidelity import excel_saved
 
 # (cell, formula, Excel's value); B2 = 10, E1:E5 = 1.5, 3, 4.5, 6, 7.5, G1:H1 = 1, 2,
@@ -181,15 +179,11 @@ def test_a_workbook_without_such_names_is_not_touched():
     assert not fixes
 
 
-TEST_XLSX = CORPUS / "formulas" / "test" / "test_files" / "test.xlsx"
-
-
-@pytest.mark.skipif(not TEST_XLSX.exists(), reason="shared corpus not present")
 def test_excel_saved_names_to_formulas_intersections_and_constants_match(monkeypatch):
     # GIVEN formulas' test.xlsx as Excel saved it: h = CORE!$K$4:$K$6 CORE!$J$5:$L$5 (an
     # intersection), i = SUM(CORE!$M$4:$N$5,h), l = h+i, NAMEDCELL123 = "'ciao"
     monkeypatch.setattr(check_module, "MISMATCH_LIMIT", 10**9)  # every miss, to look for ours
-    report = check(TEST_XLSX.read_bytes(), "ironcalc")
+    report = check(corpus_file("formulas/test/test_files/test.xlsx").read_bytes(), "ironcalc")
 
     # WHEN IronCalc with the layer checks it
     missed = {(m["sheet"], m["cell"]) for m in report.mismatches}

@@ -13,16 +13,15 @@ totals row that uses it, #ERROR! / #REF! for 3-D references.
 import io
 
 import openpyxl
-import pytest
 from openpyxl.worksheet.table import Table
 
 import shared.calc.fidelity.check as check_module
 from shared.calc import get_engine
 from shared.calc.fidelity.check import check
 from shared.calc.fidelity.choice import choose_engine
+from tests.corpus import corpus_file
 
 from .conftest import add_name, to_bytes, uploaded_and_stored
-from .test_corrections_lookup import CORPUS
 from .test_fidelity import excel_saved
 
 # (sheet, cell, formula, Excel's value). Sales!A1:C5 is the table Sales (headers Item, Amount,
@@ -99,15 +98,11 @@ def test_a_3d_reference_outside_the_functions_that_take_one_is_left_alone_and_fl
     assert any("Sheet!B1" in w and "3-D reference" in w for w in choice.warnings)
 
 
-EXCELCOMPILER = CORPUS / "pycel" / "tests" / "fixtures" / "excelcompiler.xlsx"
-
-
-@pytest.mark.skipif(not EXCELCOMPILER.exists(), reason="shared corpus not present")
 def test_excel_saved_structured_references_match(monkeypatch):
     # GIVEN pycel's excelcompiler.xlsx as Excel saved it: SUM(Table1[]), SUM(Table1[#All]),
     # SUM(Table1[#Totals]) over a table whose totals row is =SUBTOTAL(109,[col3])
     monkeypatch.setattr(check_module, "MISMATCH_LIMIT", 10**9)
-    report = check(EXCELCOMPILER.read_bytes(), "ironcalc")
+    report = check(corpus_file("pycel/tests/fixtures/excelcompiler.xlsx").read_bytes(), "ironcalc")
 
     # WHEN IronCalc with the layer checks it
     missed = {(m["sheet"], m["cell"]) for m in report.mismatches}

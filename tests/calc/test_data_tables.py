@@ -2,7 +2,7 @@
 does; the `formulas` engine, and IronCalc beyond the size limit, keep the values Excel saved,
 and the upload says which.
 
-No corpus workbook holds a data table (none of /work/shared/corpus's packages has a
+No corpus workbook holds a data table (none of tests/corpus/'s packages has a
 `t="dataTable"` formula), so the package is written here as Excel writes one (ECMA-376 Part 1,
 18.3.1.40 `f`: `t="dataTable"`, `ref`, `dt2D`, `dtr`, `r1`, `r2` on the range's first cell; the
 other cells hold values only). Every expected value is computed by hand from Excel's documented

@@ -34,6 +34,7 @@ from shared.calc.xlsx.external_links import (
     parse_reference,
     saved_values,
 )
+from tests.corpus import corpus_file
 
 ENGINES = ("ironcalc", "formulas")
 SECRET = 7_340_113.25  # only in the other workbook: never in any output
@@ -422,18 +423,16 @@ def test_ranges_too_big_to_write_out_and_constants_past_the_budget_are_ref_error
 
 # The formulas project's test workbook, saved by Excel with two links: one whose last update
 # failed but which saved values, one that saved nothing. Excel's values of the cells reading them.
-EXCEL_SAVED = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "formulas" / "test" / \
-    "test_files" / "test.xlsx"
+EXCEL_SAVED = "formulas/test/test_files/test.xlsx"
 
 
-@pytest.mark.skipif(not EXCEL_SAVED.is_file(), reason=f"the Excel-saved corpus is not at {EXCEL_SAVED}")
 def test_cells_reading_other_workbooks_get_the_values_excel_saved():
     from shared.calc.fidelity.compare import values_match
     from shared.calc.refs import parse_cell
     from shared.calc.xlsx.cells import read_excel_cells
 
     # GIVEN a workbook Excel saved, reading two other workbooks that are not here
-    data = EXCEL_SAVED.read_bytes()
+    data = corpus_file(EXCEL_SAVED).read_bytes()
     excel = {(c.sheet, c.address): c.expected for c in read_excel_cells(data).cells}
     assert sorted(c.cell for c in external_cells(data)[1]) == sorted(["O13", "P16", "B17", "P17", "B18", "P18"])
     # WHEN IronCalc recalculates them (formulas matches all six, but takes a minute and more

@@ -8,7 +8,6 @@ import struct
 import time
 import zipfile
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
@@ -18,9 +17,9 @@ from shared.calc.xlsx.guard import Limits
 from shared.config import Settings, reset_settings
 from shared.errors import SheetcalcError
 from tests import hostile
+from tests.corpus import CORPUS, WORKBOOKS
 
 DEFAULTS = Limits.from_settings(Settings())  # the defaults of shared/config.py, as the upload reads them
-CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus"
 MIB = 1024 * 1024
 # Hang-sized: no verdict here depends on the machine's speed.
 HANG_S = 120.0
@@ -142,15 +141,16 @@ def test_depth_counts_parentheses_outside_strings_and_sheet_names():
 
 def test_excel_saved_workbooks_pass_the_guard(loan_xlsx):
     guard.check(loan_xlsx, DEFAULTS)
-    if not CORPUS.is_dir():
-        pytest.skip(f"the Excel-saved corpus is not at {CORPUS}")
     refused = {}
-    for path in sorted(CORPUS.rglob("*.xlsx")):
+    workbooks = sorted(CORPUS.rglob("*.xlsx"))
+    for path in workbooks:
         try:
             guard.check(path.read_bytes(), DEFAULTS)
         except SheetcalcError as exc:
             refused[str(path.relative_to(CORPUS))] = exc.message
     assert refused == {}
+    # every workbook of the corpus was checked: a missing one (or all of them) fails here
+    assert len(workbooks) == WORKBOOKS, f"{len(workbooks)} workbooks under tests/corpus/, not {WORKBOOKS} (tests/corpus/README.md)"
 
 
 # --- The reader in a child process ---------------------------------------------------------------

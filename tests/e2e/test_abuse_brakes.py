@@ -22,7 +22,15 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.e2e.conftest import RAISED_LIMITS, REPO, DevStack, _wait_until_ready, dev_stack_env, free_port
+from tests.e2e.conftest import (
+    RAISED_LIMITS,
+    REPO,
+    DevStack,
+    _wait_until_ready,
+    dev_stack_env,
+    free_port,
+)
+from tests.load import load_factor
 
 pytestmark = pytest.mark.e2e
 
@@ -138,7 +146,8 @@ BURST = 600
 # percentile and 0.8 s at most on a quiet machine, load 5), after it 60 to 100 ms at the 99th
 # percentile (bench/burst.py, which measures the figure; README, Security). The bounds here are a
 # tenth of the and hold on a loaded machine too: a probe still shares two cores with the
-# burst, the server's four processes and every other test.
+# burst, the server's four processes and every other test; on a machine busier than its cores they
+# are multiplied by how many times over (tests/load.py), the busiest of before and after the burst.
 HEALTH_P99_BOUND_SECONDS = 1.0
 HEALTH_MAX_BOUND_SECONDS = 2.0
 
@@ -187,6 +196,7 @@ def test_health_answers_quickly_while_one_key_sends_600_executes_at_once(tmp_pat
 
         # WHEN it sends 600 executes at once (each pushed back sent again after its Retry-After),
         # and /health is asked meanwhile
+        busy = load_factor()
         sender = burst_of_executes(stack.base_url, slug, key, BURST)
         burst_started = time.monotonic()
         latencies: list[float] = []
@@ -198,6 +208,7 @@ def test_health_answers_quickly_while_one_key_sends_600_executes_at_once(tmp_pat
                 assert r.status_code == 200, r.text
                 time.sleep(0.05)
         burst_seconds = time.monotonic() - burst_started
+        busy = max(busy, load_factor())
         answers = json.loads(sender.communicate(timeout=STOP_TIMEOUT_SECONDS)[0])
         server_output = stack.output()
 
@@ -205,11 +216,11 @@ def test_health_answers_quickly_while_one_key_sends_600_executes_at_once(tmp_pat
     pushed_back = sum(len(a) - 1 for a in answers)
     print(f"/health during a burst of {BURST} executes answered in {burst_seconds:.1f} s ({pushed_back} answers pushed "
           f"back): {len(latencies)} probes, median {statistics.median(latencies) * 1000:.0f} ms, "
-          f"p99 {p99 * 1000:.0f} ms, max {max(latencies) * 1000:.0f} ms")
+          f"p99 {p99 * 1000:.0f} ms, max {max(latencies) * 1000:.0f} ms; bounds x{busy:.1f} for the machine's load")
     # THEN every execute is accepted in the end (600 fit the key's default rate), each answer
     # before it pushed back with 429 or 503 and a Retry-After
     assert [a[-1][0] for a in answers] == [202] * BURST, server_output[-20000:]
     assert all(status in (429, 503) and retry for a in answers for status, retry in a[:-1]), answers
     # AND /health never waited behind the burst
     assert latencies, "the burst ended before /health could be asked"
-    assert p99 < HEALTH_P99_BOUND_SECONDS and max(latencies) < HEALTH_MAX_BOUND_SECONDS, sorted(latencies)[-5:]
+    assert p99 < HEALTH_P99_BOUND_SECONDS * busy and max(latencies) < HEALTH_MAX_BOUND_SECONDS * busy, (busy, sorted(latencies)[-5:])

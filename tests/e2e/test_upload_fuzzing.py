@@ -16,6 +16,7 @@ import httpx
 import pytest
 
 from tests import hostile
+from tests.load import load_factor
 
 pytestmark = pytest.mark.e2e
 
@@ -23,7 +24,8 @@ LOAN = Path(__file__).resolve().parents[2] / "examples" / "loan-quote.xlsx"
 GRANT = {"can_execute": True, "can_view_jobs": True, "can_download": True, "can_view_about": True}
 # Issue 14 asks for /health under 200 ms throughout; that figure is measured and printed here and in
 # the README. The verdict only tells "answered while a refusal is under way" from "blocked behind
-# it", with room for a busy machine (no test depends on how fast the machine is).
+# it", with room for a busy machine (no test depends on how fast the machine is): on a machine busier
+# than its cores it is multiplied by how many times over (tests/load.py).
 HEALTH_BUDGET_S = 1.0
 # Only a hung server reaches these: no verdict depends on the machine's speed.
 REQUEST_TIMEOUT_S = 120.0
@@ -104,6 +106,7 @@ def test_hostile_uploads_are_refused_clearly_while_the_server_stays_fast_and_sma
     files = {name: build() for name, build, _, _ in ATTACKS}  # built before the clock starts
     pid = dev_stack.process.pid
     before = _memory_kb(pid)
+    busy = load_factor()
     probe = HealthProbe(dev_stack.base_url)
     probe.start()
     answers, windows = {}, {}
@@ -119,6 +122,7 @@ def test_hostile_uploads_are_refused_clearly_while_the_server_stays_fast_and_sma
         probe.stopping.set()
         probe.join(REQUEST_TIMEOUT_S)
     after = _memory_kb(pid)
+    busy = max(busy, load_factor())
 
     # THEN each is a clear 4xx that says what is wrong, and nothing was stored
     for name, _build, status, message in ATTACKS:
@@ -136,7 +140,7 @@ def test_hostile_uploads_are_refused_clearly_while_the_server_stays_fast_and_sma
         around = probe.between(start, end + 0.3)
         print(f"  {name}: refused in {(end - start) * 1000:.0f} ms; /health around it: {len(around)} answers, "
               f"fastest {(fastest[name] or 0) * 1000:.1f} ms, slowest {max(around, default=0) * 1000:.1f} ms")
-    assert all(seconds is not None and seconds < HEALTH_BUDGET_S for seconds in fastest.values()), fastest
+    assert all(seconds is not None and seconds < HEALTH_BUDGET_S * busy for seconds in fastest.values()), (busy, fastest)
 
     # AND the server's memory peak stayed small (the bombs were refused unread)
     print(f"server memory: resident {before['VmRSS'] // 1024} MB before, peak {after['VmHWM'] // 1024} MB "

@@ -39,19 +39,28 @@ class _HeldCalls:
 
     def send_message_batch(self, **params):
         self._counted.append(len(params["Entries"]))
-        self._everyone_queued.wait(timeout=30)
+        self._everyone_queued.wait(timeout=120)
         return self._calls.send_message_batch(**params)
 
 
 @pytest.fixture
 def batch_calls(monkeypatch):
     """The SendMessageBatch calls made, each held until every sender has queued its message
-    (so the test does not depend on how fast threads start on this machine)."""
+    (so the test does not depend on how fast threads start on this machine), and the messages
+    handed to the sender so far."""
     calls: list[int] = []
     everyone_queued = threading.Event()
     real = queues.sqs_calls
     monkeypatch.setattr(queues, "sqs_calls", lambda: _HeldCalls(real(), calls, everyone_queued))
-    yield calls, everyone_queued
+    made: list[int] = []
+
+    class Counted(queues._Outgoing):  # made by the sender's send(), the line before it queues it
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            made.append(1)
+
+    monkeypatch.setattr(queues, "_Outgoing", Counted)
+    yield calls, everyone_queued, made
 
 
 def _drain(queue_url: str) -> list[str]:
@@ -66,8 +75,11 @@ def _drain(queue_url: str) -> list[str]:
     return bodies
 
 
-def _send_together(send, count: int, everyone_queued: threading.Event) -> list:
-    """``count`` threads calling ``send(i)`` at once; each one's exception or None."""
+def _send_together(send, count: int, batch_calls) -> list:
+    """``count`` threads calling ``send(i)`` at once; each one's exception or None. The first
+    SendMessageBatch is let through once every message has been handed to the sender (however
+    long the threads take to get there on this machine)."""
+    _, everyone_queued, made = batch_calls
     started = threading.Barrier(count + 1)
 
     def one(i):
@@ -81,19 +93,22 @@ def _send_together(send, count: int, everyone_queued: threading.Event) -> list:
     with ThreadPoolExecutor(count) as pool:
         futures = [pool.submit(one, i) for i in range(count)]
         started.wait()
-        time.sleep(0.2)  # let every thread reach the sender before the first batch is let through
+        deadline = time.monotonic() + 60
+        while len(made) < count:
+            assert time.monotonic() < deadline, f"only {len(made)} of {count} messages handed to the sender"
+            time.sleep(0.01)
         everyone_queued.set()
         return [f.result(timeout=60) for f in futures]
 
 
 def test_twenty_jobs_queued_at_once_all_arrive_in_fewer_calls(configure, fresh_queue, batch_calls):
     # GIVEN a jobs queue and 20 requests queueing their jobs at the same moment
-    calls, everyone_queued = batch_calls
+    calls, _, _ = batch_calls
     configure(jobs_queue_url=fresh_queue)
     job_ids = [uuid.uuid4() for _ in range(SENDERS)]
 
     # WHEN each one enqueues its job
-    errors = _send_together(lambda i: queues.enqueue_job(job_ids[i]), SENDERS, everyone_queued)
+    errors = _send_together(lambda i: queues.enqueue_job(job_ids[i]), SENDERS, batch_calls)
 
     # THEN every call returned only once its message was accepted
     assert errors == [None] * SENDERS
@@ -107,12 +122,11 @@ def test_twenty_jobs_queued_at_once_all_arrive_in_fewer_calls(configure, fresh_q
 
 def test_a_queue_that_refuses_fails_every_sender(configure, fresh_queue, batch_calls):
     # GIVEN a jobs queue that no longer exists
-    calls, everyone_queued = batch_calls
     client("sqs").delete_queue(QueueUrl=fresh_queue)
     configure(jobs_queue_url=fresh_queue)
 
     # WHEN 20 requests enqueue their jobs at once
-    errors = _send_together(lambda i: queues.enqueue_job(uuid.uuid4()), SENDERS, everyone_queued)
+    errors = _send_together(lambda i: queues.enqueue_job(uuid.uuid4()), SENDERS, batch_calls)
 
     # THEN each one is told the queue is not available
     assert all(isinstance(e, ServiceUnavailable) and e.message == "Job queue is not available" for e in errors), errors
