@@ -20,7 +20,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from shared import claimants
-from shared.db.models import PROCESSING_JOBS_SQL, UNFINISHED_JOBS_SQL, Engine, Job, JobStatus, Tenant
+from shared.db.models import PROCESSING_JOBS_SQL, UNFINISHED_JOBS_SQL, Engine, EngineVersion, Job, JobStatus, Tenant
 from shared.db.types import utcnow
 from shared.repositories import rollups
 
@@ -403,6 +403,16 @@ def requeue_unqueued(
         .execution_options(synchronize_session=False)
     )
     return [(row.id, row.tenant_id) for row in result]
+
+
+def lanes_of(session: Session, *, job_ids: list[uuid.UUID]) -> dict[uuid.UUID, str]:
+    """The lane of each job's version ("standard" or "slow"): where a job queued again belongs."""
+    if not job_ids:
+        return {}
+    rows = session.execute(
+        select(Job.id, EngineVersion.lane).join(EngineVersion, EngineVersion.id == Job.version_id).where(Job.id.in_(job_ids))
+    )
+    return {row.id: row.lane for row in rows}
 
 
 def unattempted_webhook_job_ids(session: Session, *, finished_before: datetime, limit: int | None) -> list[uuid.UUID]:

@@ -30,8 +30,9 @@ def release() -> int:
         held = job_repo.claimants_at(session, place=place)
         dead = [claimant for claimant in held if claimants.gone(claimant, place=place)]
         released = job_repo.release_claims_of(session, claimants_gone=dead)
+        lanes = job_repo.lanes_of(session, job_ids=[job_id for job_id, _ in released])
     for job_id, tenant_id in released:
-        queues.enqueue_job(job_id, tenant_id=tenant_id)
+        queues.enqueue_job(job_id, tenant_id=tenant_id, lane=lanes.get(job_id, "standard"))
     if released:
         log.warning("handed back %d jobs claimed by %d processes of this machine that are gone", len(released), len(dead))
     return len(released)

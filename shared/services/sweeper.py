@@ -74,6 +74,7 @@ def sweep(*, queues_empty_since: datetime | None = None) -> Swept:
     released = dead_claims.release()
     with session_scope() as session:
         jobs = job_repo.requeue_unqueued(session, pending_before=due_before, claimed_before=claimed_before, limit=limit)
+        lanes = job_repo.lanes_of(session, job_ids=[job_id for job_id, _ in jobs])
         webhook_job_ids = job_repo.unattempted_webhook_job_ids(session, finished_before=due_before, limit=limit)
         version_ids = [
             version_id
@@ -82,7 +83,7 @@ def sweep(*, queues_empty_since: datetime | None = None) -> Swept:
         ][:limit]
 
     for job_id, tenant_id in jobs:
-        queues.enqueue_job(job_id, tenant_id=tenant_id)
+        queues.enqueue_job(job_id, tenant_id=tenant_id, lane=lanes.get(job_id, "standard"))
     for job_id in webhook_job_ids:
         queues.enqueue_webhook(job_id)
     for version_id in version_ids:

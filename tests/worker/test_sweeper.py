@@ -223,3 +223,19 @@ def test_the_sweeper_function_answers_its_scheduled_event(deployed, run_worker):
     assert set(result) == {"jobs", "webhooks", "version_checks"} and result["jobs"] >= 1
     run_worker()
     assert job_row(job_id).status == JobStatus.COMPLETED
+
+
+def test_a_lost_job_of_a_slow_version_is_queued_again_on_the_slow_lane(deployed, local_aws):
+    from functions.worker.app import handler
+    from tests.conftest import drain
+
+    # GIVEN a version whose jobs take the slow lane, and a job of it whose message was lost
+    with session_scope() as session:
+        session.execute(update(EngineVersion).where(EngineVersion.id == uuid.UUID(deployed.version_id)).values(lane="slow"))
+    job_id = committed_without_message(deployed)
+    # WHEN the sweeper queues it again
+    assert sweeper.sweep().jobs >= 1
+    # THEN its message is on the slow lane's queue, where the slow workers compute it
+    assert drain(local_aws.jobs_queue_url, handler) == 0
+    assert drain(local_aws.slow_jobs_queue_url, handler) >= 1
+    assert job_row(job_id).status == JobStatus.COMPLETED
