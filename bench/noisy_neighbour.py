@@ -29,7 +29,6 @@ import sys
 import tempfile
 import threading
 import time
-import zipfile
 from pathlib import Path
 
 import httpx
@@ -37,10 +36,13 @@ import openpyxl
 from openpyxl.workbook.defined_name import DefinedName
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(1, str(Path(__file__).resolve().parents[1]))
 
 from _report import header, machine  # noqa: E402
 from burst import _deploy_neighbour  # noqa: E402
 from throughput import HealthProbe, dev_stack, deploy, percentile, scratch_postgres  # noqa: E402
+
+from tests.packages import edit_sheet  # noqa: E402
 
 PG_ADMIN_URL = "postgresql://postgres@127.0.0.1:5432/test"
 
@@ -93,15 +95,7 @@ def data_table_workbook(rows: int, body_rows: int = 2_000) -> bytes:
             sheet = re.sub(rf'(<c r="B{r}"[^>]*>)<f>0</f>', lambda m: m.group(1) + (definition if r == 5 else ""), sheet, count=1)
         return sheet
 
-    source = zipfile.ZipFile(io.BytesIO(data))
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
-        for info in source.infolist():
-            part = source.read(info.filename)
-            if info.filename == "xl/worksheets/sheet1.xml":
-                part = rewrite(part.decode()).encode()
-            target.writestr(info, part)
-    return out.getvalue()
+    return edit_sheet(data, rewrite)
 
 
 def output_workbook(cells: int, cols: int = 10) -> bytes:

@@ -30,6 +30,7 @@ from shared.db.session import session_scope
 from shared.repositories import tenants as tenant_repo
 from shared.services import engines, versions
 from tests.factories import deploy_loan
+from tests.packages import edit_sheet
 
 from .conftest import add_name, to_bytes
 from .test_fidelity import excel_saved
@@ -110,19 +111,6 @@ def as_excel_writes_tables(data: bytes, tables: dict) -> bytes:
         return sheet
 
     return edit_sheet(data, rewrite)
-
-
-def edit_sheet(data: bytes, rewrite) -> bytes:
-    """The package with its first sheet's XML passed through `rewrite`."""
-    source = zipfile.ZipFile(io.BytesIO(data))
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as target:
-        for info in source.infolist():
-            part = source.read(info.filename)
-            if info.filename == "xl/worksheets/sheet1.xml":
-                part = rewrite(part.decode()).encode()
-            target.writestr(info, part)
-    return out.getvalue()
 
 
 def test_the_workbook_really_holds_data_tables_as_excel_writes_them():

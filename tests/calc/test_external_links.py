@@ -35,6 +35,7 @@ from shared.calc.xlsx.external_links import (
     saved_values,
 )
 from tests.corpus import corpus_file
+from tests.packages import edit_parts
 
 ENGINES = ("ironcalc", "formulas")
 SECRET = 7_340_113.25  # only in the other workbook: never in any output
@@ -95,35 +96,27 @@ def linking_workbook(target: str, formulas: dict[str, str] | None = None, saved:
 
 def _with_link(data: bytes, part: str, target: str) -> bytes:
     """The package with external-link part 1 (`part`) pointing at `target`."""
-    source = zipfile.ZipFile(io.BytesIO(data))
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as package:
-        for info in source.infolist():
-            content = source.read(info.filename)
-            if info.filename == "xl/workbook.xml":
-                content = content.replace(
-                    b"</sheets>",
-                    b'</sheets><externalReferences><externalReference r:id="rIdLink1"/></externalReferences>',
-                )
-            elif info.filename == "xl/_rels/workbook.xml.rels":
-                content = content.replace(b"</Relationships>", (
-                    f'<Relationship Id="rIdLink1" Type="{_RELS}/externalLink" '
-                    'Target="externalLinks/externalLink1.xml"/></Relationships>'
-                ).encode())
-            elif info.filename == "[Content_Types].xml":
-                content = content.replace(b"</Types>", (
-                    b'<Override PartName="/xl/externalLinks/externalLink1.xml" ContentType='
-                    b'"application/vnd.openxmlformats-officedocument.spreadsheetml.externalLink+xml"/></Types>'
-                ))
-            package.writestr(info, content)
-        package.writestr("xl/externalLinks/externalLink1.xml",
-                         '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>' + part)
-        package.writestr("xl/externalLinks/_rels/externalLink1.xml.rels", (
-            f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="{_PKG_RELS}">'
-            f'<Relationship Id="rId1" Type="{_RELS}/externalLinkPath" Target="{target}" '
-            'TargetMode="External"/></Relationships>'
-        ))
-    return out.getvalue()
+    link_rels = (
+        f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships xmlns="{_PKG_RELS}">'
+        f'<Relationship Id="rId1" Type="{_RELS}/externalLinkPath" Target="{target}" '
+        'TargetMode="External"/></Relationships>'
+    )
+    return edit_parts(data, {
+        "xl/workbook.xml": lambda content: content.replace(
+            b"</sheets>", b'</sheets><externalReferences><externalReference r:id="rIdLink1"/></externalReferences>',
+        ),
+        "xl/_rels/workbook.xml.rels": lambda content: content.replace(b"</Relationships>", (
+            f'<Relationship Id="rIdLink1" Type="{_RELS}/externalLink" '
+            'Target="externalLinks/externalLink1.xml"/></Relationships>'
+        ).encode()),
+        "[Content_Types].xml": lambda content: content.replace(b"</Types>", (
+            b'<Override PartName="/xl/externalLinks/externalLink1.xml" ContentType='
+            b'"application/vnd.openxmlformats-officedocument.spreadsheetml.externalLink+xml"/></Types>'
+        )),
+    }, add={
+        "xl/externalLinks/externalLink1.xml": '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>' + part,
+        "xl/externalLinks/_rels/externalLink1.xml.rels": link_rels,
+    })
 
 
 class FileWatch:
