@@ -54,6 +54,8 @@ from pathlib import Path
 
 import httpx
 
+from shared.devstack.load_limits import RAISED_LIMITS
+
 REPO = Path(__file__).resolve().parents[1]
 LOAN = REPO / "examples" / "loan-quote.xlsx"
 INPUTS = {"principal": 250000, "annual_rate": 0.045, "years": 30, "start_date": "2026-01-01"}
@@ -176,29 +178,12 @@ class Stack:
     data_dir: Path
 
 
-# The brakes on one consumer (shared/config.py: a request rate per key, unfinished jobs per tenant,
-# waiters per key and tenant, job calls in flight per tenant in each API process) are on by default
-# with production values; a throughput bench drives one key of one tenant with up to 64 clients,
-# each a job at a time, so it raises them explicitly: it measures capacity, not the brakes
-# (bench/burst.py measures those with the defaults).
-BENCH_LIMITS = {
-    "SHEETCALC_CONSUMER_RATE_LIMIT": "10000000",
-    "SHEETCALC_TENANT_MAX_UNFINISHED_JOBS": "1000000",
-    "SHEETCALC_TENANT_MAX_UNFINISHED_BATCH_JOBS": "1000000",
-    "SHEETCALC_CONSUMER_MAX_WAITERS": "1000",
-    "SHEETCALC_TENANT_MAX_WAITERS": "1000",
-    "SHEETCALC_API_MAX_JOB_CALLS": "1000",
-    "SHEETCALC_API_MAX_JOB_CALLS_PER_TENANT": "1000",
-    "SHEETCALC_TENANT_MAX_CONCURRENT_JOBS": "0",
-}
-
-
 @contextmanager
 def dev_stack(data_dir: Path, database_url: str | None, *, start_timeout: float = 180.0, keep_log: Path | None = None,
               env: dict[str, str] | None = None):
     """`sheetcalc dev` on a free port, its output in <data dir>/dev.log (copied to ``keep_log``
-    when given); stopped with SIGINT. ``env`` is added to its environment (default: ``BENCH_LIMITS``)."""
-    env_added = BENCH_LIMITS if env is None else env
+    when given); stopped with SIGINT. ``env`` is added to its environment (default: ``RAISED_LIMITS``, shared/devstack/load_limits.py)."""
+    env_added = RAISED_LIMITS if env is None else env
     env = {k: v for k, v in os.environ.items() if not k.startswith("SHEETCALC_") and k != "DATABASE_URL"}
     env.update(env_added)
     if database_url:

@@ -22,6 +22,8 @@ import httpx
 import pytest
 from sqlalchemy import make_url
 
+from shared.devstack.load_limits import RAISED_LIMITS
+
 REPO = Path(__file__).resolve().parents[2]
 READY_LINE = "sheetcalc dev: ready"
 # Deadlines only a hung process reaches, not a busy machine: no verdict depends on speed.
@@ -67,23 +69,10 @@ class DevStack:
         )
 
 
-# The brakes on one key and one tenant are on by default with production values (shared/config.py:
-# 600 requests a minute per key, 1,000 unfinished jobs per tenant, 8 waiters per key and 32 per
-# tenant, 32 calls in progress per API process and 16 per tenant). These stacks serve tests that
-# drive one key of one tenant hard (50 waiters at once, 20 or 24 clients, a kill under load, 2,000
-# jobs by hand), so they raise them explicitly; tests/e2e/test_abuse_brakes.py starts its burst's
-# stack with the defaults.
-RAISED_LIMITS = {
-    "SHEETCALC_CONSUMER_RATE_LIMIT": "1000000",
-    "SHEETCALC_TENANT_MAX_UNFINISHED_JOBS": "1000000",
-    "SHEETCALC_TENANT_MAX_UNFINISHED_BATCH_JOBS": "1000000",
-    "SHEETCALC_CONSUMER_MAX_WAITERS": "1000",
-    "SHEETCALC_TENANT_MAX_WAITERS": "1000",
-    "SHEETCALC_API_MAX_JOB_CALLS": "1000",
-    "SHEETCALC_API_MAX_JOB_CALLS_PER_TENANT": "1000",
-    # one tenant's many jobs at once are these tests' load, not a neighbour to be held back
-    "SHEETCALC_TENANT_MAX_CONCURRENT_JOBS": "0",
-}
+# These stacks serve tests that drive one key of one tenant hard (50 waiters at once, 20 or 24
+# clients, a kill under load, 2,000 jobs by hand), so they raise the brakes explicitly
+# (shared/devstack/load_limits.py); tests/e2e/test_abuse_brakes.py starts its burst's stack with
+# the defaults.
 
 
 def dev_stack_env() -> dict[str, str]:
