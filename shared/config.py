@@ -171,6 +171,11 @@ class Settings(BaseSettings):
     login_lockout_seconds: int = Field(default=900, ge=1)
     consumer_rate_limit: int = Field(default=600, ge=0)
     consumer_rate_window_seconds: int = Field(default=60, ge=1)
+    # Requests of a key's window one API process reserves in one counter write (at most a
+    # twentieth of the limit, at least 1): the count costs one write per this many requests, and
+    # a key spread over several processes may be refused up to this many requests early per
+    # process (never late). 1 counts every request in the database.
+    consumer_rate_lease: int = Field(default=10, ge=1)
     tenant_max_unfinished_jobs: int = Field(default=1000, ge=0)
     tenant_max_unfinished_batch_jobs: int = Field(default=10_000, ge=0)
     # Requests waiting at once (wait=N) in one API process per API key, and per tenant; a request

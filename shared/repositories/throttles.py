@@ -33,20 +33,23 @@ class Count:
         return max(1, math.ceil((self.expires_at - now).total_seconds()))
 
 
-def add(session: Session, *, key: str, now: datetime, started_at: datetime, expires_at: datetime, extend: bool) -> Count:
-    """Count one event under ``key``; a counter expired at ``now`` restarts at 1 with the given window.
+def add(
+    session: Session, *, key: str, now: datetime, started_at: datetime, expires_at: datetime, extend: bool, amount: int = 1,
+) -> Count:
+    """Count ``amount`` events (one by default) under ``key``; a counter expired at ``now``
+    restarts at ``amount`` with the given window.
 
     ``extend`` moves a running counter's expiry to ``expires_at`` (a lockout that lasts from the
     latest failure); otherwise a running counter keeps its own (a fixed window).
     """
     insert = sqlite.insert if session.get_bind().dialect.name == "sqlite" else postgresql.insert
-    statement = insert(COUNTERS).values(key=key, count=1, window_started_at=started_at, expires_at=expires_at)
+    statement = insert(COUNTERS).values(key=key, count=amount, window_started_at=started_at, expires_at=expires_at)
     new = statement.excluded
     expired = COUNTERS.c.expires_at <= literal(now, UTCDateTime())
     statement = statement.on_conflict_do_update(
         index_elements=[COUNTERS.c.key],
         set_={
-            "count": case((expired, 1), else_=COUNTERS.c.count + 1),
+            "count": case((expired, amount), else_=COUNTERS.c.count + amount),
             "window_started_at": case((expired, new.window_started_at), else_=COUNTERS.c.window_started_at),
             "expires_at": new.expires_at if extend else case((expired, new.expires_at), else_=COUNTERS.c.expires_at),
         },

@@ -5,13 +5,19 @@ On by default with production values (``SHEETCALC_CONSUMER_RATE_LIMIT``, 600 a m
 ``SHEETCALC_TENANT_MAX_UNFINISHED_BATCH_JOBS``, 10,000 jobs of batches; 0 turns one off). The rate
 limit counts every request whose key is valid, in fixed windows of ``consumer_rate_window_seconds``
 aligned on the clock; the count lives in the database (``throttle_counters``), so it holds across
-API processes and Lambdas. A tenant's batches have a quota of their own, room for one batch of the
+API processes and Lambdas. An API process reserves a key's requests a few at a time
+(``consumer_rate_lease``, at most a twentieth of the limit) with one counter write and hands them
+out in order from memory: in one process the count is exact; across several, requests another
+process reserved and did not use are lost to the window, so a key may be refused early by up to
+a lease per process, never allowed more than its limit. Once the database count has reached the
+limit, the rest of the window is refused without writing. A tenant's batches have a quota of their own, room for one batch of the
 largest size: a batch running does not refuse the tenant's executes, and a burst of executes does
 not refuse its batch.
 """
 
 from __future__ import annotations
 
+import threading
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -52,23 +58,71 @@ class Allowance:
     exceeded: bool
 
 
+@dataclass
+class _Lease:
+    """A key's requests this process reserved in one window: positions ``next``..``last`` in the
+    window's count (the database's count is ``last`` or more)."""
+
+    window: tuple[datetime, int, int]  # (window start, limit, window seconds): a new setting starts afresh
+    next: int
+    last: int
+    expires_at: datetime
+
+
+_leases: dict[str, _Lease] = {}
+_leases_lock = threading.Lock()
+_MAX_LEASES = 10_000
+
+
+def forget_leases() -> None:
+    """Drop this process's reserved requests (tests that rewrite the counters' table)."""
+    with _leases_lock:
+        _leases.clear()
+
+
+def _from_lease(key: str, window: tuple[datetime, int, int]) -> tuple[int, datetime] | None:
+    """The next position reserved for ``key`` in ``window``, or past the limit once the count
+    has reached it; None when a counter write is needed."""
+    with _leases_lock:
+        lease = _leases.get(key)
+        if lease is None or lease.window != window:
+            return None
+        if lease.next <= lease.last or lease.last >= window[1]:
+            position = lease.next
+            lease.next += 1
+            return position, lease.expires_at
+        return None
+
+
 def count_request(session: Session, *, key: str) -> Allowance | None:
     """Count one request of the API key named ``key``; None when there is no rate limit."""
     settings = get_settings()
-    if not settings.consumer_rate_limit:
-        return None
-    window = settings.consumer_rate_window_seconds
-    now = utcnow()
-    started = datetime.fromtimestamp(now.timestamp() // window * window, tz=timezone.utc)
-    counted = repo.add(
-        session, key=f"rate:{key}", now=now, started_at=started, expires_at=started + timedelta(seconds=window), extend=False
-    )
-    # Committed at once: the request counts whatever becomes of it, and the counter's row is not
-    # held while the request goes on.
-    session.commit()
     limit = settings.consumer_rate_limit
-    return Allowance(limit=limit, remaining=max(0, limit - counted.count), reset_seconds=counted.seconds_left(now),
-                     exceeded=counted.count > limit)
+    if not limit:
+        return None
+    window_seconds = settings.consumer_rate_window_seconds
+    now = utcnow()
+    started = datetime.fromtimestamp(now.timestamp() // window_seconds * window_seconds, tz=timezone.utc)
+    window = (started, limit, window_seconds)
+    reserved = _from_lease(key, window)
+    if reserved is None:
+        amount = max(1, min(settings.consumer_rate_lease, limit // 20))
+        counted = repo.add(
+            session, key=f"rate:{key}", now=now, started_at=started,
+            expires_at=started + timedelta(seconds=window_seconds), extend=False, amount=amount,
+        )
+        # Committed at once: the request counts whatever becomes of it, and the counter's row is
+        # not held while the request goes on.
+        session.commit()
+        first = counted.count - amount + 1
+        with _leases_lock:
+            if len(_leases) >= _MAX_LEASES:
+                _leases.clear()
+            _leases[key] = _Lease(window=window, next=first + 1, last=counted.count, expires_at=counted.expires_at)
+        reserved = first, counted.expires_at
+    position, expires_at = reserved
+    reset = repo.Count(count=position, expires_at=expires_at).seconds_left(now)
+    return Allowance(limit=limit, remaining=max(0, limit - position), reset_seconds=reset, exceeded=position > limit)
 
 
 def enforce(allowance: Allowance | None) -> None:

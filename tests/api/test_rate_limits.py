@@ -199,19 +199,40 @@ def test_by_default_a_batch_of_the_largest_size_fits_and_a_second_waits_for_room
     assert "may have 10000 jobs of batches pending or processing at once, and this batch has 10000" in refused.value.message
 
 
-def test_the_brakes_cost_an_execute_one_counted_write_and_one_count_of_the_tenants_unfinished_jobs(client, deployed):
+def test_the_brakes_cost_an_execute_a_share_of_a_counter_write_and_one_count_of_the_tenants_unfinished_jobs(client, deployed):
     # GIVEN the default brakes, and a first execute (statements prepared, caches warm)
     headers = {"X-API-Key": deployed.api_key}
     assert client.post(deployed.execute_path, json={"inputs": INPUTS}, headers=headers).status_code == 202
-    # WHEN the key executes again
+    # WHEN the key executes ten times more
     with counting() as seen:
-        assert client.post(deployed.execute_path, json={"inputs": INPUTS}, headers=headers).status_code == 202
-    # THEN what the brakes asked is: the key's count (one upsert), the tenant's row (locked on
-    # PostgreSQL, so concurrent executes of one tenant count one after another) and one count
+        for _ in range(10):
+            assert client.post(deployed.execute_path, json={"inputs": INPUTS}, headers=headers).status_code == 202
+    # THEN the key's count took one upsert (the process reserves 10 requests of the window at a
+    # time), and each execute locked the tenant's row (on PostgreSQL, so concurrent executes of
+    # one tenant count one after another) and counted its unfinished jobs once
     flat = [" ".join(sql.split()) for sql in seen.sql]
     assert len([sql for sql in flat if sql.startswith("INSERT INTO throttle_counters")]) == 1
-    assert len([sql for sql in flat if sql.startswith("SELECT tenants.id FROM tenants")]) == 1
-    assert len([sql for sql in flat if sql.startswith("SELECT count(*)") and "FROM jobs" in sql]) == 1
+    assert len([sql for sql in flat if sql.startswith("SELECT tenants.id FROM tenants")]) == 10
+    assert len([sql for sql in flat if sql.startswith("SELECT count(*)") and "FROM jobs" in sql]) == 10
+
+
+def test_requests_another_process_reserved_are_lost_to_the_window_never_allowed_twice(client, deployed, clock, configure):
+    configure(consumer_rate_limit=40, consumer_rate_lease=10)
+    # GIVEN one API process that reserved 2 requests of a 40-a-minute key (its lease: 2, a twentieth)
+    assert about(client, deployed).status_code == 200
+    # AND another process (its reservations forgotten here) that uses the rest of the window
+    rate_limits.forget_leases()
+    answers = [about(client, deployed).status_code for _ in range(40)]
+    # THEN the second process had the 38 the first did not reserve, and no more
+    assert answers.count(200) == 38 and answers[38:] == [429, 429]
+
+
+def test_once_the_count_reaches_the_limit_the_window_is_refused_without_writing(client, deployed, clock, configure):
+    configure(consumer_rate_limit=2)
+    assert [about(client, deployed).status_code for _ in range(2)] == [200, 200]
+    with counting() as seen:
+        assert [about(client, deployed).status_code for _ in range(5)] == [429] * 5
+    assert not [sql for sql in seen.sql if "throttle_counters" in sql]
 
 
 @pytest.mark.own_transactions
