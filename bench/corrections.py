@@ -5,7 +5,8 @@ Prints the formula cells matching Excel each way, the cells the layer fixed and 
 broke (listed: there must be none), per workbook that changed, and the cells each correction
 fixed and broke on its own (`references`: structured and 3-D references, `names`: defined names,
 `intersections`: ranges in single-value arguments, `dates`: date functions, `arguments`: literal
-arguments of statistical functions and OFFSET's omitted sizes, `lookups`: the bounded lookups,
+arguments of statistical functions and OFFSET's omitted sizes, `lookups`: the bounded lookups, `exact_lookups`: exact ones over whole columns,
+`index_ranges`: ranges ended by INDEX calls,
 `functions`: the functions evaluated after IronCalc, `subtotals`: SUBTOTAL over filtered
 rows). IronCalc only, so the whole corpus takes minutes, not the hour of bench/fidelity.py.
 
@@ -43,6 +44,8 @@ SWITCHES = {
     "dates": (layer, "_correct_dates", lambda *a, **k: []),
     "arguments": (layer, "_correct_arguments", lambda *a, **k: []),
     "lookups": (layer, "bound_lookups", lambda *a, **k: layer.ModelCorrections()),
+    "exact_lookups": (layer, "bound_exact_lookups", lambda *a, **k: []),
+    "index_ranges": (layer, "_index_ranges", lambda *a, **k: []),
     "functions": (corrections, "plan", lambda *a, **k: None),
     "subtotals": (layer, "correct_filtered_subtotals", lambda *a, **k: []),
 }

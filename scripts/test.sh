@@ -32,7 +32,7 @@ if [ ! -x "$VENV/bin/python" ]; then
 fi
 PY="$VENV/bin/python"
 if ! { "$PY" -m pip install --quiet --disable-pip-version-check --upgrade pip \
-       && "$PY" -m pip install --quiet --disable-pip-version-check -e '.[test]'; } >"$LOGS/pip.log" 2>&1 </dev/null; then
+       && "$PY" -m pip install --quiet --disable-pip-version-check -e '.[test]' -e 'clients/python[cli]'; } >"$LOGS/pip.log" 2>&1 </dev/null; then
   cat "$LOGS/pip.log"
   echo "== set-up failed: pip could not install the project into $VENV"
   exit 1

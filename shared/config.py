@@ -172,10 +172,11 @@ class Settings(BaseSettings):
     consumer_rate_limit: int = Field(default=600, ge=0)
     consumer_rate_window_seconds: int = Field(default=60, ge=1)
     # Requests of a key's window one API process reserves in one counter write (at most a
-    # twentieth of the limit, at least 1): the count costs one write per this many requests, and
-    # a key spread over several processes may be refused up to this many requests early per
-    # process (never late). 1 counts every request in the database.
-    consumer_rate_lease: int = Field(default=10, ge=1)
+    # twentieth of the limit). 1, the default, counts every request in the database and is exact
+    # across any number of processes. More costs one write per that many requests, but a key
+    # spread over several processes may then be refused early by what another process reserved
+    # and did not use (never allowed more than its limit): for a deployment with few API processes.
+    consumer_rate_lease: int = Field(default=1, ge=1)
     tenant_max_unfinished_jobs: int = Field(default=1000, ge=0)
     tenant_max_unfinished_batch_jobs: int = Field(default=10_000, ge=0)
     # Requests waiting at once (wait=N) in one API process per API key, and per tenant; a request

@@ -53,6 +53,15 @@ class Conflict(SheetcalcError):
     status_code = 409
 
 
+class ActivationRefused(Conflict):
+    """Activating a version the release gate refuses (HTTP 409): ``reasons`` say why, each
+    ``{"code", "message"}``; an override reason activates it anyway."""
+
+    def __init__(self, message: str, *, reasons: list[dict[str, str]]):
+        super().__init__(message)
+        self.reasons = reasons
+
+
 class PayloadTooLarge(SheetcalcError):
     """An upload or body over the configured limit (HTTP 413)."""
 
@@ -103,3 +112,8 @@ class TooManyRequests(SheetcalcError):
     def __init__(self, message: str, *, retry_after: int):
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class UnimplementedFunction(WorkbookError):
+    """A job output depending on a function the engine does not implement: the job fails with
+    this message (naming the output; the fidelity report names the cell) rather than return a value."""

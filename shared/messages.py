@@ -4,7 +4,8 @@ The jobs queue carries ``{"job_id": "<uuid>"}`` (compute a job); the checks queu
 ``{"version_id": "<uuid>"}`` (a new version's background work: slower engine checks, the copy to
 the document library); the webhooks queue carries ``{"job_id"}`` (a finished job's webhook) or
 ``{"webhook_attempt_id"}`` (a redelivery an administrator asked for). The jobs queue also carries
-``{"batch_id": "<uuid>", "chunk": n}``: the n-th chunk of a batch's jobs (shared.services.batch_runner).
+``{"batch_id": "<uuid>", "chunk": n}``: the n-th chunk of a batch's jobs (shared.services.batch_runner),
+and ``{"replay_id": "<uuid>"}``: a shadow replay to go on with (shared.services.replay_runner).
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from dataclasses import dataclass
 
 log = logging.getLogger(__name__)
 
-KINDS = {"job_id": "job", "version_id": "version_check", "webhook_attempt_id": "webhook_redelivery", "batch_id": "batch_chunk"}
+KINDS = {"job_id": "job", "version_id": "version_check", "webhook_attempt_id": "webhook_redelivery", "batch_id": "batch_chunk",
+         "replay_id": "replay"}
 
 
 @dataclass(frozen=True)
 class Message:
-    kind: str  # "job", "version_check", "webhook_redelivery" or "batch_chunk"
+    kind: str  # "job", "version_check", "webhook_redelivery", "batch_chunk" or "replay"
     id: uuid.UUID
     chunk: int = 0  # a batch_chunk's chunk number
 

@@ -10,7 +10,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 from shared.adapters import queues
 from shared.messages import parse
 from shared.observability import instrument, logger, one_record_at_a_time, unbind_job
-from shared.services import batch_runner, job_runner
+from shared.services import batch_runner, job_runner, replay_runner
 
 
 class RecordFailed(Exception):
@@ -37,7 +37,10 @@ def handle_records(records: list[SQSRecord]) -> list[str]:
                 logger.info("version check moved to the checks queue", extra={"version_id": str(message.id)})
                 continue
             if message.kind == "batch_chunk":  # a chunk of a batch's jobs, on one model (its own claim and finish)
-                batch_runner.run_chunk(message.id, message.chunk)
+                batch_runner.run_chunk(message.id, message.chunk, lane=queues.lane_of(record.event_source_arn))
+                continue
+            if message.kind == "replay":  # a shadow replay: no job rows (shared.services.replay_runner)
+                replay_runner.run(message.id)
                 continue
             jobs.setdefault(message.id, record.message_id)
             lane = queues.lane_of(record.event_source_arn)

@@ -12,7 +12,7 @@ from aws_lambda_powertools.utilities.data_classes.sqs_event import SQSRecord
 
 from shared.messages import parse
 from shared.observability import bind, instrument, logger, one_record_at_a_time
-from shared.services import batch_runner, job_runner, version_checks
+from shared.services import batch_runner, job_runner, replay_runner, version_checks
 
 processor = BatchProcessor(event_type=EventType.SQS)
 
@@ -27,6 +27,9 @@ def record_handler(record: SQSRecord) -> None:
         return
     if message is not None and message.kind == "batch_chunk":
         return batch_runner.give_up_chunk(message.id, message.chunk)
+    if message is not None and message.kind == "replay":
+        replay_runner.give_up(message.id)
+        return
     job_id = message.id if message is not None else None
     if job_id is None:
         # Nothing to fail, and retrying cannot help; the body stays in the log for an operator.

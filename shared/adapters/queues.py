@@ -136,10 +136,16 @@ def enqueue_job(job_id, *, tenant_id=None, delay_seconds: int = 0, lane: str = "
     _send(_jobs_queue(lane), {"job_id": str(job_id)}, group=tenant_id, delay_seconds=delay_seconds)
 
 
-def enqueue_batch_chunk(batch_id, chunk: int, *, tenant_id=None, lane: str = "standard") -> None:
+def enqueue_batch_chunk(batch_id, chunk: int, *, tenant_id=None, lane: str = "standard", delay_seconds: int = 0) -> None:
     """Ask a worker to compute one chunk of a batch's jobs (shared.services.batch_runner), on its
-    version's lane."""
-    _send(_jobs_queue(lane), {"batch_id": str(batch_id), "chunk": chunk}, group=tenant_id)
+    version's lane, ``delay_seconds`` from now (a chunk whose tenant had no room: fair_claims)."""
+    _send(_jobs_queue(lane), {"batch_id": str(batch_id), "chunk": chunk}, group=tenant_id, delay_seconds=delay_seconds)
+
+
+def enqueue_replay(replay_id, *, tenant_id=None, delay_seconds: int = 0, lane: str = "standard") -> None:
+    """Ask a worker to go on with a shadow replay (shared.services.replay_runner), on its
+    candidate version's lane, ``delay_seconds`` from now."""
+    _send(_jobs_queue(lane), {"replay_id": str(replay_id)}, group=tenant_id, delay_seconds=delay_seconds)
 
 
 def lane_of(queue_arn: str | None) -> str:

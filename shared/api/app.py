@@ -7,11 +7,19 @@ from shared import __version__
 from shared.api import admission, dashboard, docs, errors, guide, limits, rate_headers
 from shared.api.deps import Authenticated, url_without_nul
 from shared.api.routers import admin_jobs, auth, batches, consumers, engines, health, jobs, stats, tenant, users, version_reports
-from shared.api.routers import webhook_signing
+from shared.api.routers import tests_releases, version_compare, webhook_signing
+from shared.api.routers import tenant_jobs
+from shared.api.routers import functions
+from shared.api.routers import engine_transfer
 
 # In the order the OpenAPI document lists them.
 ROUTERS = (health, auth, users, tenant, engines, consumers, jobs, batches, stats, admin_jobs, version_reports)
 ROUTERS += (webhook_signing,)
+ROUTERS += (version_compare,)
+ROUTERS += (tests_releases,)
+ROUTERS += (tenant_jobs,)
+ROUTERS += (functions,)
+ROUTERS += (engine_transfer,)
 # The routers that authenticate on their own terms: health is open, login starts a session (and
 # change-password admits a user who must change it), the consumer API checks its API keys.
 # Every other router needs an administrator's session, attached here once: authenticated by default.

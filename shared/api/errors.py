@@ -15,14 +15,15 @@ from sqlalchemy.exc import DBAPIError, TimeoutError as PoolTimeout
 from starlette.routing import compile_path
 
 from shared.api.schemas.common import UNPROCESSABLE, ErrorResponse
-from shared.errors import SheetcalcError, TooManyRequests
+from shared.errors import ActivationRefused, SheetcalcError, TooManyRequests
 
 log = logging.getLogger(__name__)
 
 
 async def _sheetcalc_error(_request: Request, exc: SheetcalcError) -> JSONResponse:
     headers = {"Retry-After": str(exc.retry_after)} if isinstance(exc, TooManyRequests) else None
-    return JSONResponse({"detail": exc.message}, status_code=exc.status_code, headers=headers)
+    extra = {"reasons": exc.reasons} if isinstance(exc, ActivationRefused) else {}
+    return JSONResponse({"detail": exc.message, **extra}, status_code=exc.status_code, headers=headers)
 
 
 def _echoable(value, depth: int = 0):

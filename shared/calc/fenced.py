@@ -21,7 +21,6 @@ import contextlib
 import json
 import logging
 import math
-import os
 import signal
 import socket
 import struct
@@ -279,11 +278,7 @@ class Calculator:
                     child.loaded.add(model.key)
                     deadline = time.monotonic() + budget.wall_s
                     continue
-                results.append(Result(
-                    outcome=header["outcome"], outputs=header.get("outputs"), message=header.get("message"),
-                    xlsx=blob if header.get("xlsx") else None, calc_ms=float(header.get("ms", 0.0)),
-                    limit=header.get("limit"),
-                ))
+                results.append(_result(header, blob))
                 deadline = time.monotonic() + budget.wall_s
         except TimeoutError:
             child.kill()
@@ -367,12 +362,31 @@ def _cpu_budget(cpu_s: float) -> None:
     resource.setrlimit(resource.RLIMIT_CPU, (soft, _hard))
 
 
-def _load(kind: str, data: bytes, engine: str):
+def load_model(kind: str, data: bytes, engine: str):
+    """A model as a child loads it (kind "serialized" or "xlsx"), its first calculation paid
+    when the engine builds its model then (formulas); also the library's in-process model
+    (``sheetcalc.Engine``)."""
     from shared.calc.base import get_engine
 
-    if kind == "serialized":
-        return get_engine(engine).load_serialized(data)
-    return get_engine(engine).load_xlsx(data)
+    workbook = get_engine(engine).load_serialized(data) if kind == "serialized" else get_engine(engine).load_xlsx(data)
+    if engine != "ironcalc":  # formulas builds its model on the first calculation: paid here
+        workbook.calculate({})
+    return workbook
+
+
+def calculate_here(workbook, job: JobSpec) -> Result:
+    """One job calculated in this process on a loaded model, exactly as a child calculates it
+    (no budget: the library's in-process mode, where the caller's process is the fence)."""
+    header, blob = _one(workbook, vars(job))
+    return _result(header, blob)
+
+
+def _result(header: dict[str, Any], blob: bytes) -> Result:
+    return Result(
+        outcome=header["outcome"], outputs=header.get("outputs"), message=header.get("message"),
+        xlsx=blob if header.get("xlsx") else None, calc_ms=float(header.get("ms", 0.0)),
+        limit=header.get("limit"),
+    )
 
 
 def _one(workbook, job: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
@@ -428,9 +442,7 @@ def _child_main(fd: int, memory_mb: int, cache_size: int) -> int:
                 return 0
             (load, data) = answer
             try:
-                workbook = _load(load["kind"], data, engine)
-                if engine != "ironcalc":  # formulas builds its model on the first calculation: paid here
-                    workbook.calculate({})
+                workbook = load_model(load["kind"], data, engine)
             except MemoryError:
                 raise
             except Exception as exc:  # noqa: BLE001 - an unloadable model fails its jobs, not the child

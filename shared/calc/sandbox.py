@@ -157,6 +157,13 @@ def suggest_schemas(data: bytes, named_ranges: list[dict[str, Any]], fence: Fenc
     return header.get("suggested")
 
 
+def workbook_diff(old: bytes, new: bytes, *, cap: int, fence: Fence) -> dict[str, Any]:
+    """The cells two stored workbooks differ in (shared/calc/workbook_diff.py), read in a child
+    within the fence; stops short of the deadline and then says so (``complete`` false)."""
+    header, _ = run("diff", old + new, {"split": len(old), "cap": cap, "within_s": fence.timeout_s * 0.8}, fence=fence)
+    return header["diff"]
+
+
 # --- The parent side ----------------------------------------------------------------------------
 
 
@@ -369,7 +376,13 @@ def _suggest_task(data: bytes, named_ranges: list[dict[str, Any]], within_s: flo
     return {"suggested": _suggest(data, named_ranges, within_s)}, b""
 
 
-_TASKS = {"prepare": _prepare, "serialize": _serialize, "suggest": _suggest_task}
+def _diff_task(data: bytes, split: int, cap: int, within_s: float) -> tuple[dict[str, Any], bytes]:
+    from shared.calc.workbook_diff import cell_changes
+
+    return {"diff": cell_changes(data[:split], data[split:], cap=cap, within_s=within_s)}, b""
+
+
+_TASKS = {"prepare": _prepare, "serialize": _serialize, "suggest": _suggest_task, "diff": _diff_task}
 
 
 def _warm_up_child() -> None:

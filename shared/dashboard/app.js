@@ -5,6 +5,7 @@ import { me, showChangePassword, showLogin } from "./auth.js";
 import * as engines from "./engines.js";
 import * as engine from "./engine.js";
 import * as jobs from "./jobs.js";
+import * as tenantJobs from "./tenant_jobs.js";
 import * as stats from "./stats.js";
 import * as consumers from "./consumers.js";
 import * as users from "./users.js";
@@ -12,17 +13,22 @@ import * as settings from "./settings.js";
 import * as fidelity from "./fidelity.js";
 import * as schemas from "./schemas.js";
 import * as tryit from "./tryit.js";
+import * as diff from "./diff.js";
+import * as replay from "./replay.js";
 
 const ID = "([0-9a-f-]{36})";
 const ROUTES = [
   [new RegExp(`^#/engines/${ID}/versions/${ID}/try$`), (m) => tryit.show(m[1], m[2])],
   [new RegExp(`^#/engines/${ID}/versions/${ID}/schemas$`), (m) => schemas.show(m[1], m[2])],
   [new RegExp(`^#/engines/${ID}/versions/${ID}/fidelity$`), (m) => fidelity.show(m[1], m[2])],
+  [new RegExp(`^#/engines/${ID}/versions/${ID}/compare(?:/${ID})?$`), (m) => diff.show(m[1], m[2], m[3])],
+  [new RegExp(`^#/engines/${ID}/versions/${ID}/replay(?:/${ID})?$`), (m) => replay.show(m[1], m[2], m[3])],
   [new RegExp(`^#/engines/${ID}/jobs/${ID}$`), (m) => jobs.showJob(m[1], m[2])],
   [new RegExp(`^#/engines/${ID}/jobs$`), (m) => jobs.show(m[1])],
   [new RegExp(`^#/engines/${ID}/(${engine.TABS.map(([k]) => k).join("|")})$`), (m) => engine.show(m[1], m[2])],
   [new RegExp(`^#/engines/${ID}$`), (m) => engine.show(m[1])],
   [/^#\/stats(?:\/(engine|consumer)\/([0-9a-f-]{36}))?$/, (m) => stats.show(m[1] || "tenant", m[2])],
+  [/^#\/jobs$/, () => tenantJobs.show()],
   [/^#\/consumers$/, () => consumers.show()],
   [/^#\/users$/, () => users.show()],
   [/^#\/settings$/, () => settings.show()],

@@ -1,6 +1,7 @@
 // Consumers: list, create (key shown once), deactivate/reactivate, delete; the access matrix
 // (consumers × engines, the four flags as toggles, and a grant removed outright).
 import { removeGrant } from "./engine.js";
+import { searchBox, searchable } from "./filter.js";
 import { action, ago, api, field, form, h, render, secretOnce, section, table, toast } from "./lib.js";
 
 const FLAGS = [["can_execute", "Execute"], ["can_view_jobs", "View jobs"], ["can_download", "Download"], ["can_view_about", "About"]];
@@ -34,9 +35,9 @@ export async function show(created) {
   const [consumers, engines] = await Promise.all([api("GET", "/consumers?include_inactive=true"), api("GET", "/engines")]);
   const access = await Promise.all(engines.map(e => api("GET", `/engines/${e.id}/access`)));
   const accessByEngine = Object.fromEntries(engines.map((e, i) => [e.id, access[i]]));
-  const rows = consumers.map(c => h("tr", { "data-consumer": c.name },
-    h("td", {}, h("a", { href: `#/stats/consumer/${c.id}` }, c.name)), h("td", {}, h("code", {}, c.api_key)),
-    h("td", {}, c.is_active ? "active" : h("span", { class: "muted" }, "deactivated")), h("td", {}, ago(c.last_used_at)),
+  const rows = consumers.map(c => h("tr", { "data-consumer": c.name, "data-search": searchable(c.name, c.api_key) },
+    h("td", { "data-label": "Name" }, h("a", { href: `#/stats/consumer/${c.id}` }, c.name)), h("td", { "data-label": "Key" }, h("code", {}, c.api_key)),
+    h("td", { "data-label": "State" }, c.is_active ? "active" : h("span", { class: "muted" }, "deactivated")), h("td", { "data-label": "Last used" }, ago(c.last_used_at)),
     h("td", { class: "row-actions" },
       action(c.is_active ? "Deactivate" : "Reactivate", async () => {
         await api("PATCH", `/consumers/${c.id}`, { is_active: !c.is_active });
@@ -44,8 +45,11 @@ export async function show(created) {
       }, { ariaLabel: `${c.is_active ? "Deactivate" : "Reactivate"} ${c.name}` }),
       action("Delete", async () => { await api("DELETE", `/consumers/${c.id}`); toast(`${c.name} deleted`); await show(); },
         { cls: "danger", ariaLabel: `Delete ${c.name}`, confirmText: `Delete ${c.name}? Its key stops working at once; its history and statistics stay.` }))));
+  // On a phone each consumer is a card: its facts, then its actions stacked, all on screen.
+  const list = table("consumers", ["Name", "Key", "State", "Last used", ""], rows, { empty: "No consumers yet." });
+  list.classList.add("stack");
   render(
-    section("Consumers", table("consumers", ["Name", "Key", "State", "Last used", ""], rows, { empty: "No consumers yet." })),
+    section("Consumers", searchBox("consumer-search", "Search consumers", list, { what: "consumers" }), list),
     section("New consumer",
       form([field("Name", "name", { maxlength: 255 })], "Create consumer", async (d) => {
         const c = await api("POST", "/consumers", { name: d.get("name") });

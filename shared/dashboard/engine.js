@@ -1,11 +1,13 @@
 // An engine's page: a header with the engine's actions, then one tab at a time (each its own
-// address, #/engines/<id>/<tab>): Overview, Versions, Schema, Code, Access, Settings.
+// address, #/engines/<id>/<tab>): Overview, Versions, Schema, Code, Access, Tests, Settings.
+import { exportButton } from "./transfer.js";
 import { action, api, ago, breadcrumbs, fmt, h, isoDay, render, section, table, toast } from "./lib.js";
 import { exampleInputs, snippets } from "./snippets.js";
 import { fidelityWord, rangesTable, versionsTab } from "./engine_versions.js";
 import { settingsTab } from "./engine_settings.js";
+import { testsTab } from "./tests.js";
 
-export const TABS = [["overview", "Overview"], ["versions", "Versions"], ["schema", "Schema"], ["code", "Code"], ["access", "Access"], ["settings", "Settings"]];
+export const TABS = [["overview", "Overview"], ["versions", "Versions"], ["schema", "Schema"], ["code", "Code"], ["access", "Access"], ["tests", "Tests"], ["settings", "Settings"]];
 
 // Remove a consumer's access to the engine outright (not four unticked boxes): its key can no
 // longer reach the engine in any way.
@@ -89,7 +91,8 @@ export async function show(id, tab) {
   const active = e.versions.find(v => v.is_active);
   const latest = active || e.versions[0];
   const body = tab === "versions" ? versionsTab(e, refresh) : tab === "schema" ? schemaTab(e, latest) : tab === "code" ? codeTab(e, active, tenant)
-    : tab === "access" ? accessTab(e, refresh) : tab === "settings" ? settingsTab(e, refresh) : await overviewTab(e, active);
+    : tab === "access" ? accessTab(e, refresh) : tab === "settings" ? settingsTab(e, refresh)
+    : tab === "tests" ? await testsTab(e, refresh) : await overviewTab(e, active);
   render(
     breadcrumbs({ label: "Engines", href: "#/engines" }, { label: e.name }),
     h("section", { class: "engine-head" }, h("h2", {}, e.name),
@@ -98,7 +101,8 @@ export async function show(id, tab) {
         active ? h("a", { class: "button", href: `#/engines/${id}/versions/${active.id}/try` }, "Try the active version") : "",
         h("a", { class: "button secondary", href: `#/engines/${id}/versions` }, "Upload a version"),
         h("a", { class: "button secondary", href: `#/engines/${id}/jobs` }, "Jobs"),
-        h("a", { class: "button secondary", href: `#/stats/engine/${id}` }, "Statistics")),
+        h("a", { class: "button secondary", href: `#/stats/engine/${id}` }, "Statistics"),
+        exportButton(e)),
       h("nav", { class: "tabs", "aria-label": `Sections of ${e.name}` },
         TABS.map(([key, label]) => h("a", { href: `#/engines/${id}/${key}`, "aria-current": key === tab ? "page" : null }, label)))),
     body);

@@ -1,6 +1,7 @@
 // An engine's Versions tab: the versions (activate, delete, fidelity, cost per job) and the
 // upload (drag and drop, progress, the test key shown once).
 import { action, api, field, fmt, form, h, secretOnce, section, table, toast, upload } from "./lib.js";
+import { activateVersion, testsWord } from "./releases.js";
 
 // A version's fidelity in a word or two: nothing compared is not a match.
 export const fidelityWord = (f) => (!f.cells_compared ? "not compared with Excel" : f.match_rate === null ? "not checked" : `${fmt(f.match_rate * 100)}% match`);
@@ -66,13 +67,16 @@ export function versionsTab(e, refresh) {
     h("td", {}, v.fidelity ? h("a", { href: `#/engines/${id}/versions/${v.id}/fidelity` }, fidelityWord(v.fidelity)) : "—"),
     h("td", {}, v.document_storage ? v.document_storage.status.replace("_", " ") : "—"),
     cost(v),
+    h("td", {}, v.tests ? h("a", { href: `#/engines/${id}/tests` }, testsWord(v.tests)) : "—"),
     h("td", { class: "row-actions" },
       h("a", { href: `#/engines/${id}/versions/${v.id}/try` }, "Try it"),
       h("a", { href: `#/engines/${id}/versions/${v.id}/schemas` }, "Schemas"),
-      v.is_active ? "" : action("Activate", async () => { await api("POST", `/engines/${id}/versions/${v.id}/activate`); toast(`Version ${v.version} is active`); await refresh(); }),
+      e.versions.length > 1 ? h("a", { href: `#/engines/${id}/versions/${v.id}/compare` }, "Compare…") : "",
+      h("a", { href: `#/engines/${id}/versions/${v.id}/replay` }, "Replay…"),
+      v.is_active ? "" : action("Activate", () => activateVersion(id, v, refresh)),
       v.is_active ? "" : action("Delete", async () => { await api("DELETE", `/engines/${id}/versions/${v.id}`); toast(`Version ${v.version} deleted`); await refresh(); },
         { cls: "danger", confirmText: `Delete version ${v.version}? Its workbook is removed; its jobs stay in the history.`, ariaLabel: `Delete version ${v.version}` }))));
   return section("Versions",
-    table("versions", ["Version", "File", "Engine", "Fidelity", "Document copy", "Cost per job (p95)", ""], rows, { empty: "No versions yet." }),
+    table("versions", ["Version", "File", "Engine", "Fidelity", "Document copy", "Cost per job (p95)", "Tests", ""], rows, { empty: "No versions yet." }),
     h("h3", {}, "Upload a version"), uploadSection(id, refresh));
 }

@@ -33,8 +33,36 @@ function verdict(r) {
   return [said, left];
 }
 
+// Cells calling a function the engine does not implement, and the outputs whose jobs fail for it.
+function unimplemented(r) {
+  const u = r.unimplemented || {};
+  if (!u.cells_total) return "";
+  const cells = (u.cells || []).map(c => h("tr", {}, h("td", {}, c.sheet), h("td", {}, c.cell), h("td", {}, h("code", {}, c.formula)), h("td", {}, c.functions.join(", "))));
+  const outputs = (u.outputs || []).map(o => h("li", {}, `${o.output}: depends on ${o.cell}, which calls ${o.function}; its jobs fail rather than return a value.`));
+  return section("Functions the engine does not implement",
+    h("p", { class: "error", id: "unimplemented-verdict" }, `${plural(u.cells_total, "formula cell")} ${u.cells_total === 1 ? "calls" : "call"} ${u.functions.join(", ")}; ${plural(u.dependants_total || 0, "more cell")} ${u.dependants_total === 1 ? "is" : "are"} calculated from them.`),
+    outputs.length ? h("ul", { id: "unimplemented-outputs" }, outputs) : "",
+    table("unimplemented-cells", ["Sheet", "Cell", "Formula", "Function"], cells));
+}
+
+// Excel's functions and how the service calculates each (GET /functions), with a filter.
+function supportTable(s) {
+  const yes = (b) => (b ? "yes" : "no");
+  const rows = s.functions.map(f => h("tr", { "data-function": f.function }, h("td", {}, f.function), h("td", {}, yes(f.ironcalc)), h("td", {}, yes(f.formulas)),
+    h("td", {}, f.layer || ""), h("td", {}, f.status), h("td", { class: "num" }, f.conformance ? `${f.conformance.service} of ${f.conformance.cases}` : "")));
+  const filter = h("input", { type: "search", id: "function-filter", placeholder: "Function name", "aria-label": "Filter functions" });
+  const body = h("div", {}, table("function-support", ["Function", "IronCalc", "formulas", "Correction layer", "Status", "Conformance"], rows));
+  filter.addEventListener("input", () => {
+    const q = filter.value.trim().toUpperCase();
+    body.querySelectorAll("tr[data-function]").forEach(tr => { tr.hidden = q !== "" && !tr.dataset.function.includes(q); });
+  });
+  return section("Function support",
+    h("details", { id: "function-support-details" }, h("summary", {}, `Excel's functions (${fmt(s.functions.length)}) and how each is calculated`), filter, body));
+}
+
 export async function show(engineId, versionId) {
-  const [e, r] = await Promise.all([api("GET", `/engines/${engineId}`), api("GET", `/engines/${engineId}/versions/${versionId}/fidelity`)]);
+  const [e, r, s] = await Promise.all([api("GET", `/engines/${engineId}`), api("GET", `/engines/${engineId}/versions/${versionId}/fidelity`),
+    api("GET", "/functions").catch(() => null)]);
   const v = e.versions.find(x => x.id === versionId);
   const lines = Object.entries(r.engines || {}).map(([name, l]) => h("tr", {}, h("td", {}, name), h("td", {}, l.status || ""),
     h("td", { class: "num" }, fmt(l.cells_compared)), h("td", { class: "num" }, fmt(l.cells_matching)),
@@ -53,6 +81,7 @@ export async function show(engineId, versionId) {
          ["Match", r.match_rate === null ? "—" : `${fmt(r.match_rate * 100)}%`]].map(([k, x]) => h("div", { class: "card" }, h("dt", {}, k), h("dd", {}, x))))
         : "",
       r.unsupported_functions.length ? h("p", {}, "Functions the engine does not support: ", r.unsupported_functions.join(", ")) : ""),
+    unimplemented(r),
     section("Engines checked", table("engines-checked", ["Engine", "Status", "Compared", "Matching", "Match", "Error"], lines, { empty: "None." })),
     section("Differing cells",
       r.mismatches_total > r.mismatches.length ? h("p", { class: "muted" }, `The first ${r.mismatches.length} of ${r.mismatches_total}.`) : "",
@@ -63,5 +92,6 @@ export async function show(engineId, versionId) {
         "Pin engine", async (d) => {
           await api("PATCH", `/engines/${engineId}/versions/${versionId}`, { calc_engine: d.get("calc_engine") });
           toast(`Version ${v.version} is calculated by ${d.get("calc_engine")}`); await show(engineId, versionId);
-        }, { id: "override" })));
+        }, { id: "override" })),
+    s ? supportTable(s) : "");
 }

@@ -2,6 +2,7 @@
 // shapes, as Try it shows them, the raw JSON a click away), download its workbook, see its
 // webhook's delivery log and redeliver it; calculate a completed job again and compare.
 import { action, ago, api, breadcrumbs, fmt, h, namedValues, render, section, table, toast, when } from "./lib.js";
+import { fromJobButton } from "./tests.js";
 
 const PAGE = 20;
 const STATUSES = ["", "pending", "processing", "completed", "failed"];
@@ -65,7 +66,7 @@ export async function showJob(engineId, jobId) {
     section(`Job ${jobId.slice(0, 8)}`,
       h("dl", { class: "facts", id: "job-facts" }, facts.map(([k, v]) => [h("dt", {}, k), h("dd", {}, v)])),
       j.error_message ? h("p", { class: "error", role: "alert" }, j.error_message) : "",
-      j.status === "completed" ? [action("Download workbook", async () => { await downloadLink(engineId, jobId, dl); }, { cls: "primary" }), dl] : ""),
+      j.status === "completed" ? [action("Download workbook", async () => { await downloadLink(engineId, jobId, dl); }, { cls: "primary" }), fromJobButton(engineId, jobId), dl] : ""),
     section("Inputs", namedValues("job-inputs", j.inputs)),
     section("Outputs", j.outputs ? namedValues("job-outputs", j.outputs) : h("p", { class: "muted" }, "None yet.")),
     j.status === "completed" ? rerunSection(engineId, jobId) : "",

@@ -3,6 +3,7 @@
 // too); "Your account" changes their own password.
 import { action, ago, api, field, form, formDialog, h, render, secretOnce, section, session, table, toast } from "./lib.js";
 import { me, passwordProblem } from "./auth.js";
+import { searchBox, searchable } from "./filter.js";
 
 function changeEmail(u) {
   formDialog(`Change the e-mail of ${u.email}`, [field("New e-mail", "email", { type: "email", value: u.email, autocomplete: "off" })], "Save e-mail", async (d) => {
@@ -31,10 +32,10 @@ export async function show(shown) {
   const { users } = await api("GET", "/users");
   const rows = users.map(u => {
     const own = u.email === me.email.toLowerCase();
-    return h("tr", { "data-user": u.email },
-      h("td", {}, u.email, own ? h("span", { class: "badge" }, "you") : ""),
-      h("td", {}, u.is_active ? (u.must_change_password ? "must change password" : "active") : h("span", { class: "muted" }, "deactivated")),
-      h("td", {}, ago(u.last_login_at)),
+    return h("tr", { "data-user": u.email, "data-search": searchable(u.email) },
+      h("td", { "data-label": "Email" }, u.email, own ? h("span", { class: "badge" }, "you") : ""),
+      h("td", { "data-label": "State" }, u.is_active ? (u.must_change_password ? "must change password" : "active") : h("span", { class: "muted" }, "deactivated")),
+      h("td", { "data-label": "Last login" }, ago(u.last_login_at)),
       h("td", { class: "row-actions" }, own ? h("span", { class: "muted" }, "Your own account: change your password under Your account.") : [
         h("button", { type: "button", class: "secondary", "aria-label": `Change the e-mail of ${u.email}`, onclick: () => changeEmail(u) }, "Change e-mail"),
         action(u.is_active ? "Deactivate" : "Reactivate", async () => {
@@ -48,8 +49,10 @@ export async function show(shown) {
           { cls: "danger", ariaLabel: `Delete ${u.email}`, confirmText: `Delete the user ${u.email}?` }),
       ]));
   });
+  const list = table("users", ["Email", "State", "Last login", ""], rows);
+  list.classList.add("stack");
   render(
-    section("Users", table("users", ["Email", "State", "Last login", ""], rows)),
+    section("Users", searchBox("user-search", "Search by e-mail", list, { what: "users" }), list),
     section("New user",
       form([field("Email", "email", { type: "email" })], "Create user", async (d) => {
         let r;

@@ -409,3 +409,115 @@ class WebhookAttempt(Base):
     duration_ms: Mapped[int | None] = mapped_column(Integer, nullable=True)
     response_excerpt: Mapped[str | None] = mapped_column(Text, nullable=True)
     error_class: Mapped[str | None] = mapped_column(String(40), nullable=True)
+
+
+class TestCase(Base):
+    """An engine's test case: inputs and the outputs they must give, within a tolerance per output
+    ({"absolute": x, "relative": y}; text, booleans and errors compare exactly). It belongs to the
+    engine, so every version is held to it (0012)."""
+
+    __tablename__ = "test_cases"
+    __test__ = False  # not a pytest class
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=_uuid)
+    tenant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)
+    engine_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("engines.id", ondelete="CASCADE"), index=True)
+    name: Mapped[str] = mapped_column(String(255))
+    inputs: Mapped[dict[str, Any]] = mapped_column(JSON)
+    expected: Mapped[dict[str, Any]] = mapped_column(JSON)
+    tolerances: Mapped[dict[str, Any]] = mapped_column(JSON)
+    enabled: Mapped[bool] = mapped_column(Boolean, default=True)
+    # The completed job it was made from, if any (a copy: the job may be gone).
+    source_job_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow, onupdate=utcnow)
+
+
+class TestRun(Base):
+    """One run of an engine's enabled test cases on a version: at its upload or when asked (0012).
+
+    ``status``: pending (queued for the checks function), passed, failed (a case's output changed
+    or a case could not be calculated). ``results``: per case, per output expected/got/difference."""
+
+    __tablename__ = "test_runs"
+    __test__ = False
+    __table_args__ = (Index("ix_test_runs_version_created", "version_id", "created_at"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=_uuid)
+    tenant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)
+    engine_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("engines.id", ondelete="CASCADE"), index=True)
+    version_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("engine_versions.id", ondelete="CASCADE"))
+    trigger: Mapped[str] = mapped_column(String(16))
+    status: Mapped[str] = mapped_column(String(16))
+    passed: Mapped[int] = mapped_column(Integer, default=0)
+    failed: Mapped[int] = mapped_column(Integer, default=0)
+    results: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(nullable=True)
+
+
+class Release(Base):
+    """One activation of a version: who, when, the version it replaced, the evidence it was made on
+    (the test run's summary; a shadow replay's, when one was made) and the reason given to override
+    a refusal (0012). Version strings are copied: the history outlives deleted versions."""
+
+    __tablename__ = "releases"
+    __table_args__ = (Index("ix_releases_engine_activated", "engine_id", "activated_at"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=_uuid)
+    tenant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"), index=True)
+    engine_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("engines.id", ondelete="CASCADE"))
+    version_id: Mapped[uuid.UUID] = mapped_column(Uuid)
+    version: Mapped[str] = mapped_column(String(100))
+    previous_version_id: Mapped[uuid.UUID | None] = mapped_column(Uuid, nullable=True)
+    previous_version: Mapped[str | None] = mapped_column(String(100), nullable=True)
+    activated_by: Mapped[uuid.UUID | None] = mapped_column(Uuid, nullable=True)
+    activated_by_email: Mapped[str | None] = mapped_column(String(320), nullable=True)
+    activated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    test_run_summary: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    replay_summary: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # The gate's reasons the activation went ahead despite, and why (null when nothing was overridden).
+    gate_reasons: Mapped[list[Any] | None] = mapped_column(JSON, nullable=True)
+    override_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class ReplayStatus(enum.StrEnum):
+    """A shadow replay's states: queued, running (a worker holds it), then completed or failed."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    COMPLETED = "completed"
+    FAILED = "failed"
+
+
+class Replay(Base):
+    """A shadow replay: the inputs of recorded production jobs of the active (baseline) version
+    calculated again on a candidate version and compared (shared/services/replays.py). It makes
+    no job rows: nothing of it is seen by consumers or counted in statistics (0013)."""
+
+    __tablename__ = "replays"
+    __table_args__ = (Index("ix_replays_version_created", "tenant_id", "version_id", "created_at"),)
+
+    id: Mapped[uuid.UUID] = mapped_column(Uuid, primary_key=True, default=_uuid)
+    tenant_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("tenants.id", ondelete="CASCADE"))
+    engine_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("engines.id", ondelete="CASCADE"), index=True)
+    version_id: Mapped[uuid.UUID] = mapped_column(ForeignKey("engine_versions.id", ondelete="CASCADE"))
+    # The version whose jobs are replayed (active when the replay was asked for); a copy of its label.
+    baseline_version_id: Mapped[uuid.UUID] = mapped_column(Uuid)
+    baseline_version: Mapped[str] = mapped_column(String(100))
+    requested: Mapped[int] = mapped_column(Integer)
+    total: Mapped[int] = mapped_column(Integer)
+    processed: Mapped[int] = mapped_column(Integer, default=0)
+    status: Mapped[ReplayStatus] = mapped_column(StrEnumText(ReplayStatus, 16), default=ReplayStatus.QUEUED)
+    tolerance: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # The replayed jobs' ids, newest first, chosen once when the replay was asked for.
+    job_ids: Mapped[list[Any]] = mapped_column(JSON)
+    # What a worker had compared when it handed the replay on (a long replay, a tenant at its cap).
+    state: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    report: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    claimed_at: Mapped[datetime | None] = mapped_column(nullable=True)
+    created_at: Mapped[datetime] = mapped_column(default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(default=utcnow)
+    completed_at: Mapped[datetime | None] = mapped_column(nullable=True)

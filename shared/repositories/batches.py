@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from shared import claimants
 from shared.db.models import Batch, Job, JobStatus
 from shared.db.types import utcnow
-from shared.repositories import rollups
+from shared.repositories import rollups, tenant_workers
 from shared.repositories.jobs import JOBS, claimable
 UNFINISHED = (JobStatus.PENDING, JobStatus.PROCESSING)
 
@@ -61,6 +61,50 @@ def claim_chunk(session: Session, *, batch_id: uuid.UUID, first: int, end: int, 
         .execution_options(synchronize_session=False)
     )
     return now, sorted(result.all(), key=lambda row: row.batch_index)
+
+
+def claim_chunk_within(
+    session: Session, *, batch_id: uuid.UUID, tenant_id: uuid.UUID, first: int, end: int, lease_seconds: int, cap: int,
+) -> tuple[datetime, list, bool]:
+    """``claim_chunk`` while the batch's tenant has fewer than ``cap`` workers busy (a chunk
+    processing is one of them, a job one, a replay one: ``shared.repositories.tenant_workers``);
+    the claim time, the claimed jobs, and whether the chunk was deferred: it has jobs to compute
+    but its tenant has no room, so nothing was claimed (the caller queues it again later).
+
+    The room is read by the claim's own UPDATE (the chunk is claimed only below the cap: one
+    statement; nothing is written for a chunk that waits). Then, as ``jobs.claim_fair`` does,
+    with the tenant's claims serialized, its busy workers are counted again, and the chunk is
+    handed back (deferred) if a concurrent claim took the room meanwhile. A claim that took
+    nothing asks once more whether the chunk has jobs to compute: if so it was deferred."""
+    now = utcnow()
+    stale = now - timedelta(seconds=lease_seconds)
+    connection = session.connection()
+    claimed = connection.execute(_CLAIM_WITHIN, {
+        "chunk_batch": batch_id, "first": first, "end": end, "stale": stale, "now": now,
+        "claimant": claimants.current(), "tenant": tenant_id, "cap": cap,
+    }).all()
+    if not claimed:
+        waiting = session.scalar(select(exists().where(_in_chunk(batch_id, first, end), claimable(stale))))
+        return now, [], bool(waiting)
+    tenant_workers.lock(connection, [tenant_id])
+    if tenant_workers.count(connection, tenants=[tenant_id], stale=stale).get(tenant_id, 0) > cap:
+        release_chunk(session, batch_id=batch_id, first=first, end=end, claimed_at=now)
+        return now, [], True
+    return now, sorted(claimed, key=lambda row: row.batch_index), False
+
+
+# A chunk's claim below its tenant's cap: the tenant's busy workers read by the UPDATE itself.
+_CLAIM_WITHIN = (
+    update(JOBS)
+    .where(
+        JOBS.c.batch_id == bindparam("chunk_batch"),
+        JOBS.c.batch_index >= bindparam("first"), JOBS.c.batch_index < bindparam("end"),
+        claimable(bindparam("stale")),
+        tenant_workers.busy(bindparam("tenant"), bindparam("stale"), tenant_workers.NO_REPLAY) < bindparam("cap"),
+    )
+    .values(status=JobStatus.PROCESSING, started_at=bindparam("now"), updated_at=bindparam("now"), claimant=bindparam("claimant"))
+    .returning(JOBS.c.id, JOBS.c.tenant_id, JOBS.c.batch_index, JOBS.c.inputs, JOBS.c.created_at)
+)
 
 
 def release_chunk(session: Session, *, batch_id: uuid.UUID, first: int, end: int, claimed_at: datetime) -> None:

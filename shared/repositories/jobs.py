@@ -22,7 +22,7 @@ from sqlalchemy.orm import Session
 from shared import claimants
 from shared.db.models import PROCESSING_JOBS_SQL, UNFINISHED_JOBS_SQL, Engine, EngineVersion, Job, JobStatus, Tenant
 from shared.db.types import utcnow
-from shared.repositories import rollups
+from shared.repositories import rollups, tenant_workers
 
 
 def add(session: Session, job: Job) -> Job:
@@ -126,27 +126,26 @@ def _claim(session: Session, job_ids, stale: datetime, now: datetime, claimant: 
     return [Job(**row) for row in rows]
 
 
-# --- Fair claims: at most a tenant's cap of its jobs processing at once ------------------------
+# --- Fair claims: at most a tenant's cap of workers busy at once ------------------------------
 
-# Which of a batch's jobs a claim may take, whose they are, and how many jobs their tenant has
-# processing on live claims (primary-key lookups; the counts from ix_jobs_tenant_processing).
-_HELD = JOBS.alias("held")
-_CLAIMABLE = (
-    select(
-        JOBS.c.id, JOBS.c.tenant_id,
-        select(func.count()).select_from(_HELD)
-        .where(_HELD.c.tenant_id == JOBS.c.tenant_id, text(f"held.{PROCESSING_JOBS_SQL}"), _HELD.c.started_at >= bindparam("stale"))
-        .scalar_subquery().label("running"),
-    )
+# Which of a batch's jobs a claim may take (primary-key lookups), whose they are, and how many
+# workers their tenant keeps busy on live claims (shared.repositories.tenant_workers), counted once
+# per tenant of the batch, not once per job.
+_CANDIDATES = (
+    select(JOBS.c.id, JOBS.c.tenant_id)
     .where(JOBS.c.id.in_(bindparam("ids", expanding=True)), claimable(bindparam("stale")))
+    .cte("candidates")
 )
-# Each tenant's jobs processing on a live claim (ix_jobs_tenant_processing; the predicate is written
-# as the partial index's, so PostgreSQL's generic plans use it).
-_PROCESSING = (
-    select(JOBS.c.tenant_id, func.count())
-    .where(JOBS.c.tenant_id.in_(bindparam("tenants", expanding=True)), text(PROCESSING_JOBS_SQL),
-           JOBS.c.started_at >= bindparam("stale"))
-    .group_by(JOBS.c.tenant_id)
+# (Materialized: else PostgreSQL may count again for every job it joins to its tenant's count.)
+_ROOM = (
+    select(_CANDIDATES.c.tenant_id,
+           tenant_workers.busy(_CANDIDATES.c.tenant_id, bindparam("stale"), tenant_workers.NO_REPLAY).label("running"))
+    .group_by(_CANDIDATES.c.tenant_id)
+    .cte("room")
+    .prefix_with("MATERIALIZED", dialect="postgresql")
+)
+_CLAIMABLE = select(_CANDIDATES.c.id, _CANDIDATES.c.tenant_id, _ROOM.c.running).join_from(
+    _CANDIDATES, _ROOM, _ROOM.c.tenant_id == _CANDIDATES.c.tenant_id
 )
 # Claims of this call handed straight back (a concurrent claim took the tenant's room first).
 _UNCLAIM = (
@@ -161,18 +160,20 @@ def claim_fair(
     session: Session, *, job_ids: list[uuid.UUID], lease_seconds: int, max_per_tenant: int,
     tenant_limits: Mapping[uuid.UUID, int] | None = None, claimant: str | None = None,
 ) -> tuple[datetime, list[Job], dict[uuid.UUID, uuid.UUID]]:
-    """``claim_many`` under a cap: no tenant ends with more than ``max_per_tenant`` jobs processing
-    on live claims (``tenant_limits``: a tenant's own cap instead; 0 is no cap). Returns the claim
-    time, the jobs claimed, and the jobs deferred (id -> tenant id): claimable but over their
-    tenant's cap, left pending, for the caller to queue again later. Ids neither claimed nor
-    deferred were not ours (finished, held by a live claim, unknown), as with ``claim_many``.
+    """``claim_many`` under a cap: no tenant ends with more than ``max_per_tenant`` workers busy on
+    live claims (``tenant_limits``: a tenant's own cap instead; 0 is no cap): each of its jobs
+    processing is one, each chunk of its batches processing one, each replay running one
+    (``shared.repositories.tenant_workers``). Returns the claim time, the jobs claimed, and the
+    jobs deferred (id -> tenant id): claimable but over their tenant's cap, left pending, for the
+    caller to queue again later. Ids neither claimed nor deferred were not ours (finished, held
+    by a live claim, unknown), as with ``claim_many``.
 
-    Within the cap, a tenant's jobs are taken in ``job_ids``' order. The room is first read (with
-    the claimable jobs, one statement), then only the jobs within it are claimed; then, with the
-    tenants' claims serialized (PostgreSQL: a transaction-level advisory lock per tenant, held to
-    the commit; SQLite: the claim's write lock already is), the tenants' jobs processing are
-    counted again and any excess of this call's claims (a concurrent claim took the room
-    meanwhile) is handed back and deferred, so the cap holds however many workers claim at once."""
+    Within the cap, a tenant's jobs are taken, and returned, in ``job_ids``' order. The room is
+    first read (with the claimable jobs, one statement), then only the jobs within it are
+    claimed; then, with the tenants' claims serialized (``tenant_workers.lock``, held to the commit), the tenants' busy
+    workers are counted again and any excess of this call's claims (a concurrent claim of a job,
+    a chunk or a replay took the room meanwhile) is handed back and deferred, so the cap holds
+    however many workers claim at once."""
     limits = tenant_limits or {}
 
     def cap(tenant_id: uuid.UUID) -> int:
@@ -192,14 +193,13 @@ def claim_fair(
             continue
         running[row.tenant_id] = running.get(row.tenant_id, 0) + 1
         chosen.append(row.id)
-    jobs = _claim(session, chosen, stale, now, claimant) if chosen else []
+    # In ``job_ids``' order (an UPDATE returns its rows in the table's order).
+    jobs = sorted(_claim(session, chosen, stale, now, claimant), key=lambda job: order[job.id]) if chosen else []
     capped = sorted({job.tenant_id for job in jobs if cap(job.tenant_id) > 0})
     if not capped:
         return now, jobs, deferred
-    if connection.dialect.name == "postgresql":
-        for tenant_id in capped:  # always in one order: two claims never wait for each other's second lock
-            connection.execute(select(func.pg_advisory_xact_lock(_lock_key(tenant_id))))
-    running = _processing(connection, capped, stale)
+    tenant_workers.lock(connection, capped)
+    running = tenant_workers.count(connection, tenants=capped, stale=stale)
     excess: list[uuid.UUID] = []
     for tenant_id in capped:
         over = running.get(tenant_id, 0) - cap(tenant_id)
@@ -212,22 +212,6 @@ def claim_fair(
         deferred.update({job.id: job.tenant_id for job in jobs if job.id in handed_back})
         jobs = [job for job in jobs if job.id not in handed_back]
     return now, jobs, deferred
-
-
-def _processing(connection, tenants: list[uuid.UUID], stale: datetime) -> dict[uuid.UUID, int]:
-    if not tenants:
-        return {}
-    return dict(connection.execute(_PROCESSING, {"tenants": tenants, "stale": stale}).all())
-
-
-# The advisory locks' key space: fair claims' own (a lock key is a signed 64-bit number).
-_LOCK_NAMESPACE = 0x5C1A_1A5C
-
-
-def _lock_key(tenant_id: uuid.UUID) -> int:
-    """A tenant's advisory lock key: 64 bits of its id (two tenants sharing one only wait for each other)."""
-    key = (tenant_id.int >> 64) ^ _LOCK_NAMESPACE
-    return key - (1 << 64) if key >= (1 << 63) else key
 
 
 def release_claim(session: Session, *, job_id: uuid.UUID, claimed_at: datetime) -> None:

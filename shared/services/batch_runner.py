@@ -5,6 +5,8 @@ the version's loaded workbook, and finished in one transaction (each finish cond
 claim), so a redelivered message skips the jobs already finished and no job is computed twice.
 Like every job, a batch job's filled workbook is made when it is first downloaded. A failure of
 storage or the database hands the chunk back and raises, so the queue redelivers.
+A chunk is one worker of its tenant's share (``tenant_max_concurrent_jobs``): while its tenant has
+its share busy, the chunk waits, queued again (``shared.services.fair_claims``).
 After every chunk the batch is marked done once none of its jobs is left, and its webhook is
 sent then: reserved before the POST, at most once (shared/services/batch_completion.py, which the
 job path also calls for a batch's job that a swept job message computed).
@@ -22,26 +24,34 @@ from shared.db.models import JobStatus
 from shared.db.session import session_scope
 from shared.repositories import batches as batch_repo
 from shared.repositories import engines as engine_repo
-from shared.services import job_runner, job_waits
+from shared.services import fair_claims, job_runner, job_waits
 from shared.services.batch_completion import complete_if_done
 from shared.services.job_runner import DEAD_LETTERED, VERSION_GONE, failed_calculation
 
 log = logging.getLogger(__name__)
 
 
-def run_chunk(batch_id: uuid.UUID, chunk: int) -> int:
-    """Compute the chunk's unfinished jobs; returns how many this delivery finished."""
+def run_chunk(batch_id: uuid.UUID, chunk: int, *, lane: str = "standard") -> int:
+    """Compute the chunk's unfinished jobs; returns how many this delivery finished. A chunk whose
+    tenant has its share of the workers busy (``fair_claims.claim_chunk``) computes nothing: it is
+    queued again a little later on ``lane`` (the one its message came on), and this message is done."""
     settings = get_settings()
     with session_scope() as session:
         batch = batch_repo.get(session, batch_id=batch_id)
         if batch is None:
             log.error("batch %s unknown; dropping chunk %d", batch_id, chunk)
             return 0
+        tenant_id = batch.tenant_id
         first, end = chunk * batch.chunk_size, (chunk + 1) * batch.chunk_size
-        claimed_at, jobs = batch_repo.claim_chunk(
-            session, batch_id=batch_id, first=first, end=end, lease_seconds=settings.processing_lease_seconds
+        claim = fair_claims.claim_chunk(
+            session, batch_id=batch_id, tenant_id=tenant_id, first=first, end=end, lease_seconds=settings.processing_lease_seconds
         )
+        claimed_at, jobs = claim.claimed_at, claim.jobs
         version = engine_repo.get_version_to_calculate(session, version_id=batch.version_id) if jobs else None
+    if claim.deferred:
+        # Not a failed delivery (those count towards the dead-letter limit): a new message, later.
+        fair_claims.defer_chunk(batch_id, chunk, tenant_id=tenant_id, lane=lane)
+        return 0
     finished = 0
     if jobs:
         try:

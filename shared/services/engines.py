@@ -13,9 +13,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from shared.adapters.storage import engine_prefix, get_store
-from shared.db.models import Consumer, Engine, EngineAccess, EngineVersion
+from shared.db.models import Consumer, Engine, EngineAccess, EngineVersion, TestRun
 from shared.errors import Conflict, NotFound, ServiceUnavailable
 from shared.repositories import engines as repo
+from shared.repositories import test_cases as test_case_repo
 from shared.services import ip_policy
 
 log = logging.getLogger(__name__)
@@ -41,6 +42,7 @@ class EngineView:
     engine: Engine
     versions: list[EngineVersion] = field(default_factory=list)
     access: list[tuple[EngineAccess, Consumer]] = field(default_factory=list)
+    test_runs: dict[uuid.UUID, TestRun] = field(default_factory=dict)  # each version's latest
 
     @property
     def active_version(self) -> EngineVersion | None:
@@ -77,10 +79,12 @@ def get(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID) -> Engi
 def get_view(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID) -> EngineView:
     """An engine with all its versions and consumers."""
     engine = get(session, tenant_id=tenant_id, engine_id=engine_id)
+    versions = repo.list_versions(session, tenant_id=tenant_id, engine_ids=[engine.id])
     return EngineView(
         engine=engine,
-        versions=repo.list_versions(session, tenant_id=tenant_id, engine_ids=[engine.id]),
+        versions=versions,
         access=repo.list_access_for_engines(session, tenant_id=tenant_id, engine_ids=[engine.id]),
+        test_runs=test_case_repo.latest_runs(session, tenant_id=tenant_id, version_ids=[v.id for v in versions]),
     )
 
 

@@ -1,4 +1,5 @@
-"""Job history for management screens: an engine's jobs, filtered and paged, and its latest ones."""
+"""Job history for management screens: an engine's jobs, filtered and paged, and its latest ones;
+the tenant's jobs across its engines."""
 
 from __future__ import annotations
 
@@ -28,6 +29,19 @@ def list_for_engine(
     return JobPage(
         jobs=repo.list_for_engine(session, tenant_id=tenant_id, engine_id=engine_id, status=status, limit=limit, offset=offset),
         total=repo.count_for_engine(session, tenant_id=tenant_id, engine_id=engine_id, status=status),
+    )
+
+
+def list_for_tenant(
+    session: Session, *, tenant_id: uuid.UUID, status: str | None, engine_id: uuid.UUID | None, search: str | None,
+    limit: int, offset: int,
+) -> JobPage:
+    """The tenant's jobs on every engine (deleted ones' too), newest first, optionally of one status or
+    engine, or matching ``search`` (part of an engine's name or slug or a consumer's name, or a job id)."""
+    search = (search or "").strip() or None
+    return JobPage(
+        jobs=repo.list_for_tenant(session, tenant_id=tenant_id, status=status, engine_id=engine_id, search=search, limit=limit, offset=offset),
+        total=repo.count_for_tenant(session, tenant_id=tenant_id, status=status, engine_id=engine_id, search=search),
     )
 
 

@@ -29,11 +29,14 @@ from shared.config import get_settings
 from shared.db.models import EngineVersion, Job, JobStatus
 from shared.db.session import session_scope
 from shared.db.types import utcnow
-from shared.errors import CalculationStopped, InputValidationError, NotFound, OutputsTooLarge, WorkbookError
+from shared.calc.fidelity import unimplemented
+from shared.errors import (
+    CalculationStopped, InputValidationError, NotFound, OutputsTooLarge, UnimplementedFunction, WorkbookError,
+)
 from shared.observability import bind_job, record_job_metrics, unbind_job
 from shared.repositories import engines as engine_repo
 from shared.repositories import jobs as job_repo
-from shared.services import batch_completion, fair_claims, job_waits, output_limits
+from shared.services import batch_completion, fair_claims, job_waits, output_limits, version_checks
 from shared.services.inputs import date_inputs
 
 log = logging.getLogger(__name__)
@@ -71,15 +74,19 @@ def calculate_jobs(version: EngineVersion, jobs: list[Job], *, engine: str | Non
     inputs set on the version's model in the job's own run context (its clock and seed:
     reproducible runs), in a fenced child within the job budget: the one place a job is
     calculated, by the worker, for a filled workbook produced later and for a re-run."""
-    names, dates = _output_names(version), sorted(date_inputs(version.input_schema))
-    specs = [
-        fenced.JobSpec(inputs=job.inputs or {}, outputs=names, date_inputs=dates, job_id=str(job.id),
-                       created_at=_naive_utc(job.created_at).isoformat(), want_xlsx=want_xlsx)
-        for job in jobs
-    ]
+    specs = [job_spec(version, inputs=job.inputs or {}, job_id=job.id, created_at=job.created_at, want_xlsx=want_xlsx)
+             for job in jobs]
     model = _model(version, engine or version.calc_engine)
     # Each lane has children of its own, so a slow version's job never holds a quick one's child.
     return fenced.calculator(version.lane).calculate(model, specs, fenced.Budget.for_jobs(get_settings()))
+
+
+def job_spec(version: EngineVersion, *, inputs: dict, job_id: uuid.UUID, created_at: datetime,
+             want_xlsx: bool = False) -> fenced.JobSpec:
+    """What a job asks of the version's model: its inputs, the outputs its schema names, which
+    inputs are dates, and its run context (also the library's: ``sheetcalc.Engine``)."""
+    return fenced.JobSpec(inputs=inputs, outputs=_output_names(version), date_inputs=sorted(date_inputs(version.input_schema)),
+                          job_id=str(job_id), created_at=_naive_utc(created_at).isoformat(), want_xlsx=want_xlsx)
 
 
 def _naive_utc(moment: datetime) -> datetime:
@@ -87,8 +94,15 @@ def _naive_utc(moment: datetime) -> datetime:
 
 
 def _calculate(job: Job, version: EngineVersion, result: fenced.Result) -> dict:
-    """A job's outputs from its fenced result; raises what failed (the input plan's
-    InputValidationError, CalculationStopped past the budget, OutputsTooLarge, WorkbookError)."""
+    """A job's outputs from its fenced result (``job_outputs``)."""
+    return job_outputs(result, unimplemented_section=version_checks.unimplemented_for_jobs(version))
+
+
+def job_outputs(result: fenced.Result, *, unimplemented_section: dict) -> dict:
+    """A job's outputs from its calculation's result, checked against the version's
+    unimplemented-functions section; raises what failed (the input plan's InputValidationError,
+    CalculationStopped past the budget, UnimplementedFunction, OutputsTooLarge, WorkbookError).
+    Also the library's (``sheetcalc.Engine``), which passes the section of its own report."""
     if result.outcome == "invalid":
         raise InputValidationError(result.message or "")
     if result.outcome == "budget":
@@ -96,6 +110,10 @@ def _calculate(job: Job, version: EngineVersion, result: fenced.Result) -> dict:
     if result.outcome != "ok":
         raise WorkbookError(CALCULATION_FAILED)
     outputs = result.outputs or {}
+    # Never a plausible value for an output an engine could not calculate (unimplemented.py).
+    failure = unimplemented.output_failure(unimplemented_section, outputs)
+    if failure is not None:
+        raise UnimplementedFunction(failure)
     output_limits.check_job_outputs(outputs, get_settings())
     return outputs
 
@@ -228,7 +246,7 @@ def _outcome(job: Job, version: EngineVersion, result: fenced.Result, claimed_at
 def failed_calculation(job: Job, exc: Exception) -> dict | None:
     """The failed outcome of a calculation that raised ``exc``, when another delivery would fail
     the same way; None when the failure may be transient (storage, database, ...)."""
-    if isinstance(exc, (InputValidationError, CalculationStopped, OutputsTooLarge)):
+    if isinstance(exc, (InputValidationError, CalculationStopped, OutputsTooLarge, UnimplementedFunction)):
         # the consumer's to know: the input refused, or the limit the calculation passed
         return dict(status=JobStatus.FAILED, error_message=exc.message)
     if isinstance(exc, (WorkbookError, ArithmeticError, LookupError, ValueError, TypeError)):

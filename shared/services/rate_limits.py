@@ -5,12 +5,12 @@ On by default with production values (``SHEETCALC_CONSUMER_RATE_LIMIT``, 600 a m
 ``SHEETCALC_TENANT_MAX_UNFINISHED_BATCH_JOBS``, 10,000 jobs of batches; 0 turns one off). The rate
 limit counts every request whose key is valid, in fixed windows of ``consumer_rate_window_seconds``
 aligned on the clock; the count lives in the database (``throttle_counters``), so it holds across
-API processes and Lambdas. An API process reserves a key's requests a few at a time
-(``consumer_rate_lease``, at most a twentieth of the limit) with one counter write and hands them
-out in order from memory: in one process the count is exact; across several, requests another
-process reserved and did not use are lost to the window, so a key may be refused early by up to
-a lease per process, never allowed more than its limit. Once the database count has reached the
-limit, the rest of the window is refused without writing. A tenant's batches have a quota of their own, room for one batch of the
+API processes and Lambdas. With ``consumer_rate_lease`` above 1 (default 1), an API process
+reserves a key's requests that many at a time (at most a twentieth of the limit) with one counter
+write and hands them out in order from memory: in one process the count stays exact; across
+several, requests another process reserved and did not use are lost to the window, so a key may
+be refused early by up to a lease per process, never allowed more than its limit. Once the
+database count has reached the limit, the rest of the window is refused without writing. A tenant's batches have a quota of their own, room for one batch of the
 largest size: a batch running does not refuse the tenant's executes, and a burst of executes does
 not refuse its batch.
 """

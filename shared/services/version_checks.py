@@ -15,19 +15,23 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 import uuid
+from collections import OrderedDict
 
 from shared.calc import sandbox
 from shared.adapters.storage import get_store, version_prefix
+from shared.calc.fidelity import unimplemented
 from shared.calc.fidelity.choice import check_engine
 from shared.calc.fidelity.report import FidelityReport
 from shared.calc.fidelity.stored_report import PENDING, merge_background_check, report_for_engine
 from shared.config import get_settings
+from shared.db.models import EngineVersion
 from shared.db.session import session_scope
 from shared.db.types import utcnow
-from shared.errors import SheetcalcError, WorkbookError, WorkbookRefused
+from shared.errors import NotFound, SheetcalcError, WorkbookError, WorkbookRefused
 from shared.repositories import engines as repo
-from shared.services import tenant_settings, version_costs
+from shared.services import tenant_settings, test_runs, version_costs
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +42,8 @@ LIBRARY_FOLDER = "sheetcalc"
 _UNSAFE_NAME = re.compile(r'["*:<>?/\\|\x00-\x1f]')
 
 
-def _check(data: bytes, engine: str) -> FidelityReport:
+def background_check(data: bytes, engine: str) -> FidelityReport:
+    """One slower engine's fidelity check, as a worker runs it (its deadline and memory from the settings)."""
     settings = get_settings()
     try:
         return check_engine(data, engine, timeout_s=settings.fidelity_timeout_seconds, memory_mb=settings.fidelity_memory_mb)
@@ -61,14 +66,16 @@ def has_pending_work(fidelity_report: dict | None, document_storage: dict | None
 
 
 def check_in_background(version_id: uuid.UUID) -> str | None:
-    """Run a version's pending engine checks, then copy it to the document library; returns its
-    engine. Raises CheckDeadlineExpired (after the copy) when a check ran out of time."""
+    """Run a version's pending engine checks, then copy it to the document library, then run its
+    pending test runs (shared.services.test_runs); returns its engine. Raises CheckDeadlineExpired
+    (after the copy, before the tests: they wait for the engine) when a check ran out of time."""
     try:
         engine = _check_engines(version_id)
     except CheckDeadlineExpired:
         copy_to_document_library(version_id)
         raise
     copy_to_document_library(version_id)
+    test_runs.run_pending(version_id)  # the engine's test cases, on the engine the checks chose
     return engine
 
 
@@ -83,7 +90,7 @@ def _check_engines(version_id: uuid.UUID) -> str | None:
         log.info("version %s has no engine check pending", version_id)
         return None
     data = get_store().get(workbook_key)
-    results = [_check(data, name) for name in pending]
+    results = [background_check(data, name) for name in pending]
     expired = [r for r in results if r.status == "timeout"]
 
     engine = None
@@ -115,16 +122,31 @@ def _check_engines(version_id: uuid.UUID) -> str | None:
 
 def _merge(version, report: dict, results: list[FidelityReport], data: bytes) -> str:
     """The version with its background checks merged in, switched to the best engine unless
-    pinned; returns the engine it is calculated with."""
+    pinned (its model stored); returns the engine it is calculated with."""
+    prepared = merge_checks(version, report, results, data)
+    if prepared is not None:
+        key = version_prefix(version.tenant_id, version.engine_id, version.id) + f"prepared.{version.calc_engine}"
+        get_store().put(key, prepared)
+        version.prepared_key = key
+        log.info("version %s switched to %s", version.id, version.calc_engine)
+    return version.calc_engine
+
+
+def merge_checks(version, report: dict, results: list[FidelityReport], data: bytes) -> bytes | None:
+    """Merge background checks into ``version`` (its report, and its engine, cost and lane when
+    a better engine's model is built within the limits, unless pinned); the new engine's
+    serialized model when it switched, for the caller to keep (also the library's:
+    ``sheetcalc.Engine``)."""
     for result in results:
         report = merge_background_check(report, result)
+    prepared = None
     if version.calc_engine_pinned:
         report = report_for_engine(report, version.calc_engine)
     elif report["engine"] != version.calc_engine:
         # The better engine's model, built and measured in the fence; kept only within the limits.
         settings = get_settings()
         try:
-            prepared, cost = sandbox.prepare_engine_model(data, report["engine"], sandbox.Fence.from_settings(settings))
+            built, cost = sandbox.prepare_engine_model(data, report["engine"], sandbox.Fence.from_settings(settings))
             version_costs.judge(cost, settings)
         except WorkbookRefused as exc:
             log.warning("version %s stays on %s: %s", version.id, version.calc_engine, exc.message)
@@ -134,13 +156,10 @@ def _merge(version, report: dict, results: list[FidelityReport], data: bytes) ->
             engines[better] = {**engines.get(better, {}), "not_used": exc.message}
             report = {**report, "engines": engines}
         else:
-            key = version_prefix(version.tenant_id, version.engine_id, version.id) + f"prepared.{report['engine']}"
-            get_store().put(key, prepared)
-            version.prepared_key, version.calc_engine, version.cost = key, report["engine"], cost
+            prepared, version.calc_engine, version.cost = built, report["engine"], cost
             version.lane = version_costs.lane(cost, report["engine"], settings)
-            log.info("version %s switched to %s", version.id, report["engine"])
     version.fidelity_report = report
-    return version.calc_engine
+    return prepared
 
 
 def document_storage_record(status: str, **fields) -> dict:
@@ -199,6 +218,7 @@ def copy_to_document_library(version_id: uuid.UUID) -> None:
 
 def give_up(version_id: uuid.UUID) -> None:
     """Record that a version's background work never finished (its message was dead-lettered)."""
+    test_runs.give_up(version_id)
     with session_scope() as session:
         version = repo.get_version_any_tenant(session, version_id=version_id)
         if version is None:
@@ -217,3 +237,47 @@ def give_up(version_id: uuid.UUID) -> None:
             elif line.get("status") == PENDING:
                 engines[name] = {**line, "status": "failed", "error": "the check did not finish"}
         version.fidelity_report = {**version.fidelity_report, "engines": engines}
+
+
+def unimplemented_outputs(session, *, tenant_id: uuid.UUID, version) -> list[dict]:
+    """The version's named outputs that depend on a cell calling a function its engine does not
+    implement: [{"output", "cell", "function"}] ("cell" is the calling cell, "Sheet1!B2"),
+    sorted by output name; [] when none. `version` is an EngineVersion or its id. A version
+    whose stored report predates this record is analysed from its workbook once, and the
+    result kept in its fidelity report."""
+    if not isinstance(version, EngineVersion):
+        version = repo.get_version(session, tenant_id=tenant_id, version_id=version)
+    if version is None or version.tenant_id != tenant_id:
+        raise NotFound("Engine version not found")
+    report = version.fidelity_report or {}
+    if unimplemented.REPORT_KEY not in report:
+        section = unimplemented.analyse_workbook(get_store().get(version.workbook_key), version.calc_engine)
+        version.fidelity_report = {**report, unimplemented.REPORT_KEY: section}
+    else:
+        section = report[unimplemented.REPORT_KEY]
+    return [dict(o) for o in (section or {}).get("outputs") or []]
+
+
+# The unimplemented section of each version a worker calculates, read once per process: the
+# worker's read of a version leaves the report out (repositories.engines). Keyed by what changes
+# whenever the report is re-centred on another engine.
+_SECTIONS: "OrderedDict[tuple, dict]" = OrderedDict()
+_SECTIONS_LIMIT = 512
+_sections_lock = threading.Lock()
+
+
+def unimplemented_for_jobs(version) -> dict:
+    """The version's unimplemented section as its jobs check their outputs against it."""
+    key = (version.id, version.calc_engine, version.prepared_key)
+    with _sections_lock:
+        if key in _SECTIONS:
+            _SECTIONS.move_to_end(key)
+            return _SECTIONS[key]
+    with session_scope() as session:
+        row = repo.get_version_any_tenant(session, version_id=version.id)
+        section = ((row.fidelity_report if row is not None else None) or {}).get(unimplemented.REPORT_KEY) or {}
+    with _sections_lock:
+        _SECTIONS[key] = section
+        while len(_SECTIONS) > _SECTIONS_LIMIT:
+            _SECTIONS.popitem(last=False)
+    return section

@@ -23,7 +23,7 @@ from shared.errors import Conflict, Invalid, NotFound
 from shared.repositories import engines as repo
 from shared.security import digest, new_api_key
 from shared.services import engines as engine_service
-from shared.services import output_limits, tenant_settings, version_costs
+from shared.services import output_limits, tenant_settings, test_runs, version_costs
 from shared.services.inputs import check_schema
 from shared.services.version_checks import NOT_CONFIGURED, PENDING_COPY, document_storage_record
 
@@ -67,11 +67,7 @@ def upload(session: Session, *, tenant: Tenant, engine_id: uuid.UUID, version: s
     # crash, a runaway parse or a memory blow-up cannot take the API with; slower engines are
     # checked by a worker, after the answer.
     settings = get_settings()
-    choice = sandbox.prepare_upload(data, Limits.from_settings(settings), sandbox.Fence.from_settings(settings))
-    # What its jobs would return (a range over the output limit is named), then what they cost.
-    output_limits.check_version_outputs(choice.named_ranges, None, settings)
-    version_costs.judge(choice.cost, settings)
-    deferred = defer_slower_engines(choice.report)
+    choice, deferred = check_workbook(data, settings)
     named_ranges = choice.named_ranges
 
     version_id = uuid.uuid4()
@@ -103,9 +99,12 @@ def upload(session: Session, *, tenant: Tenant, engine_id: uuid.UUID, version: s
     session.add(row)
     session.flush()
     warnings = list(choice.warnings)
-    if deferred or copy_to_library:
+    tests = test_runs.queue_for_upload(session, version=row)  # the engine's enabled test cases, run beside the checks
+    if deferred or copy_to_library or tests:
         session.commit()  # the worker must find the version
         queues.enqueue_version_check(version_id)
+    if tests:
+        warnings.append("The engine's test cases run on this version in the background (see its tests)")
     if deferred:
         warnings.append(
             f"Also checking with {', '.join(deferred)} in the background: the version switches engine "
@@ -118,6 +117,17 @@ def upload(session: Session, *, tenant: Tenant, engine_id: uuid.UUID, version: s
         )
     return UploadedVersion(version=row, test_api_key=test_key, is_active=False, warnings=warnings,
                            suggested_schemas=choice.suggested_schemas)
+
+
+def check_workbook(data: bytes, settings: Any) -> tuple[sandbox.PreparedUpload, list[str]]:
+    """An upload's checks before anything is kept: the guard, IronCalc's check in the fence, the
+    output limit and the cost budget; the prepared upload and the slower engines left to check
+    in the background (also the library's: ``sheetcalc.Engine``)."""
+    choice = sandbox.prepare_upload(data, Limits.from_settings(settings), sandbox.Fence.from_settings(settings))
+    # What its jobs would return (a range over the output limit is named), then what they cost.
+    output_limits.check_version_outputs(choice.named_ranges, None, settings)
+    version_costs.judge(choice.cost, settings)
+    return choice, defer_slower_engines(choice.report)
 
 
 def get(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID, version_id: uuid.UUID) -> EngineVersion:
@@ -181,21 +191,27 @@ def pin_engine(version: EngineVersion, engine_name: str) -> None:
     if engine_name not in calc.available_engines():
         raise Invalid(f"Unknown calculation engine '{engine_name}'; choose one of: {', '.join(calc.available_engines())}")
     if engine_name != version.calc_engine:
-        # A pin is a check like the upload's: the engine's model built, calculated and measured
-        # in the fence, with its deadline, and its cost judged before anything changes.
-        store, settings = get_store(), get_settings()
-        prepared, cost = sandbox.prepare_engine_model(
-            store.get(version.workbook_key), engine_name, sandbox.Fence.from_settings(settings)
-        )
-        version_costs.judge(cost, settings)
-        version.cost, version.lane = cost, version_costs.lane(cost, engine_name, settings)
+        store = get_store()
+        prepared = model_for_engine(version, engine_name, store.get(version.workbook_key))
         prepared_key = version_prefix(version.tenant_id, version.engine_id, version.id) + f"prepared.{engine_name}"
         store.put(prepared_key, prepared)
         version.prepared_key = prepared_key
-        if version.fidelity_report:
-            version.fidelity_report = report_for_engine(version.fidelity_report, engine_name)
     version.calc_engine = engine_name
     version.calc_engine_pinned = True
+
+
+def model_for_engine(version: EngineVersion, engine_name: str, data: bytes) -> bytes:
+    """The version's serialized model for ``engine_name`` (its cost, lane and report set for it),
+    for the caller to keep (also the library's: ``sheetcalc.Engine``)."""
+    # A pin is a check like the upload's: the engine's model built, calculated and measured
+    # in the fence, with its deadline, and its cost judged before anything changes.
+    settings = get_settings()
+    prepared, cost = sandbox.prepare_engine_model(data, engine_name, sandbox.Fence.from_settings(settings))
+    version_costs.judge(cost, settings)
+    version.cost, version.lane = cost, version_costs.lane(cost, engine_name, settings)
+    if version.fidelity_report:
+        version.fidelity_report = report_for_engine(version.fidelity_report, engine_name)
+    return prepared
 
 
 def _lock_engine(session: Session, *, tenant_id: uuid.UUID, engine_id: uuid.UUID):

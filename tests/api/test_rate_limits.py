@@ -199,17 +199,32 @@ def test_by_default_a_batch_of_the_largest_size_fits_and_a_second_waits_for_room
     assert "may have 10000 jobs of batches pending or processing at once, and this batch has 10000" in refused.value.message
 
 
-def test_the_brakes_cost_an_execute_a_share_of_a_counter_write_and_one_count_of_the_tenants_unfinished_jobs(client, deployed):
+def test_the_brakes_cost_an_execute_one_counted_write_and_one_count_of_the_tenants_unfinished_jobs(client, deployed):
     # GIVEN the default brakes, and a first execute (statements prepared, caches warm)
+    headers = {"X-API-Key": deployed.api_key}
+    assert client.post(deployed.execute_path, json={"inputs": INPUTS}, headers=headers).status_code == 202
+    # WHEN the key executes again
+    with counting() as seen:
+        assert client.post(deployed.execute_path, json={"inputs": INPUTS}, headers=headers).status_code == 202
+    # THEN what the brakes asked is: the key's count (one upsert), the tenant's row (locked on
+    # PostgreSQL, so concurrent executes of one tenant count one after another) and one count
+    flat = [" ".join(sql.split()) for sql in seen.sql]
+    assert len([sql for sql in flat if sql.startswith("INSERT INTO throttle_counters")]) == 1
+    assert len([sql for sql in flat if sql.startswith("SELECT tenants.id FROM tenants")]) == 1
+    assert len([sql for sql in flat if sql.startswith("SELECT count(*)") and "FROM jobs" in sql]) == 1
+
+
+def test_with_a_lease_of_ten_a_process_writes_the_count_once_per_ten_requests(client, deployed, configure):
+    configure(consumer_rate_lease=10)
+    # GIVEN a first execute (statements prepared, caches warm)
     headers = {"X-API-Key": deployed.api_key}
     assert client.post(deployed.execute_path, json={"inputs": INPUTS}, headers=headers).status_code == 202
     # WHEN the key executes ten times more
     with counting() as seen:
         for _ in range(10):
             assert client.post(deployed.execute_path, json={"inputs": INPUTS}, headers=headers).status_code == 202
-    # THEN the key's count took one upsert (the process reserves 10 requests of the window at a
-    # time), and each execute locked the tenant's row (on PostgreSQL, so concurrent executes of
-    # one tenant count one after another) and counted its unfinished jobs once
+    # THEN the key's count took one upsert (the process reserved 10 requests of the window at
+    # once); each execute still locked the tenant's row and counted its unfinished jobs
     flat = [" ".join(sql.split()) for sql in seen.sql]
     assert len([sql for sql in flat if sql.startswith("INSERT INTO throttle_counters")]) == 1
     assert len([sql for sql in flat if sql.startswith("SELECT tenants.id FROM tenants")]) == 10

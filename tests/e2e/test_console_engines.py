@@ -116,10 +116,10 @@ def test_an_engines_page_from_snippets_to_deletion(dev_stack):
         expect(page.locator("#engines")).to_contain_text("Loan quote")
 
 
-TABS = ["Overview", "Versions", "Schema", "Code", "Access", "Settings"]
+TABS = ["Overview", "Versions", "Schema", "Code", "Access", "Tests", "Settings"]
 
 
-def test_the_engine_page_is_six_tabs_under_one_header(dev_stack):
+def test_the_engine_page_is_seven_tabs_under_one_header(dev_stack):
     tenant, engine, _key = deployed_loan(dev_stack, "tabs")
     with browser_page(dev_stack.base_url) as page:
         sign_in(page, tenant)
@@ -135,7 +135,7 @@ def test_the_engine_page_is_six_tabs_under_one_header(dev_stack):
             expect(page).to_have_url(re.compile(f"#/engines/{engine['id']}/{name.lower()}$"))
             expect(tabs.locator("[aria-current=page]")).to_have_text(name)
             # AND the header's actions are there on every tab
-            expect(page.locator("#engine-actions").get_by_role("link")).to_have_text(["Try the active version", "Upload a version", "Jobs", "Statistics"])
+            expect(page.locator("#engine-actions").get_by_role("link")).to_have_text(["Try the active version", "Upload a version", "Jobs", "Statistics", "Export"])
             # AND no tab is the long scroll the page used to be (3,100 px at this width)
             assert page.evaluate("document.documentElement.scrollHeight") < 2000, name
         # The settings end with the danger zone

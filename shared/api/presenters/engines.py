@@ -11,6 +11,7 @@ from shared.api.schemas.access import (
     ConsumerAccessSummary,
     ConsumerEngineAccessItem,
 )
+from shared.api.presenters.tests_releases import tests_summary
 from shared.api.schemas.engines import EngineDeleteResponse, EngineDetail, EngineListItem
 from shared.api.schemas.versions import (
     EngineVersionActivateResponse,
@@ -50,7 +51,10 @@ def engine_detail(view: EngineView) -> EngineDetail:
         id=engine.id, name=engine.name, slug=engine.slug, description=engine.description,
         active_version_id=engine.active_version_id, ip_whitelist_enabled=engine.ip_whitelist_enabled,
         ip_whitelist=engine.ip_whitelist or [],
-        versions=[EngineVersionDetail(**_version_detail(v, is_active=v.id == engine.active_version_id)) for v in view.versions],
+        versions=[
+            EngineVersionDetail(**_version_detail(v, is_active=v.id == engine.active_version_id), tests=tests_summary(view.test_runs.get(v.id)))
+            for v in view.versions
+        ],
         consumers=[
             ConsumerAccessSummary(
                 consumer_id=consumer.id, consumer_name=consumer.name, last_used_at=consumer.last_used_at, **_flags(access)

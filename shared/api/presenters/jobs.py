@@ -10,6 +10,8 @@ from shared.api.schemas.jobs import (
     JobListResponse,
     JobResponse,
     RecentJobItem,
+    TenantJobListItem,
+    TenantJobListResponse,
 )
 from shared.db.models import Engine, EngineVersion, Job, JobStatus
 from shared.services.job_queries import JobPage
@@ -73,3 +75,11 @@ def job_list_item(job: Job) -> JobListItem:
 
 def job_page(page: JobPage, *, limit: int, offset: int) -> JobListResponse:
     return JobListResponse(jobs=[job_list_item(j) for j in page.jobs], total=page.total, limit=limit, offset=offset)
+
+
+def tenant_job_page(page: JobPage, *, limit: int, offset: int) -> TenantJobListResponse:
+    return TenantJobListResponse(
+        jobs=[TenantJobListItem(**job_list_item(j).model_dump(), engine_id=j.engine_id, engine_name=j.engine_name, engine_slug=j.engine_slug)
+              for j in page.jobs],
+        total=page.total, limit=limit, offset=offset,
+    )

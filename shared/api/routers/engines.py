@@ -3,7 +3,7 @@
 import uuid
 from typing import Annotated, Any
 
-from fastapi import APIRouter, File, Form, Query, Request, Response, UploadFile
+from fastapi import APIRouter, Body, File, Form, Query, Request, Response, UploadFile
 from pydantic import AfterValidator
 
 from shared.api import limits
@@ -16,6 +16,7 @@ from shared.api.schemas.access import AccessListItem, AccessPermissionResponse, 
 from shared.api.schemas.common import refuse_nul
 from shared.api.schemas.engines import EngineCreate, EngineDeleteResponse, EngineDetail, EngineListItem, EngineUpdate
 from shared.api.schemas.jobs import JobListResponse, JobStatusName, RecentJobItem
+from shared.api.schemas.tests_releases import ActivateRequest, ActivationRefusedResponse
 from shared.api.schemas.versions import (
     EngineVersionActivateResponse,
     EngineVersionCreateResponse,
@@ -25,7 +26,7 @@ from shared.api.schemas.versions import (
 )
 from shared.config import get_settings
 from shared.errors import PayloadTooLarge
-from shared.services import consumers, engine_contract, engines, job_queries, versions
+from shared.services import consumers, engine_contract, engines, job_queries, releases, versions
 
 router = APIRouter(prefix="/engines", tags=["engines"])
 
@@ -140,11 +141,24 @@ def delete_version(engine_id: uuid.UUID, version_id: uuid.UUID, session: Session
 
 
 @router.post(
-    "/{engine_id}/versions/{version_id}/activate", response_model=EngineVersionActivateResponse, responses=responses(404)
+    "/{engine_id}/versions/{version_id}/activate", response_model=EngineVersionActivateResponse,
+    responses={**responses(404, 422), 409: {"model": ActivationRefusedResponse, "description": "Refused by the release gate"}},
 )
-def activate_version(engine_id: uuid.UUID, version_id: uuid.UUID, session: SessionDep, user: CurrentUser):
-    """Make this version the engine's active one; the previously active version is deactivated."""
-    return present.version_activated(versions.activate(session, tenant_id=user.tenant_id, engine_id=engine_id, version_id=version_id))
+def activate_version(
+    engine_id: uuid.UUID, version_id: uuid.UUID, session: SessionDep, user: CurrentUser,
+    body: Annotated[ActivateRequest | None, Body()] = None,
+):
+    """Make this version the engine's active one; the previously active version is deactivated.
+
+    No body is needed. When the engine has enabled test cases, the version's latest test run must
+    have passed (and cover the cases as they are now), and no output may depend on a function no
+    engine implements; otherwise 409 with `detail` and `reasons`. A body `{"override_reason": "..."}`
+    activates it anyway. Every activation is recorded in `GET /engines/{engine_id}/releases`."""
+    activation = releases.activate(
+        session, tenant_id=user.tenant_id, engine_id=engine_id, version_id=version_id, user=user,
+        override_reason=body.override_reason if body else None,
+    )
+    return present.version_activated(activation.version)
 
 
 @router.get("/{engine_id}/access", response_model=list[AccessListItem], responses=responses(404))

@@ -119,3 +119,16 @@ class JobListResponse(BaseModel):
     total: int = Field(description="Jobs matching the filter, across all pages")
     limit: int
     offset: int
+
+
+class TenantJobListItem(JobListItem):
+    engine_id: uuid.UUID
+    engine_name: str = Field(description="The engine's name when the job was made")
+    engine_slug: str
+
+
+class TenantJobListResponse(BaseModel):
+    jobs: list[TenantJobListItem] = Field(description="Newest first")
+    total: int = Field(description="Jobs matching the filter, across all pages")
+    limit: int
+    offset: int

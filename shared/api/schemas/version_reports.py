@@ -35,6 +35,12 @@ class FidelityReportResponse(BaseModel):
         "Excel computed for them), volatile (NOW, RAND...), external (another workbook), array_area, data_table",
     )
     flagged_total: int = Field(default=0, description="Formula cells not compared because the engine is known to get their construct wrong")
+    unimplemented: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Formula cells calling a function the engine does not implement (cells, cells_total), the cells "
+        "calculated from them (dependants, dependants_total), the functions, and the named outputs depending on them "
+        "(outputs: output, cell, function), whose jobs fail rather than return a value; empty when there are none",
+    )
 
 
 class SuggestedSchemasResponse(BaseModel):

@@ -8,6 +8,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from shared.api.schemas.tests_releases import VersionTestsSummary
+
 
 class NamedRangeInfo(BaseModel):
     name: str
@@ -75,6 +77,9 @@ class EngineVersionDetail(EngineVersionSummary):
         default=None, description="The copy in the tenant's document library, made in the background; null for older versions"
     )
     cost: VersionCost | None = Field(default=None, description="What a job costs; null for versions checked before costs were measured")
+    tests: VersionTestsSummary | None = Field(
+        default=None, description="The version's latest run of the engine's test cases; null when none has run (engine detail only)"
+    )
     updated_at: datetime
 
 

@@ -11,6 +11,11 @@ Mechanisms:
   per uploaded model and kept in its serialized form: a job pays nothing, and a workbook with no
   lookup costs one scan of its sheet XML at upload. The exported workbook shows the formulas as
   written (`restore_formulas`).
+- Exact-match VLOOKUP/HLOOKUP/MATCH over whole columns bounded to the rows that can hold
+  values, one blank row kept (`exact_lookups.py`): same answers, without IronCalc reading a
+  million blank cells per lookup.
+- Ranges ended by INDEX calls (`INDEX(B:B,2):INDEX(B:B,n)`) as the OFFSET they stand for
+  (`index_ranges.py`).
 - Defined names IronCalc gets wrong (`names.py`): names to formulas or constants inlined,
   relative names resolved from each cell, `@` written where Excel intersects a multi-cell name.
 - Date functions (`dates.py`): YEAR/MONTH/DAY/WEEKDAY of serials 0-60 as Excel has them
@@ -46,9 +51,12 @@ from shared.calc.corrections.arguments import (
     correct_arguments,
 )
 from shared.calc.corrections.dates import KEYWORDS as DATE_KEYWORDS, MENTION as DATE_MENTION, OFFSET_1904, correct_dates
+from shared.calc.corrections.exact_lookups import bound_exact_lookups
 from shared.calc.corrections.external import correct_external
 from shared.calc.corrections.formula_text import keep_formula_text
 from shared.calc.corrections.functions.subtotal import correct_filtered_subtotals
+from shared.calc.corrections.functions.holidays import correct_holidays
+from shared.calc.corrections.functions.array_constants import correct_array_constants
 from shared.calc.corrections.names import (
     INTERSECTION_KEYWORDS,
     INTERSECTION_MENTION,
@@ -57,7 +65,7 @@ from shared.calc.corrections.names import (
     intersect_ranges,
 )
 from shared.calc.corrections.package import array_cells, names_survey, restore_formulas as _restore, survey
-from shared.calc.corrections.tables import correct_references, may_need_3d, tables_in
+from shared.calc.corrections.tables import correct_references, may_need_3d, tables_in, written_with_line_breaks
 from shared.calc.xlsx.package import open_package
 
 __all__ = [
@@ -70,15 +78,22 @@ def correct_model(model, data: bytes, inputs: list[InputBox]) -> ModelCorrection
     """Apply every formula rewrite to an IronCalc `model` freshly loaded from the xlsx `data`;
     `inputs` are the named input ranges (sheet index, top, left, bottom, right)."""
     fixes: list[Rewrite] = []
-    for rewrite in (correct_external, _correct_references, _inline_names, _intersect_ranges, _correct_dates,
-                    _correct_arguments, correct_filtered_subtotals):
+    for rewrite in (correct_external, _correct_references, _inline_names, _index_ranges, _intersect_ranges, _correct_dates,
+                    _correct_arguments, correct_filtered_subtotals, correct_holidays,
+                    correct_array_constants):
         fixes = _merged(fixes, rewrite(model, data))
     candidates, arrays = survey(data)
     if candidates:
+        # exact matches first: an approximate one in the same formula then keeps their bounds
+        fixes = _merged(fixes, bound_exact_lookups(model, data, inputs, sorted(candidates - arrays)))
         fixes = _merged(fixes, bound_lookups(model, inputs, sorted(candidates - arrays)).rewrites)
     if fixes:
         fixes = _merged(fixes, keep_formula_text(model, data, fixes))
-    return ModelCorrections(fixes)
+    from shared.calc.corrections.dynamic import clear_spill_tails, spill_areas
+
+    spills = spill_areas(data)  # dynamic arrays: their saved spilled values are not constants
+    clear_spill_tails(model, spills)
+    return ModelCorrections(fixes, spills)
 
 
 def _merged(earlier: list[Rewrite], later: list[Rewrite]) -> list[Rewrite]:
@@ -132,7 +147,7 @@ def _correct_references(model, data: bytes) -> list[Rewrite]:
     package = open_package(data)
     defined = {name for name, _ in defined_names(package.read("xl/workbook.xml"))}
     cells = sorted(set(model.get_all_cells()) - array_cells(data))
-    return correct_references(model, tables, cells, defined)
+    return correct_references(model, tables, cells, defined, written_with_line_breaks(data) if tables else None)
 
 
 def _intersect_ranges(model, data: bytes) -> list[Rewrite]:
@@ -144,6 +159,21 @@ def _intersect_ranges(model, data: bytes) -> list[Rewrite]:
     return intersect_ranges(model, sorted(candidates - arrays))
 
 
+def _index_ranges(model, data: bytes) -> list[Rewrite]:
+    """Ranges ended by INDEX calls (index_ranges.py), written in a formula or in a defined name
+    inlined before; a workbook without them costs one scan of its sheet XML."""
+    from shared.calc.corrections import index_ranges
+
+    candidates, arrays = survey(data, index_ranges.MENTION, index_ranges.KEYWORDS)
+    named = names_survey(data)
+    if named is not None and any("INDEX(" in text.upper() for text in named[0].values()):
+        candidates |= set(model.get_all_cells())  # names inlined just before may hold one
+        arrays |= named[1]
+    if not candidates:
+        return []
+    return index_ranges.correct_index_ranges(model, sorted(candidates - arrays))
+
+
 def _inline_names(model, data: bytes) -> list[Rewrite]:
     """Defined names IronCalc gets wrong (names.py), rewritten where formulas use them; a
     workbook without such names costs one look at workbook.xml."""
@@ -151,7 +181,7 @@ def _inline_names(model, data: bytes) -> list[Rewrite]:
     if surveyed is None:
         return []
     definitions, arrays = surveyed
-    return inline_names(model, definitions, model.get_all_cells(), arrays)
+    return inline_names(model, definitions, model.get_all_cells(), arrays, tables_in(data))
 
 
 def restore_formulas(xlsx: bytes, corrections: ModelCorrections) -> bytes:

@@ -43,14 +43,19 @@ class ModelCorrections:
     """What the correction layer changed in one model; empty for most workbooks."""
 
     rewrites: list[Rewrite] = field(default_factory=list)
+    # the file's array formulas, [sheet index, row, col, bottom, right, dynamic] (corrections/dynamic)
+    spills: list[list[int]] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.rewrites)
+        return bool(self.rewrites)  # the formulas changed; `spills` only describes the file
 
     def to_header(self) -> dict:
-        return {"version": 1, "rewrites": [
+        header = {"version": 1, "rewrites": [
             [w.sheet, w.row, w.col, w.original, w.dynamic, w.tokens] for w in self.rewrites
         ]}
+        if self.spills:
+            header["spills"] = self.spills
+        return header
 
     @classmethod
     def from_header(cls, data: dict | None) -> "ModelCorrections":
@@ -59,7 +64,7 @@ class ModelCorrections:
         return cls([
             Rewrite(s, r, c, original, dynamic, tokens)
             for s, r, c, original, dynamic, tokens in data.get("rewrites", [])
-        ])
+        ], data.get("spills", []))
 
     @property
     def dynamic(self) -> list[Rewrite]:

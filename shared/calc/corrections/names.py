@@ -27,11 +27,17 @@ operator: @"; ECMA-376 Part 1, 18.2.5 definedName):
   of single values (IF, ROUND, ...) and the single-value arguments of others (VLOOKUP's lookup
   value, SUMIF's criteria, INDEX's row; formula_tokens.Context). Elsewhere inside a function
   that takes ranges or arrays (SUM, SUMPRODUCT, ...) the name is left as it is.
+- A name to a structured reference (`Table1[Amount]`, `SUM(Table1[Amount])`) is the table's
+  cells (tables.py resolves them in the name's formula first); IronCalc answers #NAME?.
+- A name whose cells were deleted (`=#REF!`, `=Sheet1!#REF!`, as Excel rewrites it) makes the
+  formulas using it #REF! (Microsoft support, "How to correct a #REF! error"); IronCalc answers
+  #NAME?. The rewrite puts the error itself in the name's place. Ranges ended by INDEX calls in
+  a name's formula are then rewritten by index_ranges.py.
 
 Left alone, and so IronCalc's as before (flagged at upload, `unfixable_names`, where it is
 wrong): array formulas (a plain formula in their place would
-mean something else), LAMBDA names (called, not referenced), names to other workbooks or to
-#REF!, and a name whose formula yields several cells at its top level (`Sheet1!$A$1:$A$3*2`, an
+mean something else), LAMBDA names (called, not referenced), names to other workbooks, names
+using `[@Col]` (the using cell's row), and a name whose formula yields several cells at its top level (`Sheet1!$A$1:$A$3*2`, an
 intersection of ranges) where a single value is expected (Excel's reading of such an array in
 that place is not one IronCalc's operators express).
 """
@@ -151,13 +157,44 @@ def _intersection(text: str) -> str | None:
     return _Ref(refs[0].sheet, corners).seen_from(1, 1)
 
 
+_DELETED = re.compile(r"(?:'(?:[^']|'')+'|[^'!\[\]:*?/\\,()\s\"]+)!#REF!", re.IGNORECASE)
+_THIS_ROW = re.compile(r"@|#this row", re.IGNORECASE)
+
+
+def _deleted(text: str) -> str:
+    """A name's formula with each reference to deleted cells (`Sheet1!#REF!`, as Excel writes
+    it once the cells a name pointed at are deleted) as the error itself, which IronCalc reads:
+    cells using `=#REF!` or `=Sheet1!#REF!*2` are then #REF! as in Excel."""
+    return _DELETED.sub("#REF!", text) if "#REF!" in text.upper() else text
+
+
+def _structured(text: str, tables: list, sheets: list[str], defined: set[str]) -> str | None:
+    """A name's formula with its structured references (`Table1[Amount]`, `SUM(Table1[Amount])`)
+    as the plain references they stand for (tables.py), or None: none, another workbook's
+    (`[1]Sheet1!A1`), or one that depends on the cell using the name (`[@Amount]`)."""
+    if not tables or "[" not in text or re.match(r"'?\[\d+\]", text) or _THIS_ROW.search(text):
+        return None
+    from shared.calc.corrections.tables import rewrite_formula
+
+    resolved = rewrite_formula(text, -1, 0, 0, tables, sheets, defined)
+    if resolved is None or "[" in resolved:
+        return None
+    if resolved.startswith("@") and _reference(resolved[1:]) is not None:
+        return resolved[1:]  # the name is the whole range; where it is used decides (_rewrite)
+    return None if "@" in resolved else resolved
+
+
 class _Names:
     """The workbook's defined names, found the way a formula does: the formula's sheet scope
     first, then the workbook's."""
 
-    def __init__(self, sheets: list[str], formulas: dict[tuple[str, int | None], str]):
+    def __init__(self, sheets: list[str], formulas: dict[tuple[str, int | None], str], tables: list = ()):
         self._index = {s.lower(): i for i, s in enumerate(sheets)}
-        self._formulas = {key: _intersection(text) or text for key, text in formulas.items()}
+        defined = {name for name, _ in formulas}
+        self._formulas = {
+            key: _intersection(text) or _structured(text, tables, sheets, defined) or _deleted(text)
+            for key, text in formulas.items()
+        }
         # references IronCalc does not have as the name's (it reads `A1:A3 B2:C2` as `A1:A3`)
         self.resolved = {text for key, text in self._formulas.items() if text != formulas[key]}
         self.lowered = {name for name, _ in self._formulas}
@@ -207,7 +244,7 @@ def _rewrite(tokens: list[Token], names: _Names, sheet: int, row: int, col: int,
             continue
         definition = names.lookup(named[0], named[1], sheet)
         if definition is None or definition.upper().startswith(("_XLFN.LAMBDA(", "LAMBDA(")) \
-                or "[" in definition or "#REF!" in definition.upper():
+                or "[" in definition:
             out.append(value)
             continue
         intersect = at or (intersect_top and context.expects_one_value())
@@ -268,11 +305,13 @@ def _several_cells_at_top(tokens: list[Token], names: _Names, sheet: int, depth:
 
 
 def inline_names(model, definitions: dict[tuple[str, int | None], str],
-                 cells: list[tuple[int, int, int]], skip: set[tuple[int, int, int]]) -> list[Rewrite]:
+                 cells: list[tuple[int, int, int]], skip: set[tuple[int, int, int]],
+                 tables: list = ()) -> list[Rewrite]:
     """Rewrite, in `model`, the formulas of `cells` (sheet index, row, col) that use a name
     IronCalc gets wrong; `definitions` as `defined_names` reads them, `skip` the array-formula
-    cells. Returns what changed."""
-    names = _Names([p["name"] for p in model.get_worksheets_properties()], definitions)
+    cells, `tables` the workbook's (tables.tables_in) for names to structured references.
+    Returns what changed."""
+    names = _Names([p["name"] for p in model.get_worksheets_properties()], definitions, tables)
     if not names.lowered:
         return []
 

@@ -28,6 +28,7 @@ outside any function, as for names) gets IronCalc's `@`, Excel's implicit inters
 
 from __future__ import annotations
 
+import html
 import posixpath
 import re
 from dataclasses import dataclass
@@ -112,8 +113,7 @@ def _table(xml: str, sheet: str, index: int) -> Table | None:
     if ref is None:
         return None
     columns = tuple(
-        unescape(m.group(1), {"&quot;": '"', "&apos;": "'"})
-        for m in re.finditer(r'<tableColumn\b[^>]*?\bname="([^"]*)"', xml)
+        _column_name(m.group(1)) for m in re.finditer(r'<tableColumn\b[^>]*?\bname="([^"]*)"', xml)
     )
     return Table(
         sheet, int(ref.group(2)), column_number(ref.group(1)), int(ref.group(4)), column_number(ref.group(3)),
@@ -121,6 +121,40 @@ def _table(xml: str, sheet: str, index: int) -> Table | None:
         headers=int(attrs.get("headerRowCount", "1")), totals=int(attrs.get("totalsRowCount", "0")),
         columns=columns,
     )
+
+
+def _column_name(attribute: str) -> str:
+    """A tableColumn name as the header shows it: XML's character references (`&#10;`) and
+    OOXML's `_xHHHH_` escapes (ECMA-376 Part 1, 22.9.2.19 ST_Xstring; a header with a line
+    break is written `Unit_x000a_Price`) decoded, `_x005f_` being a literal underscore."""
+    text = html.unescape(attribute)
+    return _XSTRING.sub(lambda m: chr(int(m.group(1), 16)), text)
+
+
+_XSTRING = re.compile(r"_x([0-9A-Fa-f]{4})_")
+_BROKEN_F = re.compile(rb"<c\b([^>]*)>\s*<f\b([^>]*)>([^<]*\[[^<]*(?:\n|&#10;|&#xA;|\r)[^<]*)</f>", re.IGNORECASE)
+
+
+def written_with_line_breaks(data: bytes) -> dict[tuple[int, int, int], str]:
+    """{(sheet index, row, col): formula as the file writes it} of the cells whose own formula
+    text holds a structured reference with a line break (a column whose header has one):
+    IronCalc 0.9.1 reads such a reference as #REF! (it keeps the column's name escaped), so the
+    rewrite starts from the file's text. Shared formulas' children are not read (left as they
+    are)."""
+    package = open_package(data)
+    _, parts, _ = workbook_parts(package)
+    found = {}
+    for index, (_, path) in enumerate(parts):
+        xml = package.read(path)
+        if b"<f" not in xml or b"[" not in xml:
+            continue
+        for match in _BROKEN_F.finditer(xml):
+            where = re.search(rb'\br="([A-Z]+)(\d+)"', match.group(1))
+            if where is None or b't="array"' in match.group(2):
+                continue
+            text = html.unescape(match.group(3).decode("utf-8", "replace")).replace("\r\n", "\n")
+            found[(index, int(where.group(2)), column_number(where.group(1).decode()))] = text
+    return found
 
 
 def _cell_text(sheet: str, row: int, col: int) -> str:
@@ -247,14 +281,21 @@ def may_need_3d(data: bytes) -> bool:
 
 
 def correct_references(model, tables: list[Table], cells: list[tuple[int, int, int]],
-                       defined: set[str]) -> list[Rewrite]:
+                       defined: set[str], written: dict[tuple[int, int, int], str] | None = None) -> list[Rewrite]:
     """Rewrite, in `model`, the structured and 3-D references of `cells` (array formulas left
-    out by the caller). Returns what changed."""
+    out by the caller); `written` the file's text of formulas IronCalc could not read
+    (written_with_line_breaks), used in place of IronCalc's. Returns what changed."""
     sheets = [p["name"] for p in model.get_worksheets_properties()]
-    return rewrite_cells(
-        model, cells,
-        lambda formula, sheet, row, col: rewrite_formula(formula, sheet, row, col, tables, sheets, defined),
-    )
+    written = written or {}
+
+    def rewrite(formula: str, sheet: int, row: int, col: int) -> str | None:
+        own = written.get((sheet, row, col))
+        return rewrite_formula(own if own is not None else formula, sheet, row, col, tables, sheets, defined)
+
+    rewrites = rewrite_cells(model, cells, rewrite)
+    for done in rewrites:  # the export shows the user's formula, not IronCalc's #REF!
+        done.original = written.get((done.sheet, done.row, done.col), done.original)
+    return rewrites
 
 
 def unfixable_references(book) -> list[tuple[object, str]]:

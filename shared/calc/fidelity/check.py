@@ -15,6 +15,7 @@ from collections import Counter
 from shared.calc.base import get_engine
 from shared.calc.corrections import data_tables as table_layer
 from shared.calc.corrections import flagged_cells
+from shared.calc.fidelity import unimplemented
 from shared.calc.fidelity.compare import display, values_match
 from shared.calc.fidelity.references import excluded_cells, function_names, names_reading
 from shared.calc.fidelity.report import MISMATCH_LIMIT, FidelityReport
@@ -72,6 +73,7 @@ def check_book(data: bytes, engine: str) -> FidelityReport:
         report.seconds = time.perf_counter() - started
         return report
     report.unsupported_functions = sorted(unsupported)
+    report.unimplemented = _unimplemented(data, book, engine, functions, unsupported)
     per_function: Counter = Counter()
     for cell, actual in zip(targets, values):
         report.cells_compared += 1
@@ -92,6 +94,19 @@ def check_book(data: bytes, engine: str) -> FidelityReport:
     report.skipped = dict(skipped)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _unimplemented(data: bytes, book, engine: str, functions: set[str], unsupported: set[str]) -> dict:
+    """The cells calling a function `engine` lacks (also through a defined name), their
+    dependants and the named outputs depending on them."""
+    unknown = unimplemented.function_list(unsupported)
+    in_names: set[str] = set()
+    for text in book.defined_names.values():
+        in_names |= function_names(text.lstrip("="))
+    unknown |= unimplemented.unknown_to(engine, in_names - functions)
+    if not unknown:
+        return {}
+    return unimplemented.analyse(book, unknown, data_tables.defined_names_as_written(data))
 
 
 def _in_data_table(cell, tables: list[data_tables.DataTable]) -> bool:

@@ -29,6 +29,9 @@ class FidelityReport:
     flagged_total: int = 0
     # Excel what-if data tables, kept as Excel's saved values (shared.calc.xlsx.data_tables)
     data_tables: list[dict] = field(default_factory=list)
+    # cells calling a function the engine does not implement, their dependants and the named
+    # outputs depending on them (shared.calc.fidelity.unimplemented)
+    unimplemented: dict = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
@@ -59,6 +62,7 @@ class FidelityReport:
             "flagged": self.flagged,
             "flagged_total": self.flagged_total,
             "data_tables": self.data_tables,
+            "unimplemented": self.unimplemented,
         }
 
     @classmethod

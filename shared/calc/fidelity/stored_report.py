@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from shared.calc.base import ENGINE_PREFERENCE
+from shared.calc.fidelity import unimplemented
 from shared.calc.fidelity.report import FidelityReport
 
 REPORT_MISMATCH_LIMIT = 50
@@ -29,6 +30,7 @@ def build_report(chosen: str, reports: dict[str, FidelityReport]) -> dict[str, A
         "flagged": main.flagged[:REPORT_MISMATCH_LIMIT],
         "flagged_total": main.flagged_total,
         "data_tables": main.data_tables[:REPORT_MISMATCH_LIMIT],
+        unimplemented.REPORT_KEY: main.unimplemented,
         "engines": {name: _engine_line(r) for name, r in reports.items()},
     }
 
@@ -42,7 +44,15 @@ def _engine_line(report: FidelityReport) -> dict[str, Any]:
         "unsupported_functions": report.unsupported_functions,
         "seconds": round(report.seconds, 3),
         "error": report.error,
+        unimplemented.REPORT_KEY: _compact(report.unimplemented),
     }
+
+
+def _compact(section: dict[str, Any]) -> dict[str, Any]:
+    """An engine line's view of its unimplemented section: no cell lists."""
+    if not section:
+        return {}
+    return {**section, "cells": [], "dependants": []}
 
 
 def report_summary(report: dict[str, Any] | None) -> dict[str, Any] | None:
@@ -76,6 +86,7 @@ def report_for_engine(report: dict[str, Any], engine: str) -> dict[str, Any]:
         "mismatches": [],
         "mismatches_total": line["cells_compared"] - line["cells_matching"],
         "unsupported_functions": line["unsupported_functions"],
+        unimplemented.REPORT_KEY: line.get(unimplemented.REPORT_KEY, {}),
     }
 
 
@@ -98,6 +109,7 @@ def upload_warnings(report: dict[str, Any]) -> list[str]:
             f"Functions {report['engine']} does not support: "
             + ", ".join(report["unsupported_functions"])
         )
+    warnings += unimplemented.warnings(report.get(unimplemented.REPORT_KEY))
     flagged = report.get("flagged") or []
     if flagged:
         warnings.append(

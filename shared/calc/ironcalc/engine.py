@@ -62,14 +62,14 @@ class IronCalcWorkbook:
                     for (row, col), original in zip(rng.box.cells(), rng.originals):
                         write_cell(model, rng.sheet_index, row, col, original)
         self._pristine = pristine_bytes(model)
-        self._fixes = fixes or corrections.ModelCorrections()  # formulas the model holds corrected
+        self._fixes = fixes if fixes is not None else corrections.ModelCorrections()  # formulas held corrected
         self._ranges = ranges
         self._public = [r.public() for r in ranges]
         self._by_name = {r.name.lower(): r for r in ranges}
         self._model: "ironcalc.Model | None" = None  # the last successful calculation's model
         # Cells whose functions we evaluate after IronCalc (None for most workbooks: no cost).
         self._date1904 = date1904  # IronCalc ignores the file's date system; our TEXT does not
-        self._corrections = corrected_functions.plan(model, date1904) if plan_functions else None
+        self._corrections = corrected_functions.plan(model, date1904, self._fixes.spills) if plan_functions else None
         self._corrected: corrected_functions.Outcome | None = None
         # What-if data tables we calculate after IronCalc (shared.calc.corrections.data_tables).
         self._tables = list(tables or [])
@@ -145,7 +145,8 @@ class IronCalcWorkbook:
         if self._corrections is None:
             header["function_corrections"] = False  # nothing to evaluate: loading skips the scan
         header["volatile_functions"] = True  # the scan knew NOW/TODAY/RAND/RANDBETWEEN (run_context.py)
-        if self._fixes:
+        header["spill_areas"] = True  # corrections carry the file's array formulas (corrections/dynamic)
+        if self._fixes or self._fixes.spills:  # spills None: a model stored before they were kept
             header["corrections"] = self._fixes.to_header()
         if self._tables:
             header["data_tables"] = [table.to_header() for table in self._tables]
@@ -215,6 +216,8 @@ class IronCalcEngine:
             model = ironcalc.load_from_bytes(payload)
             ranges = [Range.from_header(r) for r in header["ranges"]]
             fixes = corrections.ModelCorrections.from_header(header.get("corrections"))
+            if not header.get("spill_areas"):
+                fixes.spills = None  # stored before they were kept: unknown (corrections/dynamic)
             tables = [data_tables.DataTable.from_header(t) for t in header.get("data_tables") or []]
         except BaseException as exc:
             if not is_engine_failure(exc):
@@ -240,7 +243,7 @@ class IronCalcEngine:
             corrected = None
             if corrected_functions.may_need_plan(data):
                 date1904 = corrected_functions.uses_1904_dates(data)
-                the_plan = corrected_functions.plan(model, date1904)
+                the_plan = corrected_functions.plan(model, date1904, fixes.spills)
                 corrected = corrected_functions.apply(model, the_plan)
             tables = table_layer.calculated(data_tables.find_data_tables(data))
             if tables:

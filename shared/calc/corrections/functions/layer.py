@@ -33,6 +33,7 @@ import zipfile
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from shared.calc.corrections import dynamic
 from shared.calc.corrections.functions import registry
 from shared.calc.corrections.functions.text_format import Unsupported
 from shared.calc.refs import cell_name, column_number
@@ -119,6 +120,7 @@ class Plan:
     targets: list[Target]
     flags: list[Flag]  # found at load; apply adds the ones that depend on values
     date1904: bool = False  # the workbook's date system (IronCalc does not read it)
+    occupied: set = field(default_factory=set)  # cells a dynamic array cannot spill into (dynamic/)
 
 
 _DATE1904 = re.compile(rb"<(?:\w+:)?workbookPr\b[^>]*\bdate1904=\"(?:1|true)\"")
@@ -134,7 +136,7 @@ def may_need_plan(xlsx: bytes) -> bool:
                     "worksheets/" in name or name == "xl/workbook.xml"
                 ):
                     part = package.read(name).upper()
-                    if any(hint in part for hint in registry.HINTS):
+                    if any(hint in part for hint in registry.HINTS + dynamic.HINTS):
                         return True
     except zipfile.BadZipFile:
         return True
@@ -150,18 +152,29 @@ def uses_1904_dates(xlsx: bytes) -> bool:
         return False
 
 
-def plan(model, date1904: bool = False) -> Plan | None:
-    """The cells to correct in an IronCalc model, or None when there are none."""
+def plan(model, date1904: bool = False, spill_areas: list | None = None) -> Plan | None:
+    """The cells to correct in an IronCalc model, or None when there are none; `spill_areas`
+    are the file's dynamic arrays (dynamic.spill_areas), the model read before any calculation."""
     sheets = [p["name"] for p in model.get_worksheets_properties()]
     index_of = {name.upper(): i for i, name in enumerate(sheets)}
-    found = []
+    found, arrays = [], []
     for sheet, row, col in model.get_all_cells():
         formula = model.get_cell_formula(sheet, row, col)
-        if formula and registry.mentions(formula):
+        if formula and dynamic.mentions(formula):
+            arrays.append((sheet, row, col, formula))
+        elif formula and registry.mentions(formula):
             found.append((sheet, row, col, formula))
-    if not found:
+    if not found and not arrays:
         return None
     targets, flags = [], []
+    occupied: set = set()
+    if arrays:  # Excel 365's array functions: evaluated whole by the dynamic package
+        planned, refused = dynamic.targets(model, arrays, spill_areas)
+        targets.extend(planned)
+        for sheet, row, col, reason in refused:
+            names = dynamic.called(model.get_cell_formula(sheet, row, col))
+            flags.append(Flag(sheets[sheet], cell_name(row, col), f"{names}: {reason}"))
+        occupied = dynamic.Occupied(model, spill_areas or []).cells
     context = _Context(model, date1904)
     for sheet, row, col, formula in found:
         try:
@@ -171,7 +184,7 @@ def plan(model, date1904: bool = False) -> Plan | None:
             flags.append(Flag(sheets[sheet], cell_name(row, col), f"{names}: {exc}"))
     if not targets and not flags:
         return None
-    return Plan(sheets, targets, flags, date1904)
+    return Plan(sheets, targets, flags, date1904, occupied)
 
 
 class _Context:
@@ -397,7 +410,10 @@ def _apply(model, the_plan: Plan, outcome: Outcome) -> None:
         outcome.written = [(by_key[k], v) for k, v in written.items()]
     for key, reason in list(unsupported.items()):
         if not reason.split(":")[0].isupper():  # name the function when the reason does not
-            unsupported[key] = "/".join(registry.called(by_key[key].formula)) + ": " + reason
+            formula = by_key[key].formula
+            names = dynamic.called(formula) if isinstance(by_key[key], dynamic.DynamicTarget) \
+                else "/".join(registry.called(formula))
+            unsupported[key] = names + ": " + reason
     for (sheet, row, col), reason in unsupported.items():
         outcome.flags.append(Flag(the_plan.sheets[sheet], cell_name(row, col), reason))
 
@@ -408,10 +424,25 @@ def _settle(model, the_plan: Plan, written: dict, unsupported: dict, read_cell, 
     nested = frozenset(
         (t.sheet, t.row, t.col) for t in the_plan.targets if _NESTED.search(t.formula)
     )
+    arrays = None
+    if any(isinstance(t, dynamic.DynamicTarget) for t in the_plan.targets):
+        from shared.calc.corrections.dynamic import settle
+
+        arrays = settle.new_state(model, the_plan.sheets, read_cell, the_plan.occupied)
     for _ in range(rounds):
         changed = False
         for target in the_plan.targets:
             key = (target.sheet, target.row, target.col)
+            if isinstance(target, dynamic.DynamicTarget):
+                settled = settle.settle(model, target, arrays, read_cell, write_cell)
+                if settled.reason is not None:
+                    unsupported[key] = settled.reason
+                    continue
+                unsupported.pop(key, None)
+                if settled.written is not None:
+                    written[key] = settled.written
+                changed |= settled.changed
+                continue
             value, reason = _evaluate(model, target, read_cell, the_plan.date1904, nested)
             if reason is not None:
                 unsupported[key] = reason
@@ -559,14 +590,19 @@ def _sheet_parts(src: zipfile.ZipFile) -> dict[int, str]:
 
 
 def _patch_sheet(xml: str, cells: list[tuple[Target, tuple]]) -> str:
-    for target, (kind, value) in cells:
+    for target, content in cells:
+        kind, value = content[:2]
+        spill = content[2] if len(content) > 2 else None  # a dynamic array's area
         pattern = re.compile(_CELL_RE.format(ref=target.address), re.DOTALL)
         match = pattern.search(xml)
         if match is None:
             log.warning("corrected cell %s not found in the export", target.address)
             continue
         attrs = _ATTR_T.sub("", match.group("attrs"))
-        formula = html.escape(registry.rename_back(target.formula)[1:], quote=False)
+        formula = dynamic.as_written(target.formula, target.row, target.col) \
+            if isinstance(target, dynamic.DynamicTarget) \
+            else registry.rename_back(target.formula)
+        formula = html.escape(formula[1:], quote=False)
         if kind == "n":
             t, v = "", repr(float(value)) if not float(value).is_integer() else str(int(value))
         elif kind == "b":
@@ -575,6 +611,7 @@ def _patch_sheet(xml: str, cells: list[tuple[Target, tuple]]) -> str:
             t, v = ' t="e"', value
         else:
             t, v = ' t="str"', html.escape(str(value), quote=False)
-        cell = f'<c r="{target.address}"{attrs}{t}><f>{formula}</f><v>{v}</v></c>'
+        f_attrs = f' t="array" ref="{spill}"' if spill else ""
+        cell = f'<c r="{target.address}"{attrs}{t}><f{f_attrs}>{formula}</f><v>{v}</v></c>'
         xml = xml[: match.start()] + cell + xml[match.end():]
     return xml

@@ -1,0 +1,100 @@
+"""The slowest workbooks of a corpus for IronCalc, per job: what an upload's load costs and
+what each job then costs, the way the service runs them (the model restored from its stored
+bytes, calculated with no inputs).
+
+Prints the N workbooks with the slowest job, with their upload load, job load (restoring the
+stored model) and job calculation times. `--without exact` switches the bounding of
+exact-match lookups over whole columns off, for a before/after figure; `--crafted ROWS,LOOKUPS`
+adds a generated workbook of LOOKUPS exact `VLOOKUP(A2,Data!$A:$D,3,FALSE)` over ROWS items.
+
+Usage: python bench/slowest_workbooks.py [--corpus tests/corpus] [--only SUBSTRING]
+                                         [--slowest 10] [--without exact] [--crafted 1000,20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import shared.calc.corrections as layer
+from shared.calc.ironcalc.engine import IronCalcEngine
+
+SWITCHES = {"exact": ("bound_exact_lookups", lambda *a, **k: [])}
+
+
+def crafted(rows: int, lookups: int) -> bytes:
+    """Items P-1.. in Data!A:D and `lookups` exact VLOOKUPs over the whole columns."""
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    calc = wb.active
+    calc.title = "Calc"
+    data = wb.create_sheet("Data")
+    for r in range(1, rows + 1):
+        data.append([f"P-{r}", f"item {r}", r * 0.25, r % 97])
+    for r in range(2, lookups + 2):
+        calc.cell(r, 1, f"P-{(r * 37) % rows + 1}")
+        calc.cell(r, 2, f"=VLOOKUP(A{r},Data!$A:$D,3,FALSE)")
+    buffer = io.BytesIO()
+    wb.save(buffer)
+    return buffer.getvalue()
+
+
+def measure(data: bytes) -> tuple[float, float, float]:
+    """(upload load, job load, job calculation) in seconds."""
+    engine = IronCalcEngine()
+    started = time.perf_counter()
+    uploaded = engine.load_xlsx(data)
+    upload = time.perf_counter() - started
+    stored = uploaded.serialize()
+    started = time.perf_counter()
+    workbook = engine.load_serialized(stored)
+    job_load = time.perf_counter() - started
+    started = time.perf_counter()
+    workbook.calculate({}, outputs=[])
+    return upload, job_load, time.perf_counter() - started
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=REPO / "tests" / "corpus")
+    parser.add_argument("--only", default=None, help="only files whose path contains this")
+    parser.add_argument("--slowest", type=int, default=10, help="how many workbooks to list")
+    parser.add_argument("--without", default="", help="corrections to switch off: " + ", ".join(SWITCHES))
+    parser.add_argument("--crafted", default=None, help="ROWS,LOOKUPS: add a generated whole-column workbook")
+    args = parser.parse_args()
+    for name in filter(None, args.without.split(",")):
+        attr, off = SWITCHES[name]
+        setattr(layer, attr, off)
+    files = sorted(args.corpus.rglob("*.xls[xm]"))
+    if args.only:
+        files = [p for p in files if args.only in str(p)]
+    results = []
+    started = time.perf_counter()
+    books = [(str(p.relative_to(args.corpus)), p.read_bytes) for p in files]
+    if args.crafted:
+        rows, lookups = (int(n) for n in args.crafted.split(","))
+        books.append((f"(generated) {lookups} VLOOKUP(..,Data!$A:$D,3,FALSE) over {rows} rows",
+                      lambda: crafted(rows, lookups)))
+    for label, read in books:
+        try:
+            results.append((label, *measure(read())))
+        except Exception as exc:  # noqa: BLE001 - an unreadable file is reported and skipped
+            print(f"{label}: {type(exc).__name__}: {exc}")
+    results.sort(key=lambda r: r[3], reverse=True)
+    print("| Workbook | Upload load (s) | Job load (s) | Job (s) |\n|---|---:|---:|---:|")
+    for label, upload, job_load, job in results[: args.slowest]:
+        print(f"| {label} | {upload:.2f} | {job_load:.3f} | {job:.3f} |")
+    total = sum(r[3] for r in results)
+    print(f"\n{len(results)} workbooks, jobs {total:.1f} s in all; run {time.perf_counter() - started:.0f} s"
+          + (f" (without {args.without})" if args.without else ""))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,303 @@
+"""Excel 365's dynamic arrays and LAMBDA functions, evaluated by the correction layer.
+
+IronCalc 0.9.1 calculates many of these functions, but not all as Excel does: BYROW given a
+function by name (`_xleta.SUM`), SCAN and REDUCE over array constants or from an error, COUNT
+of a computed array, GROUPBY and PIVOTBY, TEXTSPLIT/TEXTAFTER given arrays, binary-search
+XMATCH (measured on the corpus, formulas/test/test_files/test.xlsx). And the cells a dynamic
+array spills into hold, in its model, the values the file saved until it spills again.
+
+So every cell whose formula calls one of these functions (FAMILY) or reads a spill (`A1#`) is
+evaluated here after IronCalc (functions/layer.py runs the fixed point): its formula, as
+IronCalc holds it, is parsed (parse.py) and evaluated over the model's values (evaluate.py,
+functions.py, arrays.py, lookup.py, text.py); an array result is written into the anchor and
+the cells it spills into, or #SPILL! when one of them holds something (Microsoft: "Dynamic
+array formulas and spilled array behavior"). A cell we cannot evaluate as Excel would keeps
+IronCalc's value and is flagged with the reason.
+
+At load (`clear_spill_tails`) the cells a dynamic array spilled into in the file are emptied,
+so no saved value is ever read as a constant, and their areas are kept in the model's
+corrections (`spill_areas`), to tell them from cells a user filled.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from shared.calc.corrections.functions.text_format import Unsupported
+from shared.calc.refs import cell_name, column_number
+
+FAMILY = (
+    "LET", "LAMBDA", "MAP", "REDUCE", "SCAN", "MAKEARRAY", "BYROW", "BYCOL", "ISOMITTED",
+    "FILTER", "SORT", "SORTBY", "UNIQUE", "SEQUENCE", "RANDARRAY", "XLOOKUP", "XMATCH",
+    "VSTACK", "HSTACK", "TAKE", "DROP", "EXPAND", "CHOOSECOLS", "CHOOSEROWS", "TOCOL", "TOROW",
+    "WRAPROWS", "WRAPCOLS", "TEXTSPLIT", "TEXTBEFORE", "TEXTAFTER", "VALUETOTEXT", "ARRAYTOTEXT",
+    "GROUPBY", "PIVOTBY", "ANCHORARRAY",
+)
+HINTS = (b"_XLFN.", b"_XLETA.")  # every FAMILY function is written with a prefix in a file
+_MENTION = re.compile(
+    r"(?<![A-Za-z0-9_.])(?:_xlfn\.|_xlws\.)*(?:" + "|".join(sorted(FAMILY, key=len, reverse=True))
+    + r")\s*\(|_xleta\.|\$?[A-Za-z]{1,3}\$?\d+#",
+    re.IGNORECASE,
+)
+_STRING = re.compile(r'"(?:[^"]|"")*"')
+
+
+def mentions(formula: str) -> bool:
+    """Whether a formula (outside text literals) calls a FAMILY function or reads a spill."""
+    return bool(_MENTION.search(formula)) and bool(_MENTION.search(_STRING.sub('""', formula)))
+
+
+# --- the file's dynamic arrays ------------------------------------------------------------
+
+_CELL = re.compile(rb'<c\b([^>]*)>\s*<f\b([^>]*)>')
+_ATTR_R = re.compile(rb'\br="([A-Z]+)(\d+)"')
+_REF = re.compile(rb'\bref="\$?([A-Z]+)\$?(\d+)(?::\$?([A-Z]+)\$?(\d+))?"')
+
+
+def spill_areas(data: bytes) -> list[list[int]]:
+    """[sheet index, row, col, bottom, right, dynamic] of every array formula of an xlsx;
+    dynamic 1 for Excel 365's dynamic arrays (`t="array"` with cell metadata `cm`), 0 for
+    legacy (CSE) array formulas."""
+    from shared.calc.corrections.package import workbook_parts
+    from shared.calc.xlsx.package import open_package
+
+    package = open_package(data)
+    _, parts, _ = workbook_parts(package)
+    found = []
+    for index, (_, path) in enumerate(parts):
+        xml = package.read(path)
+        if b't="array"' not in xml:
+            continue
+        for match in _CELL.finditer(xml):
+            cell, formula = match.group(1), match.group(2)
+            if b't="array"' not in formula:
+                continue
+            where, area = _ATTR_R.search(cell), _REF.search(formula)
+            if where is None or area is None:
+                continue
+            row, col = int(where.group(2)), column_number(where.group(1).decode())
+            bottom = int(area.group(4) or area.group(2))
+            right = column_number((area.group(3) or area.group(1)).decode())
+            found.append([index, row, col, bottom, right, int(b"cm=" in cell)])
+    return found
+
+
+def clear_spill_tails(model, areas: list[list[int]]) -> None:
+    """Empty the cells the file's dynamic arrays spilled into (their saved values)."""
+    for sheet, row, col, bottom, right, is_dynamic in areas:
+        if not is_dynamic:
+            continue
+        for r in range(row, bottom + 1):
+            for c in range(col, right + 1):
+                if (r, c) != (row, col) and model.get_cell_formula(sheet, r, c) is None:
+                    model.clear_cell_contents(sheet, r, c)
+
+
+# --- targets ------------------------------------------------------------------------------
+
+@dataclass
+class DynamicTarget:
+    """A planned cell evaluated by this package (functions/layer.py's Target's counterpart)."""
+
+    sheet: int
+    row: int
+    col: int
+    formula: str
+    spills: bool  # a dynamic-array formula in the file: an array result spills
+    file_area: tuple[int, int] | None  # (bottom, right) of its spill in the file
+    # False for a model stored before the file's array formulas were kept: an array result
+    # cannot be placed (where it may spill is unknown), so it is reported
+    areas_known: bool = True
+    # True: always ours; False: ours only where IronCalc answers an error Excel does not have
+    always: bool = True
+    fixed: bool = False  # a legacy (CSE) array formula: its area is the file's, never spills
+    inputs: list = field(default_factory=list)
+
+    @property
+    def address(self) -> str:
+        return cell_name(self.row, self.col)
+
+    def check(self) -> None:
+        """Raise Unsupported at load when the formula cannot be read."""
+        from shared.calc.corrections.dynamic.parse import parse
+
+        if self.formula.startswith("{"):
+            raise Unsupported("a legacy array formula")
+        parse(self.formula)
+
+
+class Occupied:
+    """Cells of the model that hold something a spill cannot cover: read once, from the model
+    as loaded (before any calculation), without the file's spill areas."""
+
+    def __init__(self, model, areas: list[list[int]]):
+        self.cells: set[tuple[int, int, int]] = set()
+        inside = set()
+        for sheet, row, col, bottom, right, is_dynamic in areas:
+            if not is_dynamic:
+                continue
+            for r in range(row, bottom + 1):
+                for c in range(col, right + 1):
+                    if (r, c) != (row, col):
+                        inside.add((sheet, r, c))
+        for key in model.get_all_cells():
+            if key not in inside and model.get_cell_content(*key) != "":
+                self.cells.add(key)
+
+
+# IronCalc 0.9.1 gets these wrong in forms the corpus shows (module docstring): always ours.
+_ROUTED = re.compile(
+    r"(?<![A-Za-z0-9_.])(?:_xlfn\.)*(?:LAMBDA|MAP|REDUCE|SCAN|MAKEARRAY|BYROW|BYCOL|ISOMITTED"
+    r"|GROUPBY|PIVOTBY)\s*\(|_xleta\.",
+    re.IGNORECASE,
+)
+# COUNT and AVERAGE of a computed array: IronCalc counts none of its numbers (COUNT(TOCOL(...)) is 0)
+_COUNTED = re.compile(r"(?<![A-Za-z0-9_.])(?:COUNT|COUNTA|COUNTBLANK|AVERAGE)\s*\(", re.IGNORECASE)
+_SPILL_REF = re.compile(r"((?:'(?:[^']|'')+'|[A-Za-z0-9_.]+)!)?\$?([A-Za-z]{1,3})\$?(\d+)#")
+
+
+def _always(formula: str) -> bool:
+    text = _STRING.sub('""', formula)
+    if _ROUTED.search(text) or (_COUNTED.search(text) and _MENTION.search(text)):
+        return True
+    from shared.calc.corrections.dynamic.parse import parse
+
+    try:
+        return _engine_misreads(parse(formula))
+    except Unsupported:
+        return False
+
+
+def _engine_misreads(node) -> bool:
+    """Argument forms IronCalc 0.9.1 answers wrongly without an error of its own (measured with
+    the conformance cases): TAKE/DROP with the rows left out (#CALC!), TEXTBEFORE/TEXTAFTER with
+    the instance left out before a match mode (#VALUE!), XLOOKUP returning a whole row or
+    column of a range (#VALUE!)."""
+    if not isinstance(node, tuple):
+        return False
+    if node[0] == "call":
+        name, args = node[1], node[2]
+        if name in ("TAKE", "DROP") and len(args) > 2 and args[1] == ("missing",):
+            return True
+        if name in ("TEXTBEFORE", "TEXTAFTER") and len(args) > 3 and args[2] == ("missing",):
+            return True
+        if name == "XLOOKUP" and len(args) > 2 and args[2][0] == "ref" and ":" in args[2][1]:
+            from shared.calc.corrections.dynamic.evaluate import _REF
+
+            match = _REF.fullmatch(args[2][1])
+            if match and match.group("c2") and match.group("c1").upper() != match.group("c2").upper() \
+                    and match.group("r1") != match.group("r2"):
+                return True
+        return any(_engine_misreads(a) for a in args)
+    return any(_engine_misreads(part) for part in node[1:] if isinstance(part, tuple)) or any(
+        _engine_misreads(item) for part in node[1:] if isinstance(part, list)
+        for row in part for item in (row if isinstance(row, list) else [row])
+    )
+
+
+def _routed(found, sheets_of) -> set:
+    """The cells always evaluated here: _always, and cells reading the spill of one of them."""
+    routed = {(s, r, c) for s, r, c, f in found if _always(f)}
+    spill_readers = []
+    for s, r, c, f in found:
+        anchors = []
+        for m in _SPILL_REF.finditer(_STRING.sub('""', f)):
+            sheet = s if not m.group(1) else sheets_of(m.group(1)[:-1].strip("'").replace("''", "'"))
+            anchors.append((sheet, int(m.group(3)), column_number(m.group(2).upper())))
+        if anchors:
+            spill_readers.append(((s, r, c), anchors))
+    grown = True
+    while grown:
+        grown = False
+        for key, anchors in spill_readers:
+            if key not in routed and any(a in routed for a in anchors):
+                routed.add(key)
+                grown = True
+    return routed
+
+
+def targets(model, found: list[tuple[int, int, int, str]], areas: list[list[int]] | None):
+    """(targets, [(sheet, row, col, reason)]) of the cells whose formulas mention FAMILY;
+    `areas` None: not known (a model stored before they were kept)."""
+    known = areas is not None
+    areas = areas or []
+    by_anchor = {(s, r, c): (b, rt) for s, r, c, b, rt, d in areas}
+    legacy = {(s, r, c) for s, r, c, b, rt, d in areas if not d}
+    names = {p["name"].upper(): i for i, p in enumerate(model.get_worksheets_properties())}
+    routed = _routed(found, lambda name: names.get(name.upper()))
+    planned, refused = [], []
+    for sheet, row, col, formula in found:
+        key = (sheet, row, col)
+        target = DynamicTarget(sheet, row, col, formula, key in by_anchor, by_anchor.get(key), known,
+                               key in routed, key in legacy)
+        try:
+            target.check()
+        except Unsupported as exc:
+            if target.always:
+                refused.append((sheet, row, col, str(exc)))
+            continue
+        planned.append(target)
+    return planned, refused
+
+
+def called(formula: str) -> str:
+    """The FAMILY functions a formula calls, `BYROW/LAMBDA`, for flags."""
+    names: list[str] = []
+    for match in re.finditer(r"([A-Za-z_][A-Za-z0-9_.]*)\s*\(", _STRING.sub('""', formula or "")):
+        name = re.sub(r"^(?:_xlfn\.|_xlws\.)+", "", match.group(1), flags=re.IGNORECASE).upper()
+        if name in FAMILY and name not in names:
+            names.append(name)
+    return "/".join(names) or "dynamic array"
+
+
+_NEWER = frozenset(FAMILY) | {"CONCAT", "TEXTJOIN", "XOR", "IFS", "SWITCH", "MAXIFS", "MINIFS"}
+_WORKSHEET = {"SORT", "FILTER"}
+
+
+def as_written(formula: str, row: int = 1, col: int = 1) -> str:
+    """A formula as IronCalc holds it, with the prefixes Excel writes in a file (`_xlfn.`,
+    `_xlfn._xlws.`, `_xlpm.` for LET and LAMBDA names) and R1C1 references as A1 (relative
+    to the cell at row, col), "=" first."""
+    from shared.calc.corrections.dynamic.parse import parse, tokenize
+
+    text = formula.removeprefix("=")
+    params: set[str] = set()
+
+    def collect(node):
+        if not isinstance(node, tuple):
+            return
+        if node[0] == "call" and node[1] in ("LET", "LAMBDA"):
+            args = node[2]
+            names = args[0:-1:2] if node[1] == "LET" else args[:-1]
+            params.update(n[1].upper() for n in names if n[0] == "name")
+        for part in node[1:]:
+            if isinstance(part, tuple):
+                collect(part)
+            elif isinstance(part, list):
+                for item in part:
+                    if isinstance(item, list):
+                        for x in item:
+                            collect(x)
+                    else:
+                        collect(item)
+    try:
+        collect(parse(text))
+        tokens = tokenize(text)
+    except Unsupported:
+        return "=" + text
+    out = []
+    for kind, value in tokens:
+        upper = value.upper()
+        if kind == "func" and upper in _NEWER:
+            value = ("_xlfn._xlws." if upper in _WORKSHEET else "_xlfn.") + value
+        elif kind == "name" and upper in params:
+            value = "_xlpm." + value
+        elif kind == "rc":
+            from shared.calc.corrections.dynamic.evaluate import a1
+
+            value = a1(value, row, col)
+        elif kind == "str":
+            value = '"' + value[1:-1] + '"'
+        out.append(value)
+    return "=" + "".join(out)

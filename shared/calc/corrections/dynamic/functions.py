@@ -1,0 +1,674 @@
+"""The functions of the dynamic-array evaluator: Excel 365's array and LAMBDA functions and the
+everyday functions formulas combine them with. Rules are those of each function's page on
+support.microsoft.com; a function or argument form not here raises Unsupported (flagged)."""
+
+from __future__ import annotations
+
+import math
+
+from shared.calc.corrections.dynamic import values as v
+from shared.calc.corrections.dynamic.values import MISSING, Err, Grid, Lambda, Ref
+from shared.calc.corrections.functions.text_format import Unsupported
+
+SPECIAL = {}   # name -> f(ev, arg nodes, env): arguments evaluated by the function itself
+FUNCTIONS = {}  # name -> f(ev, args): arguments evaluated first
+
+
+def special(name):
+    def register(function):
+        SPECIAL[name] = function
+        return function
+    return register
+
+
+def function(*names):
+    def register(f):
+        for name in names:
+            FUNCTIONS[name] = f
+        return f
+    return register
+
+
+def call(ev, name: str, nodes: list, env: dict):
+    if name in SPECIAL:
+        return SPECIAL[name](ev, nodes, env)
+    f = FUNCTIONS.get(name)
+    if f is None:
+        named = _named_lambda(ev, name, env)
+        if named is None:
+            raise Unsupported(f"{name} inside a dynamic-array formula (not evaluated by the layer)")
+        return ev.call_lambda(named, [ev.value(n, env) for n in nodes])
+    return f(ev, [ev.value(n, env) for n in nodes])
+
+
+def _named_lambda(ev, name: str, env: dict):
+    """A LAMBDA bound by LET or kept in a defined name (`=Double(A1)`), or None."""
+    if name in env:
+        return env[name] if isinstance(env[name], Lambda) else None
+    if ev.book.defined(name, ev.sheet) is None:
+        return None
+    value = ev.name(name, env)
+    return value if isinstance(value, Lambda) else None
+
+
+def eta(name: str) -> Lambda:
+    """`_xleta.SUM`: a function given by name where a LAMBDA is expected."""
+    if name not in FUNCTIONS:
+        raise Unsupported(f"{name} given by name as a LAMBDA")
+    return Lambda([], lambda ev, args: FUNCTIONS[name](ev, args), name=name)
+
+
+# --- helpers ------------------------------------------------------------------------------
+
+def _arity(args, low, high=None):
+    high = low if high is None else high
+    if not low <= len(args) <= high:
+        raise Unsupported("a function given the wrong number of arguments")
+
+
+def _opt(args, i, default):
+    return default if i >= len(args) or args[i] is MISSING else args[i]
+
+
+def _int(ev, value):
+    """A whole-number argument (truncated), or the Err it holds."""
+    value = ev.scalar(value)
+    if isinstance(value, Err):
+        return value
+    n = v.to_number(value)
+    return n if isinstance(n, Err) else int(math.trunc(n))
+
+
+def _first_error(values):
+    for x in values:
+        if isinstance(x, Err):
+            return x
+    return None
+
+
+def _result(rows: list[list]):
+    if not rows or not rows[0]:
+        return v.CALC
+    return Grid(rows)
+
+
+def _scalar_args(ev, args):
+    return [ev.scalar(a) for a in args]
+
+
+def _elementwise(name, f, low=1, high=None):
+    """A scalar function lifted over array arguments."""
+    def run(ev, args):
+        _arity(args, low, high if high is not None else low)
+        return ev.lift(f, *args)
+    FUNCTIONS[name] = run
+
+
+# --- LET, LAMBDA and the LAMBDA helpers -----------------------------------------------------
+
+def _param(node) -> str:
+    if node[0] != "name":
+        raise Unsupported("a LET or LAMBDA parameter that is not a name")
+    key = node[1].upper()
+    return key.removeprefix("_XLPM.")
+
+
+@special("LET")
+def _let(ev, nodes, env):
+    if len(nodes) < 3 or len(nodes) % 2 == 0:
+        raise Unsupported("LET with the wrong number of arguments")
+    scope = dict(env)
+    for i in range(0, len(nodes) - 1, 2):
+        scope[_param(nodes[i])] = ev.value(nodes[i + 1], scope)
+    return ev.value(nodes[-1], scope)
+
+
+@special("LAMBDA")
+def _lambda(ev, nodes, env):
+    if not nodes:
+        return v.VALUE
+    return Lambda([_param(n) for n in nodes[:-1]], nodes[-1], dict(env))
+
+
+@special("ISOMITTED")
+def _isomitted(ev, nodes, env):
+    _arity(nodes, 1)
+    return ev.value(nodes[0], env) is MISSING
+
+
+def _function_arg(value, count: int):
+    if not isinstance(value, Lambda):
+        return v.VALUE
+    if not callable(value.body) and len(value.params) != count:
+        return v.VALUE
+    return value
+
+
+def _apply(ev, function, args):
+    """A LAMBDA's value for one call of a helper: one value (1x1 arrays unwrapped); an array
+    where one value belongs is #CALC! (Excel: "nested arrays are not supported")."""
+    result = ev.call_lambda(function, args)
+    if isinstance(result, (Ref, Grid)):
+        grid = ev.grid(result)
+        if grid.shape != (1, 1):
+            return v.CALC
+        return grid.rows[0][0]
+    if isinstance(result, Lambda):
+        return v.CALC
+    return result
+
+
+def _cell_arg(value):
+    return 0.0 if value is None else value
+
+
+@function("MAP")
+def _map(ev, args):
+    if len(args) < 2:
+        return v.VALUE
+    function = _function_arg(args[-1], len(args) - 1)
+    if isinstance(function, Err):
+        return function
+    grids = [ev.grid(a) for a in args[:-1]]
+    shape = grids[0].shape
+    if any(g.shape != shape and g.shape != (1, 1) for g in grids):
+        return v.VALUE
+    return Grid([[_apply(ev, function, [_at(g, r, c) for g in grids]) for c in range(shape[1])]
+                 for r in range(shape[0])])
+
+
+def _at(grid, r, c):
+    return grid.rows[0][0] if grid.shape == (1, 1) else grid.rows[r][c]
+
+
+def _start(ev, value):
+    if value is MISSING:
+        return 0.0
+    if isinstance(value, (Ref, Grid)):
+        grid = ev.grid(value)
+        return grid if grid.shape != (1, 1) else grid.rows[0][0]
+    return value
+
+
+@function("REDUCE")
+def _reduce(ev, args):
+    _arity(args, 3)
+    function = _function_arg(args[2], 2)
+    if isinstance(function, Err):
+        return function
+    acc = _start(ev, args[0])
+    for value in ev.grid(args[1]).cells():
+        acc = ev.call_lambda(function, [acc, value])
+        if isinstance(acc, Ref):
+            acc = ev.grid(acc)
+        if isinstance(acc, Grid) and acc.shape == (1, 1):
+            acc = acc.rows[0][0]
+    return acc
+
+
+@function("SCAN")
+def _scan(ev, args):
+    _arity(args, 3)
+    function = _function_arg(args[2], 2)
+    if isinstance(function, Err):
+        return function
+    acc = _start(ev, args[0])  # an array is allowed: the LAMBDA may reduce it (SUM(a))
+    grid = ev.grid(args[1])
+    out = []
+    for row in grid.rows:
+        line = []
+        for value in row:
+            acc = _apply(ev, function, [acc, value])
+            line.append(acc)
+        out.append(line)
+    return Grid(out)
+
+
+@function("MAKEARRAY")
+def _makearray(ev, args):
+    _arity(args, 3)
+    if any(isinstance(ev.scalar(a), str) for a in args[:2]):
+        return v.VALUE  # a size given as text is not read as a number (corpus test.xlsx LOGICAL!T15)
+    rows, cols = _int(ev, args[0]), _int(ev, args[1])
+    for x in (rows, cols):
+        if isinstance(x, Err):
+            return x
+    function = _function_arg(args[2], 2)
+    if isinstance(function, Err):
+        return function
+    if rows < 1 or cols < 1:
+        return v.VALUE
+    if rows * cols > 1_048_576:
+        return v.VALUE
+    return Grid([[_apply(ev, function, [float(r), float(c)]) for c in range(1, cols + 1)]
+                 for r in range(1, rows + 1)])
+
+
+def _by(ev, args, across: bool):
+    _arity(args, 2)
+    function = _function_arg(args[1], 1)
+    if isinstance(function, Err):
+        return function
+    value = args[0]
+    if isinstance(value, Ref):
+        pieces = ([Ref(value.sheet, r, value.left, r, value.right) for r in range(value.top, value.bottom + 1)]
+                  if across else
+                  [Ref(value.sheet, value.top, c, value.bottom, c) for c in range(value.left, value.right + 1)])
+    else:
+        grid = ev.grid(value)
+        pieces = ([Grid([row]) for row in grid.rows] if across
+                  else [Grid([[x] for x in col]) for col in grid.columns()])
+    results = [_apply(ev, function, [p]) for p in pieces]
+    return Grid([[x] for x in results]) if across else Grid([results])
+
+
+FUNCTIONS["BYROW"] = lambda ev, args: _by(ev, args, True)
+FUNCTIONS["BYCOL"] = lambda ev, args: _by(ev, args, False)
+
+
+# --- logic ---------------------------------------------------------------------------------
+
+@special("IF")
+def _if(ev, nodes, env):
+    if not 1 <= len(nodes) <= 3:
+        raise Unsupported("IF with the wrong number of arguments")
+    condition = ev.value(nodes[0], env)
+    yes = lambda: ev.value(nodes[1], env) if len(nodes) > 1 and nodes[1][0] != "missing" else (0.0 if len(nodes) > 1 else True)
+    no = lambda: ev.value(nodes[2], env) if len(nodes) > 2 and nodes[2][0] != "missing" else (0.0 if len(nodes) > 2 else False)
+    if not isinstance(condition, (Ref, Grid)):
+        test = v.to_bool(condition)
+        if isinstance(test, Err):
+            return test
+        return yes() if test else no()
+    a, b = yes(), no()
+
+    def pick(c, x, y):
+        test = v.to_bool(c)
+        if isinstance(test, Err):
+            return test
+        return _cell_arg(x) if test else _cell_arg(y)
+    return ev.lift(pick, condition, a, b)
+
+
+def _if_error(only_na: bool):
+    def run(ev, nodes, env):
+        if len(nodes) != 2:
+            raise Unsupported("IFERROR/IFNA with the wrong number of arguments")
+        value = ev.value(nodes[0], env)
+        fallback = ev.value(nodes[1], env)
+
+        def pick(x, y):
+            hit = isinstance(x, Err) and (not only_na or x.code == "#N/A")
+            return _cell_arg(y) if hit else x
+        return ev.lift(pick, value, fallback)
+    return run
+
+
+SPECIAL["IFERROR"] = _if_error(False)
+SPECIAL["IFNA"] = _if_error(True)
+
+
+def _logical(kind):
+    def run(ev, args):
+        found = []
+        for a in args:
+            if isinstance(a, (Ref, Grid)):
+                items = ev.grid(a).cells()
+                error = _first_error(items)
+                if error:
+                    return error
+                found += [x if isinstance(x, bool) else x != 0 for x in items if isinstance(x, (bool, float))]
+            else:
+                b = v.to_bool(a)
+                if isinstance(b, Err):
+                    return b
+                found.append(b)
+        if not found:
+            return v.VALUE
+        return all(found) if kind == "AND" else any(found) if kind == "OR" else sum(found) % 2 == 1
+    return run
+
+
+for _n in ("AND", "OR", "XOR"):
+    FUNCTIONS[_n] = _logical(_n)
+_elementwise("NOT", lambda x: (lambda b: b if isinstance(b, Err) else not b)(v.to_bool(x)))
+FUNCTIONS["TRUE"] = lambda ev, args: True
+FUNCTIONS["FALSE"] = lambda ev, args: False
+FUNCTIONS["NA"] = lambda ev, args: v.NA
+
+
+@function("CHOOSE")
+def _choose(ev, args):
+    if len(args) < 2:
+        return v.VALUE
+    def pick(i, *options):
+        n = v.to_number(i)
+        if isinstance(n, Err):
+            return n
+        n = int(n)
+        return _cell_arg(options[n - 1]) if 1 <= n <= len(options) else v.VALUE
+    if not isinstance(args[0], (Ref, Grid)):
+        n = v.to_number(ev.scalar(args[0]))
+        if isinstance(n, Err):
+            return n
+        return args[int(n)] if 1 <= int(n) < len(args) else v.VALUE
+    return ev.lift(pick, *args)
+
+
+# --- information ---------------------------------------------------------------------------
+
+_elementwise("ISNUMBER", lambda x: v.is_number(x))
+_elementwise("ISTEXT", lambda x: isinstance(x, str))
+_elementwise("ISNONTEXT", lambda x: not isinstance(x, str))
+_elementwise("ISLOGICAL", lambda x: isinstance(x, bool))
+_elementwise("ISBLANK", lambda x: x is None)
+_elementwise("ISERROR", lambda x: isinstance(x, Err))
+_elementwise("ISERR", lambda x: isinstance(x, Err) and x.code != "#N/A")
+_elementwise("ISNA", lambda x: isinstance(x, Err) and x.code == "#N/A")
+_elementwise("ISEVEN", lambda x: (lambda n: n if isinstance(n, Err) else int(n) % 2 == 0)(v.to_number(x)))
+_elementwise("ISODD", lambda x: (lambda n: n if isinstance(n, Err) else int(n) % 2 == 1)(v.to_number(x)))
+_elementwise("N", lambda x: x if isinstance(x, (float, Err)) and not isinstance(x, bool) else (1.0 if x is True else 0.0))
+
+
+def _dimension(index):
+    def run(ev, args):
+        _arity(args, 1)
+        if not isinstance(args[0], (Ref, Grid)):
+            return 1.0
+        return float(args[0].shape[index])
+    return run
+
+
+FUNCTIONS["ROWS"] = _dimension(0)
+FUNCTIONS["COLUMNS"] = _dimension(1)
+
+
+def _position(is_row):
+    def run(ev, args):
+        if not args or args[0] is MISSING:
+            return float(ev.row if is_row else ev.col)
+        ref = args[0]
+        if not isinstance(ref, Ref):
+            return v.VALUE
+        if is_row:
+            return Grid([[float(r)] for r in range(ref.top, ref.bottom + 1)]) if ref.shape[0] > 1 else float(ref.top)
+        return Grid([[float(c) for c in range(ref.left, ref.right + 1)]]) if ref.shape[1] > 1 else float(ref.left)
+    return run
+
+
+FUNCTIONS["ROW"] = _position(True)
+FUNCTIONS["COLUMN"] = _position(False)
+
+
+# --- aggregates ----------------------------------------------------------------------------
+
+def _numbers(ev, args, text_direct=True):
+    """The numbers of aggregate arguments (Excel: in references and arrays only numbers
+    count; typed values are converted), or the first error."""
+    numbers = []
+    for a in args:
+        if a is MISSING:
+            continue
+        if isinstance(a, (Ref, Grid)):
+            for x in ev.grid(a).cells():
+                if isinstance(x, Err):
+                    return x
+                if v.is_number(x):
+                    numbers.append(x)
+        elif isinstance(a, Lambda):
+            return v.CALC
+        else:
+            if isinstance(a, Err):
+                return a
+            n = v.to_number(a)
+            if isinstance(n, Err):
+                return n
+            numbers.append(n)
+    return numbers
+
+
+def _aggregate(f):
+    def run(ev, args):
+        numbers = _numbers(ev, args)
+        if isinstance(numbers, Err):
+            return numbers
+        return f(numbers)
+    return run
+
+
+FUNCTIONS["SUM"] = _aggregate(lambda n: v.checked(math.fsum(n)))
+FUNCTIONS["PRODUCT"] = _aggregate(lambda n: v.checked(math.prod(n)) if n else 0.0)
+FUNCTIONS["MAX"] = _aggregate(lambda n: max(n) if n else 0.0)
+FUNCTIONS["MIN"] = _aggregate(lambda n: min(n) if n else 0.0)
+FUNCTIONS["AVERAGE"] = _aggregate(lambda n: math.fsum(n) / len(n) if n else v.DIV0)
+
+
+@function("COUNT")
+def _count(ev, args):
+    total = 0
+    for a in args:
+        if isinstance(a, (Ref, Grid)):
+            total += sum(1 for x in ev.grid(a).cells() if v.is_number(x))
+        elif a is not MISSING and not isinstance(a, Err) and not isinstance(v.to_number(a), Err):
+            total += 1
+    return float(total)
+
+
+@function("COUNTA")
+def _counta(ev, args):
+    total = 0
+    for a in args:
+        if isinstance(a, (Ref, Grid)):
+            total += sum(1 for x in ev.grid(a).cells() if x is not None)
+        elif a is not MISSING:
+            total += 1
+    return float(total)
+
+
+@function("COUNTBLANK")
+def _countblank(ev, args):
+    _arity(args, 1)
+    return float(sum(1 for x in ev.grid(args[0]).cells() if x is None or x == ""))
+
+
+@function("SUMPRODUCT")
+def _sumproduct(ev, args):
+    grids = [ev.grid(a) for a in args]
+    if not grids or any(g.shape != grids[0].shape for g in grids):
+        return v.VALUE
+    total = 0.0
+    for items in zip(*[g.cells() for g in grids]):
+        error = _first_error(items)
+        if error:
+            return error
+        product = 1.0
+        for x in items:
+            product *= x if v.is_number(x) else 0.0
+        total += product
+    return total
+
+
+# --- math and text, elementwise ------------------------------------------------------------
+
+def _num1(f):
+    def run(x):
+        n = v.to_number(x)
+        return n if isinstance(n, Err) else v.checked(f(n))
+    return run
+
+
+def _num2(f):
+    def run(x, y):
+        a, b = v.to_number(x), v.to_number(y)
+        for n in (a, b):
+            if isinstance(n, Err):
+                return n
+        return f(a, b)
+    return run
+
+
+def _round(x, d, mode="round"):
+    d = int(math.trunc(d))
+    factor = 10.0 ** d
+    scaled = abs(x) * factor
+    if mode == "round":
+        r = math.floor(scaled + 0.5 + 1e-9 * (scaled != 0))
+    elif mode == "up":
+        r = math.ceil(scaled - 1e-9)
+    else:
+        r = math.floor(scaled + 1e-9)
+    return math.copysign(r / factor, x) if r else 0.0
+
+
+_elementwise("ABS", _num1(abs))
+_elementwise("INT", _num1(math.floor))
+_elementwise("SQRT", lambda x: (lambda n: n if isinstance(n, Err) else v.NUM if n < 0 else math.sqrt(n))(v.to_number(x)))
+_elementwise("ROUND", _num2(lambda a, b: _round(a, b)), 2)
+_elementwise("ROUNDUP", _num2(lambda a, b: _round(a, b, "up")), 2)
+_elementwise("ROUNDDOWN", _num2(lambda a, b: _round(a, b, "down")), 2)
+_elementwise("MOD", _num2(lambda a, b: v.DIV0 if b == 0 else a - b * math.floor(a / b)), 2)
+_elementwise("POWER", _num2(lambda a, b: __import__(
+    "shared.calc.corrections.dynamic.evaluate", fromlist=["_arith"])._arith("^", a, b)), 2)
+_elementwise("LEN", lambda x: x if isinstance(x, Err) else float(len(v.to_text(x))))
+_elementwise("UPPER", lambda x: x if isinstance(x, Err) else v.to_text(x).upper())
+_elementwise("LOWER", lambda x: x if isinstance(x, Err) else v.to_text(x).lower())
+_elementwise("TRIM", lambda x: x if isinstance(x, Err) else " ".join(w for w in v.to_text(x).split(" ") if w))
+
+
+def _left_right(right: bool):
+    def run(ev, args):
+        _arity(args, 1, 2)
+        count = args[1] if len(args) > 1 and args[1] is not MISSING else 1.0
+
+        def cut(x, n):
+            if isinstance(x, Err):
+                return x
+            k = v.to_number(n)
+            if isinstance(k, Err):
+                return k
+            if k < 0:
+                return v.VALUE
+            text = v.to_text(x)
+            k = int(k)
+            return (text[len(text) - k:] if k else "") if right else text[:k]
+        return ev.lift(cut, args[0], count)
+    return run
+
+
+FUNCTIONS["LEFT"] = _left_right(False)
+FUNCTIONS["RIGHT"] = _left_right(True)
+
+
+def _mid(x, start, count):
+    if isinstance(x, Err):
+        return x
+    s, n = v.to_number(start), v.to_number(count)
+    for k in (s, n):
+        if isinstance(k, Err):
+            return k
+    if s < 1 or n < 0:
+        return v.VALUE
+    return v.to_text(x)[int(s) - 1:int(s) - 1 + int(n)]
+
+
+_elementwise("MID", _mid, 3)
+
+
+def _value(x):
+    if isinstance(x, Err) or v.is_number(x):
+        return x
+    if isinstance(x, bool):
+        return v.VALUE
+    return v.to_number(v.to_text(x)) if v.to_text(x).strip() else 0.0 if x is None else v.VALUE
+
+
+_elementwise("VALUE", _value)
+
+
+@function("TEXT")
+def _text(ev, args):
+    _arity(args, 2)
+    from shared.calc.corrections.functions.text_format import excel_text
+
+    def run(x, code):
+        for y in (x, code):
+            if isinstance(y, Err):
+                return y
+        result = excel_text(x, v.to_text(code))
+        return v.VALUE if result == "#VALUE!" else result
+    return ev.lift(run, args[0], args[1])
+
+
+@function("CONCAT", "CONCATENATE")
+def _concat_all(ev, args):
+    out = []
+    for a in args:
+        for x in ev.grid(a).cells():
+            if isinstance(x, Err):
+                return x
+            out.append(v.to_text(x))
+    return "".join(out)
+
+
+@function("TEXTJOIN")
+def _textjoin(ev, args):
+    if len(args) < 3:
+        return v.VALUE
+    delimiters = [v.to_text(x) for x in ev.grid(args[0]).cells()]
+    skip = v.to_bool(ev.scalar(args[1]))
+    if isinstance(skip, Err):
+        return skip
+    items = []
+    for a in args[2:]:
+        for x in ev.grid(a).cells():
+            if isinstance(x, Err):
+                return x
+            text = v.to_text(x)
+            if skip and text == "":
+                continue
+            items.append(text)
+    out = ""
+    for i, text in enumerate(items):
+        if i:
+            out += delimiters[(i - 1) % len(delimiters)] if delimiters else ""
+        out += text
+    return out
+
+
+# --- INDEX and TRANSPOSE -------------------------------------------------------------------
+
+@function("INDEX")
+def _index(ev, args):
+    _arity(args, 2, 3)
+    grid = ev.grid(args[0])
+    rows, cols = grid.shape
+    r = _int(ev, _opt(args, 1, 0.0))
+    c = _int(ev, _opt(args, 2, 0.0))
+    for x in (r, c):
+        if isinstance(x, Err):
+            return x
+    if len(args) == 2 and rows == 1:
+        r, c = 1, r
+    if r < 0 or c < 0 or r > rows or c > cols:
+        return v.REF
+    if r and c:
+        if isinstance(args[0], Ref):
+            ref = args[0]
+            return Ref(ref.sheet, ref.top + r - 1, ref.left + c - 1, ref.top + r - 1, ref.left + c - 1)
+        return grid.rows[r - 1][c - 1]
+    if r:
+        return Grid([grid.rows[r - 1]])
+    if c:
+        return Grid([[row[c - 1]] for row in grid.rows])
+    return grid
+
+
+@function("TRANSPOSE")
+def _transpose(ev, args):
+    _arity(args, 1)
+    return Grid(ev.grid(args[0]).columns())
+
+
+from shared.calc.corrections.dynamic import arrays as _arrays  # noqa: F401 - registers
+from shared.calc.corrections.dynamic import lookup as _lookup  # noqa: F401 - registers
+from shared.calc.corrections.dynamic import text as _text_functions  # noqa: F401 - registers

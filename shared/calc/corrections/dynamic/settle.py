@@ -1,0 +1,189 @@
+"""One dynamic-array cell evaluated and written into the model (see the package docstring);
+functions/layer.py repeats it with the other planned cells until nothing changes."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from shared.calc.corrections.dynamic import values as v
+from shared.calc.corrections.dynamic.evaluate import Book, Evaluator
+from shared.calc.corrections.dynamic.values import Err, Grid, Lambda, Ref
+from shared.calc.corrections.functions.text_format import Unsupported
+from shared.calc.refs import cell_name
+
+MAX_ROW, MAX_COL = 1_048_576, 16_384
+
+
+@dataclass
+class State:
+    """One calculation's dynamic arrays: the spills written so far."""
+
+    book: Book
+    occupied: set
+    areas: dict = field(default_factory=dict)  # anchor -> (rows, cols) written this calculation
+
+
+@dataclass
+class Settled:
+    changed: bool = False
+    written: tuple | None = None  # the anchor's content (and the spill's A1 range), when written
+    reason: str | None = None
+
+
+def new_state(model, sheets, read_cell, occupied) -> State:
+    return State(Book(model, sheets, read_cell, {}), occupied)
+
+
+def _content(value) -> tuple:
+    if value is None:
+        return ("n", 0.0)  # a blank cell spilled shows 0
+    if isinstance(value, Err):
+        return ("e", value.code)
+    if isinstance(value, bool):
+        return ("b", value)
+    if isinstance(value, float):
+        if math.isnan(value) or math.isinf(value):
+            return ("e", "#NUM!")
+        return ("n", value)
+    if isinstance(value, str):
+        return ("s", value)
+    raise Unsupported(f"a result of type {type(value).__name__}")
+
+
+def _same(a: tuple, b: tuple) -> bool:
+    return a == b or (a[0] == b[0] == "n" and a[1] == b[1])
+
+
+# Errors IronCalc answers that Excel never does: where a cell it calculates has one, ours
+_ENGINE_ERRORS = {"#N/IMPL!", "#ERROR!"}
+
+
+def settle(model, target, state: State, read_cell, write_cell) -> Settled:
+    key = (target.sheet, target.row, target.col)
+    if not target.always and key not in state.areas:
+        kind, value = read_cell(model, *key)
+        if kind != "e" or value not in _ENGINE_ERRORS:
+            return Settled()  # IronCalc's value stands
+    evaluator = Evaluator(state.book, *key)
+    try:
+        result = evaluator.formula(target.formula)
+        if not target.areas_known and isinstance(result, (Ref, Grid)) and evaluator.grid(result).shape != (1, 1):
+            raise Unsupported("an array result in a model stored before array formulas were kept: "
+                              "upload the workbook again")
+        if not target.spills and isinstance(result, (Ref, Grid)):
+            result = evaluator.intersect(result)  # a formula Excel calculates the legacy way
+        grid = _grid(evaluator, result)
+        contents = [[_content(x) for x in row] for row in grid.rows]
+    except Unsupported as exc:
+        state.book.spills.pop(key, None)
+        return Settled(reason=str(exc))
+    except RecursionError:
+        return Settled(reason="formula nested too deep")
+    except Exception as exc:  # noqa: BLE001 - an evaluation failure keeps IronCalc's value, flagged
+        return Settled(reason=f"evaluation failed ({type(exc).__name__})")
+    rows, cols = len(contents), len(contents[0])
+    if target.fixed:  # a legacy array formula fills its own area, whatever the result's size
+        contents, rows, cols = _fitted(contents, target), *_fixed_shape(target)
+        state.book.spills[key] = (rows, cols)
+    elif (rows, cols) != (1, 1) and _blocked(model, target, rows, cols, state):
+        contents, rows, cols = [[("e", "#SPILL!")]], 1, 1
+        state.book.spills[key] = v.SPILL
+    else:
+        state.book.spills[key] = (rows, cols)
+    previous = state.areas.get(key) or _engine_extent(model, target, state, read_cell)
+    same = previous == (rows, cols) and all(
+        _same(read_cell(model, target.sheet, target.row + r, target.col + c), contents[r][c])
+        for r in range(rows) for c in range(cols)
+    )
+    ref = None
+    if target.spills and (rows, cols) != (1, 1):
+        ref = f"{target.address}:{cell_name(target.row + rows - 1, target.col + cols - 1)}"
+    if same:
+        written = (*contents[0][0], ref) if key in state.areas else None
+        return Settled(written=written)
+    # IronCalc refuses single cells of an array formula's area: whole areas are cleared
+    for h, w in {previous, (rows, cols)}:
+        model.range_clear_contents(target.sheet, target.row, target.col, target.row + h - 1, target.col + w - 1)
+    # the cells it spills into first: IronCalc refuses a spilled cell of a constant anchor
+    for r, c in sorted(((r, c) for r in range(rows) for c in range(cols)), key=lambda rc: rc == (0, 0)):
+        cell = (target.sheet, target.row + r, target.col + c)
+        style = model.get_cell_style(*cell)
+        try:
+            write_cell(model, *cell, contents[r][c])
+        except Exception:  # noqa: BLE001 - IronCalc refuses cells of a legacy array formula
+            return Settled(reason="its spill runs into a legacy array formula")
+        if model.get_cell_style(*cell) != style:
+            model.set_cell_style(*cell, style)
+    state.areas[key] = (rows, cols)
+    return Settled(changed=True, written=(*contents[0][0], ref))
+
+
+def _fixed_shape(target) -> tuple[int, int]:
+    return target.file_area[0] - target.row + 1, target.file_area[1] - target.col + 1
+
+
+def _fitted(contents: list[list], target) -> list[list]:
+    """A result in a legacy array formula's area: a single row or column repeated across,
+    #N/A where the result has no value (Microsoft: "Guidelines and examples of array formulas")."""
+    rows, cols = _fixed_shape(target)
+    height, width = len(contents), len(contents[0])
+    out = []
+    for r in range(rows):
+        line = []
+        for c in range(cols):
+            rr = 0 if height == 1 else r
+            cc = 0 if width == 1 else c
+            line.append(contents[rr][cc] if rr < height and cc < width else ("e", "#N/A"))
+        out.append(line)
+    return out
+
+
+def _grid(evaluator, result) -> Grid:
+    if isinstance(result, Lambda):
+        return Grid([[v.CALC]])
+    if isinstance(result, Ref):
+        return evaluator.grid(result)
+    if isinstance(result, Grid):
+        return result if result.rows and result.rows[0] else Grid([[v.CALC]])
+    if result is v.MISSING:
+        return Grid([[0.0]])
+    return Grid([[result]])
+
+
+def _blocked(model, target, rows, cols, state: State) -> bool:
+    if target.row + rows - 1 > MAX_ROW or target.col + cols - 1 > MAX_COL:
+        return True
+    others = [(k, a) for k, a in state.areas.items() if k != (target.sheet, target.row, target.col)
+              and k[0] == target.sheet]
+    for r in range(target.row, target.row + rows):
+        for c in range(target.col, target.col + cols):
+            if (r, c) == (target.row, target.col):
+                continue
+            if (target.sheet, r, c) in state.occupied or model.get_cell_formula(target.sheet, r, c):
+                return True
+            for (s, ar, ac), (h, w) in others:
+                if ar <= r < ar + h and ac <= c < ac + w:
+                    return True
+    return False
+
+
+def _engine_extent(model, target, state: State, read_cell) -> tuple[int, int]:
+    """How far IronCalc spilled the anchor (cells below and right of it holding a value that
+    were empty at load), at least the file's spill area."""
+    rows = cols = 1
+    if not target.spills:
+        return rows, cols
+    if target.file_area is not None:
+        rows = max(rows, target.file_area[0] - target.row + 1)
+        cols = max(cols, target.file_area[1] - target.col + 1)
+
+    def spilled(r, c):
+        return ((target.sheet, r, c) not in state.occupied
+                and model.get_cell_formula(target.sheet, r, c) is None
+                and read_cell(model, target.sheet, r, c)[0] != "empty")
+    while target.row + rows <= MAX_ROW and spilled(target.row + rows, target.col):
+        rows += 1
+    while target.col + cols <= MAX_COL and spilled(target.row, target.col + cols):
+        cols += 1
+    return rows, cols

@@ -1,0 +1,166 @@
+"""TEXTSPLIT, TEXTBEFORE, TEXTAFTER, VALUETOTEXT and ARRAYTOTEXT, as their pages on
+support.microsoft.com describe them."""
+
+from __future__ import annotations
+
+import re
+
+from shared.calc.corrections.dynamic import values as v
+from shared.calc.corrections.dynamic.functions import _arity, _int, _opt, function
+from shared.calc.corrections.dynamic.values import MISSING, Err, Grid
+
+
+def _delimiters(ev, value):
+    items = ev.grid(value).cells()
+    for x in items:
+        if isinstance(x, Err):
+            return x
+    return [v.to_text(x) for x in items]
+
+
+def _flags(ev, args, first):
+    out = []
+    for i in range(first, first + 2):
+        x = ev.scalar(_opt(args, i, 0.0))
+        if isinstance(x, Err):
+            return x
+        n = v.to_number(x)
+        if isinstance(n, Err):
+            return n
+        out.append(int(n))
+    return out
+
+
+def _split(text: str, delimiters: list[str], ignore_case: bool) -> list[str]:
+    if not delimiters:
+        return [text]
+    pattern = "|".join(re.escape(d) for d in sorted(delimiters, key=len, reverse=True))
+    return re.split(pattern, text, flags=re.IGNORECASE if ignore_case else 0)
+
+
+@function("TEXTSPLIT")
+def _textsplit(ev, args):
+    _arity(args, 2, 6)
+    text = ev.scalar(args[0])
+    if isinstance(ev.grid(args[0]).shape, tuple) and ev.grid(args[0]).shape != (1, 1):
+        from shared.calc.corrections.functions.text_format import Unsupported
+
+        raise Unsupported("TEXTSPLIT of an array of texts")
+    if isinstance(text, Err):
+        return text
+    text = v.to_text(text)
+    cols = _delimiters(ev, args[1]) if args[1] is not MISSING else []
+    rows = _delimiters(ev, args[2]) if len(args) > 2 and args[2] is not MISSING else []
+    for d in (cols, rows):
+        if isinstance(d, Err):
+            return d
+    if any(d == "" for d in cols + rows) or not cols + rows:
+        return v.VALUE
+    flags = _flags(ev, args, 3)
+    if isinstance(flags, Err):
+        return flags
+    ignore_empty, match_mode = flags
+    pad = ev.scalar(_opt(args, 5, v.NA))
+    lines = _split(text, rows, bool(match_mode)) if rows else [text]
+    table = []
+    for line in lines:
+        cells = _split(line, cols, bool(match_mode)) if cols else [line]
+        if ignore_empty:
+            cells = [c for c in cells if c != ""]
+        if ignore_empty and not cells:
+            continue
+        table.append(cells)
+    if not table:
+        return v.CALC
+    width = max(len(r) for r in table)
+    return Grid([r + [pad] * (width - len(r)) for r in table])
+
+
+def _before_after(after: bool):
+    def run(ev, args):
+        _arity(args, 2, 6)
+        delimiters = _delimiters(ev, args[1])
+        if isinstance(delimiters, Err):
+            return delimiters
+        values = [ev.scalar(_opt(args, i, d)) for i, d in ((2, 1.0), (3, 0.0), (4, 0.0))]
+        for x in values:
+            if isinstance(x, Err):
+                return x
+        numbers = [v.to_number(x) for x in values]
+        for x in numbers:
+            if isinstance(x, Err):
+                return x
+        instance, case, end = int(numbers[0]), int(numbers[1]), int(numbers[2])
+        missing = _opt(args, 5, v.NA)
+
+        def one(x):
+            if isinstance(x, Err):
+                return x
+            text = v.to_text(x)
+            if instance == 0 or abs(instance) > len(text) and delimiters != [""]:
+                return v.VALUE
+            hay = text.lower() if case else text
+            spots = []  # (start, end) of each delimiter found, left to right
+            for d in delimiters:
+                needle = d.lower() if case else d
+                if needle == "":
+                    spots.append((len(text), len(text)) if instance < 0 else (0, 0))
+                    continue
+                at = hay.find(needle)
+                while at >= 0:
+                    spots.append((at, at + len(needle)))
+                    at = hay.find(needle, at + 1)
+            spots = sorted(set(spots))
+            # match_end: the end of the text counts as a delimiter
+            if end:
+                spots = spots + [(len(text), len(text))] if instance > 0 else [(0, 0)] + spots
+            if "" in delimiters:
+                spots = [(0, 0)] if instance > 0 else [(len(text), len(text))]
+                spots = spots if abs(instance) == 1 else []
+            chosen = None
+            if instance > 0 and len(spots) >= instance:
+                chosen = spots[instance - 1]
+            elif instance < 0 and len(spots) >= -instance:
+                chosen = spots[instance]
+            if chosen is None:
+                return ev.scalar(missing)
+            return text[chosen[1]:] if after else text[:chosen[0]]
+        return ev.lift(one, args[0])
+    return run
+
+
+function("TEXTBEFORE")(_before_after(False))
+function("TEXTAFTER")(_before_after(True))
+
+
+def _as_text(value, strict: bool) -> str | Err:
+    if isinstance(value, Err):
+        return value.code
+    if isinstance(value, str):
+        return '"' + value.replace('"', '""') + '"' if strict else value
+    return v.to_text(value)
+
+
+@function("VALUETOTEXT")
+def _valuetotext(ev, args):
+    _arity(args, 1, 2)
+    form = _int(ev, _opt(args, 1, 0.0))
+    if isinstance(form, Err):
+        return form
+    if form not in (0, 1):
+        return v.VALUE
+    return ev.lift(lambda x: _as_text(x, bool(form)), args[0])
+
+
+@function("ARRAYTOTEXT")
+def _arraytotext(ev, args):
+    _arity(args, 1, 2)
+    form = _int(ev, _opt(args, 1, 0.0))
+    if isinstance(form, Err):
+        return form
+    if form not in (0, 1):
+        return v.VALUE
+    grid = ev.grid(args[0])
+    if not form:
+        return ", ".join(_as_text(x, False) for x in grid.cells())
+    return "{" + ";".join(",".join(_as_text(x, True) for x in row) for row in grid.rows) + "}"

@@ -1,0 +1,179 @@
+"""Ranges whose ends are INDEX calls (`INDEX(B:B,2):INDEX(B:B,COUNTA(B:B))`,
+`$B$2:INDEX(B:B,n)`), rewritten at model load as the OFFSET that is the same range.
+
+Excel's rules (Microsoft support, "INDEX function", reference form; "Calculation operators and
+precedence", the range operator): INDEX(reference, row_num, [column_num]) returns a reference
+to the cell at that row and column of the reference (a one-column or one-row reference takes
+the single number as the position along it); 0 stands for the whole column (row); a number
+past the reference's end is #REF!, a negative one #VALUE!; numbers are truncated. `X:Y` is the
+smallest range holding both X and Y. IronCalc 0.9.1 answers #VALUE! for every range operator
+with an INDEX on either side (measured: `SUM(INDEX(B:B,2):INDEX(B:B,5))`,
+`SUM(B2:INDEX(B:B,5))`), a pattern Excel users write for ranges that grow with their data, often
+inside a defined name (inlined first by names.py).
+
+The rewrite: each end gives a first and last row and column (a static cell its own; an INDEX
+over a static reference `start + INT(n) - 1`, or the reference's whole extent for 0), and the
+range is `OFFSET(Sheet!$A$1, top-1, left-1, bottom-top+1, right-left+1)` with top = MIN of the
+ends' first rows, bottom = MAX of their last ones, and so on, guarded by #VALUE! for a negative
+position and #REF! for one past the end. Left alone: INDEX over a computed reference, over
+several areas, a two-dimensional reference with one number (a whole row), ends on different
+sheets, array formulas.
+"""
+
+from __future__ import annotations
+
+import re
+
+from openpyxl.formula.tokenizer import Token
+
+from shared.calc.corrections.formula_tokens import calls, tokenize
+from shared.calc.corrections.lookups import Box, parse_range
+from shared.calc.corrections.model import Rewrite, rewrite_cells
+from shared.calc.refs import column_number
+
+MENTION = re.compile(rb"(?i)INDEX\([^<]*\)\s*:|:\s*(?:_XLFN\.)?INDEX\(")
+KEYWORDS = (b"INDEX(",)
+_HINT = re.compile(r"(?i)\)\s*:|:\s*(?:_xlfn\.)?INDEX\(")
+_OPEN = re.compile(r"(?i)^(?P<pre>(?P<cell>.*?)\s*:\s*)?@?(?:_xlfn\.)?INDEX\($")
+_CELL = re.compile(r"(?:(?P<sheet>'(?:[^']|'')+'|[^'!\[\]:*?/\\,()\s]+)!)?\$?(?P<col>[A-Za-z]{1,3})\$?(?P<row>\d{1,7})")
+
+
+class _Skip(Exception):
+    """An end this rewrite does not express."""
+
+
+class _Error(Exception):
+    """An end that is an error whatever the data: a literal position past the reference's end
+    (#REF!) or negative (#VALUE!)."""
+
+
+def _sheet(text: str | None) -> str | None:
+    return None if text is None else text.strip("'").replace("''", "'").lower()
+
+
+def _span(expr: str, start: int, end: int, guards: list) -> tuple[str, str]:
+    """(first, last) position of INDEX's `expr` along [start, end], as formula text."""
+    expr = expr.strip()
+    if not expr:
+        raise _Skip
+    try:
+        number = int(float(expr))
+    except ValueError:
+        at = f"INT({expr})"
+        guards.append((f"{at}<0", f"{at}>{end - start + 1}"))
+        return f"IF({at}=0,{start},{start - 1}+{at})", f"IF({at}=0,{end},{start - 1}+{at})"
+    if number < 0 or number > end - start + 1:
+        raise _Error("#VALUE!" if number < 0 else "#REF!")
+    return (str(start), str(end)) if number == 0 else (str(start + number - 1),) * 2
+
+
+def _index_end(tokens: list[Token], args: list[list[int]], guards: list) -> tuple[str | None, tuple]:
+    """(sheet of the reference, ((first row, last row), (first col, last col))) of one INDEX."""
+    if len(args) not in (2, 3) or len(args[0]) != 1:
+        raise _Skip
+    ref = tokens[args[0][0]]
+    box = parse_range(ref.value.lstrip("@")) if ref.type == Token.OPERAND and ref.subtype == Token.RANGE else None
+    if box is None:
+        raise _Skip
+    text = ["".join(tokens[i].value for i in arg) for arg in args[1:]]
+    if len(args) == 3:
+        rows, cols = _span(text[0], box.top, box.bottom, guards), _span(text[1], box.left, box.right, guards)
+    elif box.cols == 1:
+        rows, cols = _span(text[0], box.top, box.bottom, guards), (str(box.left),) * 2
+    elif box.rows == 1:
+        rows, cols = (str(box.top),) * 2, _span(text[0], box.left, box.right, guards)
+    else:
+        raise _Skip
+    return box.sheet, (rows, cols)
+
+
+def _cell_end(text: str) -> tuple[str | None, tuple]:
+    match = _CELL.fullmatch(text.strip().lstrip("@"))
+    if match is None:
+        raise _Skip
+    row, col = match.group("row"), str(column_number(match.group("col")))
+    return match.group("sheet"), ((row, row), (col, col))
+
+
+def _bounds(first: str, second: str, pick: str) -> str:
+    if first.isdigit() and second.isdigit():
+        return str(min(int(first), int(second)) if pick == "MIN" else max(int(first), int(second)))
+    return first if first == second else f"{pick}({first},{second})"
+
+
+def _offset(sheet: str | None, ends: list[tuple], guards: list) -> str:
+    (r1, c1), (r2, c2) = ends
+    top, bottom = _bounds(r1[0], r2[0], "MIN"), _bounds(r1[1], r2[1], "MAX")
+    left, right = _bounds(c1[0], c2[0], "MIN"), _bounds(c1[1], c2[1], "MAX")
+    anchor = Box(sheet, 1, 1, 1, 1).text().split(":")[0]
+    size = lambda low, high: str(int(high) - int(low) + 1) if low.isdigit() and high.isdigit() else f"{high}-{low}+1"
+    start = lambda low: str(int(low) - 1) if low.isdigit() else f"{low}-1"
+    text = f"OFFSET({anchor},{start(top)},{start(left)},{size(top, bottom)},{size(left, right)})"
+    if guards:
+        negative = ",".join(g[0] for g in guards)
+        past = ",".join(g[1] for g in guards)
+        text = f"IF(OR({negative}),#VALUE!,IF(OR({past}),#REF!,{text}))"
+    return text
+
+
+def rewrite_formula(formula: str) -> str | None:
+    """The formula with its first INDEX-ended range as an OFFSET, or None."""
+    if not _HINT.search(formula):
+        return None
+    tokens = tokenize(formula)
+    if tokens is None:
+        return None
+    for _, opened, closed, args in calls(tokens):
+        head = _OPEN.match(tokens[opened].value)
+        if head is None:
+            continue
+        after = tokens[closed + 1] if closed + 1 < len(tokens) else None
+        if head.group("pre"):  # `X:INDEX(...)`, X a cell written before it
+            sides, start, stop = [("cell", head.group("cell")), ("index", args)], opened, closed
+        elif after is not None and after.value.startswith(":"):
+            if after.type == Token.FUNC and _OPEN.match(after.value):
+                inner = next((c for c in calls(tokens) if c[1] == closed + 1), None)
+                if inner is None:
+                    continue
+                sides, start, stop = [("index", args), ("index", inner[3])], opened, inner[2]
+            elif after.type == Token.OPERAND and after.subtype == Token.RANGE:
+                cell, _, rest = after.value[1:].partition(":")
+                if rest:
+                    continue
+                sides, start, stop = [("index", args), ("cell", cell)], opened, closed + 1
+            else:
+                continue
+        else:
+            continue
+        guards: list = []
+        try:
+            first, second = (
+                _cell_end(what) if kind == "cell" else _index_end(tokens, what, guards) for kind, what in sides
+            )
+            if first[0] is not None and second[0] is not None and _sheet(first[0]) != _sheet(second[0]):
+                continue
+            text = _offset(first[0] if first[0] is not None else second[0], [first[1], second[1]], guards)
+        except _Skip:
+            continue
+        except _Error as error:
+            text = str(error)
+        values = [t.value for t in tokens]
+        lead = "@" if tokens[start].value.startswith("@") else ""
+        return "".join(values[:start]) + lead + text + "".join(values[stop + 1:])
+    return None
+
+
+def correct_index_ranges(model, cells: list[tuple[int, int, int]]) -> list[Rewrite]:
+    """Rewrite, in `model`, the INDEX-ended ranges of `cells` (array formulas left out by the
+    caller). Returns what changed."""
+
+    def rewrite(formula: str, sheet: int, row: int, col: int) -> str | None:
+        text, changed = formula.lstrip("="), False
+        for _ in range(8):  # one range per pass; a formula rarely has more
+            again = rewrite_formula(text)
+            if again is None:
+                break
+            text, changed = again, True
+        return text if changed else None
+
+    return rewrite_cells(model, cells, rewrite)
