@@ -69,7 +69,7 @@ cleanup() {
     "$PY" scripts/pgserver.py stop "$PG_DIR" || true
   elif [ "$PG_CREATED" = 1 ]; then
     # and the one the e2e tests' dev stacks share (tests/e2e/conftest.py), if they made it
-    for name in "$DB" "${DB}_devstacks"; do "$PY" scripts/pgdb.py drop "$PG_ADMIN_URL" "$name" >/dev/null || true; done
+    for name in "$DB" "${DB}_devstacks" "${DB}_elsewhere"; do "$PY" scripts/pgdb.py drop "$PG_ADMIN_URL" "$name" >/dev/null || true; done
   fi
   rm -rf "$LOGS"
 }

@@ -312,8 +312,9 @@ def _read(
 # --- The child side -----------------------------------------------------------------------------
 
 
-class _OutOfTime(Exception):
-    pass
+class _OutOfTime(BaseException):
+    """A suggestion's time is up: a BaseException, so that no library's ``except Exception``
+    on the way takes it for one of its own errors and carries on."""
 
 
 def _suggest(data: bytes, named_ranges: list[dict[str, Any]], within_s: float) -> dict[str, Any] | None:
@@ -322,13 +323,25 @@ def _suggest(data: bytes, named_ranges: list[dict[str, Any]], within_s: float) -
     deadline is never spent on it, and None on any failure."""
     from shared.calc.schema_suggestion import suggest_schemas
 
+    expired = finished = False
+
     def out_of_time(_signum: int, _frame: Any) -> None:
-        raise _OutOfTime
+        nonlocal expired
+        expired = True
+        if not finished:  # once the suggestion is back, the flag says it all
+            raise _OutOfTime
 
     previous = signal.signal(signal.SIGALRM, out_of_time)
     signal.setitimer(signal.ITIMER_REAL, max(within_s, 0.001))
     try:
-        return suggest_schemas(data, named_ranges)
+        suggested = suggest_schemas(data, named_ranges)
+        finished = True
+        # The alarm may have gone off where its exception could not pass (a destructor, a
+        # callback): a suggestion finished after its time is given up all the same.
+        return None if expired else suggested
+    except _OutOfTime:
+        log.warning("no schema suggested for an upload: out of time")
+        return None
     except Exception as exc:  # noqa: BLE001 - a suggestion is a help, never a reason to refuse
         log.warning("no schema suggested for an upload: %s", type(exc).__name__)
         return None

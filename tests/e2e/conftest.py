@@ -90,7 +90,17 @@ def dev_stack_env() -> dict[str, str]:
     return env
 
 
-def _dev_stacks_database(url: str) -> str:
+def second_deployment_env() -> dict[str, str]:
+    """The environment of a dev stack standing for another deployment: on PostgreSQL a database
+    of its own (``<tests' database>_elsewhere``, dropped by scripts/test.sh with the others), not
+    the one the run's dev stacks share; on SQLite every dev stack has its own already."""
+    database_url = _ENV_AT_START.get("DATABASE_URL") or _ENV_AT_START.get("SHEETCALC_TEST_DATABASE_URL")
+    if not database_url or not database_url.startswith("postgres"):
+        return {}
+    return {"DATABASE_URL": _dev_stacks_database(database_url, suffix="elsewhere")}
+
+
+def _dev_stacks_database(url: str, suffix: str = "devstacks") -> str:
     """The database the run's dev stacks share: on PostgreSQL, one of their own beside the tests'
     (created once, dropped by scripts/test.sh with the tests' one). A dev stack's sweeper queues
     every pending job it finds and its worker then fails those it cannot calculate: in the tests'
@@ -99,7 +109,7 @@ def _dev_stacks_database(url: str) -> str:
     if not url.startswith("postgres"):
         return url
     parsed = make_url(url)
-    name = f"{parsed.database}_devstacks"
+    name = f"{parsed.database}_{suffix}"
     if name not in _created_databases:
         admin_url = parsed.set(drivername="postgresql").render_as_string(hide_password=False)
         subprocess.run([sys.executable, str(REPO / "scripts" / "pgdb.py"), "ensure", admin_url, name], check=True)

@@ -1,7 +1,7 @@
 """An engine exported from one running service and imported into another answers alike.
 
 GIVEN two ``sheetcalc dev`` stacks (each its own process, port and data dir; on SQLite each its
-own database, on PostgreSQL the dev stacks' shared database), the sample engine deployed on the
+own database, on PostgreSQL a database of its own), the sample engine deployed on the
 first, WHEN it is exported there and imported into a tenant of the second, THEN the consumers of
 both get the same outputs for several inputs, and the second holds none of the first's keys.
 """
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.e2e.conftest import second_deployment_env
 from tests.e2e.console import LOAN, api_session, new_tenant
 
 pytestmark = pytest.mark.e2e
@@ -45,7 +46,7 @@ def test_an_engine_exported_from_one_stack_and_imported_into_another_answers_ali
         expected = [_outputs(source, source_tenant["slug"], engine["slug"], source_key, i) for i in INPUTS]
     assert source_key["X-API-Key"].encode() not in archive
 
-    other = restartable_dev_stack()
+    other = restartable_dev_stack(second_deployment_env())
     other.start()
     target_tenant = new_tenant(other.current, "import")
     with api_session(other.current, target_tenant) as target:
