@@ -57,6 +57,7 @@ from shared.calc.corrections.formula_text import keep_formula_text
 from shared.calc.corrections.functions.subtotal import correct_filtered_subtotals
 from shared.calc.corrections.functions.holidays import correct_holidays
 from shared.calc.corrections.functions.array_constants import correct_array_constants
+from shared.calc.corrections.functions.ref_ranges import correct_ref_ranges
 from shared.calc.corrections.names import (
     INTERSECTION_KEYWORDS,
     INTERSECTION_MENTION,
@@ -80,7 +81,7 @@ def correct_model(model, data: bytes, inputs: list[InputBox]) -> ModelCorrection
     fixes: list[Rewrite] = []
     for rewrite in (correct_external, _correct_references, _inline_names, _index_ranges, _intersect_ranges, _correct_dates,
                     _correct_arguments, correct_filtered_subtotals, correct_holidays,
-                    correct_array_constants):
+                    correct_array_constants, correct_ref_ranges):
         fixes = _merged(fixes, rewrite(model, data))
     candidates, arrays = survey(data)
     if candidates:

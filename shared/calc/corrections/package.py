@@ -9,7 +9,7 @@ import re
 from functools import lru_cache
 from xml.sax.saxutils import escape, unescape
 
-from openpyxl.formula.tokenizer import Token, Tokenizer
+from openpyxl.formula.tokenizer import Token, Tokenizer, TokenizerError
 
 from shared.calc.corrections.lookups import MENTION
 from shared.calc.refs import column_number
@@ -121,7 +121,12 @@ def _as_exported(original: str, exported: str) -> str:
         re.sub(r"^(?:_xlfn\.|_xlws\.)+", "", t.value, flags=re.IGNORECASE).upper(): t.value
         for t in Tokenizer("=" + exported).items if t.type == Token.FUNC and t.subtype == Token.OPEN
     }
-    tokens = Tokenizer("=" + original).items
+    try:
+        tokens = Tokenizer("=" + original).items
+    except TokenizerError:
+        if any(key != value.upper() for key, value in prefixed.items()) or "@" in original:
+            raise
+        return original  # openpyxl cannot read it (`#REF!:#REF!`), and there is nothing to carry over
     for token in tokens:
         # IronCalc shows the implicit intersection of a formula as `@` (`@IF(...)`, `@A1:A9`);
         # its export writes such formulas without it, as Excel's files have them

@@ -98,10 +98,9 @@ def layer_roles() -> dict[str, str]:
     roles.update(dict.fromkeys(registry.CORRECTED, "evaluated"))
     from shared.calc.corrections import dynamic
 
-    # The Excel 365 family is evaluated by the layer's dynamic-array package, but for what it
-    # names at upload instead (GROUPBY and PIVOTBY) and random draws (the engine's own RANDARRAY).
+    # The Excel 365 family is evaluated by the layer's dynamic-array package (GROUPBY and PIVOTBY
+    # in their common forms, the rest flagged), but for random draws (the engine's own RANDARRAY).
     roles.update(dict.fromkeys((name for name in dynamic.FAMILY if name not in ("ANCHORARRAY", "RANDARRAY")), "evaluated"))
-    roles.update(dict.fromkeys(("GROUPBY", "PIVOTBY"), "flagged"))
     roles["_prefixes"] = ",".join(prefixes)
     return roles
 

@@ -229,9 +229,12 @@ def unknown_to(engine: str, functions: set[str]) -> set[str]:
         return set()
     if engine == "ironcalc":
         from shared.calc.corrections import functions as corrected
+        from shared.calc.corrections.dynamic.groupby import EVALUATED
         from shared.calc.ironcalc.model import unknown_functions
 
-        return unknown_functions(functions) - corrected.NAMES
+        # GROUPBY and PIVOTBY: unknown to IronCalc, evaluated by the dynamic-array layer (which
+        # flags the forms it leaves out)
+        return unknown_functions(functions) - corrected.NAMES - EVALUATED
     import formulas
 
     known = {name.upper() for name in formulas.get_functions()} | {"INDIRECT"}

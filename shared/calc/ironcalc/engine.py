@@ -261,7 +261,9 @@ class IronCalcEngine:
         # Functions we evaluate ourselves are not unknown to the service any more; a cell we
         # could not evaluate as Excel would is named instead ("TEXT at Sheet1!B2 (reason)"),
         # so the version's fidelity report and the upload's warnings list it.
-        unsupported = unknown_functions(functions) - corrected_functions.NAMES
+        from shared.calc.corrections.dynamic.groupby import EVALUATED
+
+        unsupported = unknown_functions(functions) - corrected_functions.NAMES - EVALUATED
         if corrected is not None and corrected.flags:
             named = [str(flag) for flag in corrected.flags]
             unsupported |= set(named[:_FLAGS_NAMED])

@@ -7,7 +7,11 @@ arguments: PRODUCT multiplies "only numbers in the array" (PRODUCT function page
 TEXTJOIN join the elements of an array as they join separate text arguments, row by row (CONCAT
 and TEXTJOIN pages). So each array constant of literals among those arguments is written out as
 its elements at load: PRODUCT keeps the numbers, CONCAT and TEXTJOIN every element (TEXTJOIN's
-delimiter and ignore_empty stay as they are). An array formula is left alone.
+delimiter and ignore_empty stay as they are). AVERAGEA answers #N/IMPL! the same way
+(`AVERAGEA({10,7,9,2,"Not available"})`, measured); its page says "array or reference arguments
+that contain text evaluate as 0", so a number is kept, a text element becomes 0 and an error
+stays; an array holding a logical value is left as it is (the page states the rule for
+arguments, not for an array's elements). An array formula is left alone.
 """
 
 from __future__ import annotations
@@ -17,10 +21,10 @@ import re
 from shared.calc.corrections.model import Rewrite
 from shared.calc.corrections.package import survey
 
-FUNCTIONS = {"PRODUCT": 0, "CONCAT": 0, "TEXTJOIN": 2}  # the first argument that may be an array
-MENTION = re.compile(rb"(?:PRODUCT|CONCAT|TEXTJOIN)\(")
-KEYWORDS = (b"PRODUCT(", b"CONCAT(", b"TEXTJOIN(")
-_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(PRODUCT|CONCAT|TEXTJOIN)\s*\(", re.IGNORECASE)
+FUNCTIONS = {"PRODUCT": 0, "CONCAT": 0, "TEXTJOIN": 2, "AVERAGEA": 0}  # the first argument that may be an array
+MENTION = re.compile(rb"(?:PRODUCT|CONCAT|TEXTJOIN|AVERAGEA)\(")
+KEYWORDS = (b"PRODUCT(", b"CONCAT(", b"TEXTJOIN(", b"AVERAGEA(")
+_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(PRODUCT|CONCAT|TEXTJOIN|AVERAGEA)\s*\(", re.IGNORECASE)
 _STRING = re.compile(r'"(?:[^"]|"")*"')
 _ELEMENT = re.compile(
     r'\s*("(?:[^"]|"")*"|TRUE|FALSE|[+-]?(?:\d+\.?\d*|\.\d+)(?:[Ee][+-]?\d+)?|#(?:NULL!|DIV/0!|VALUE!|REF!|NAME\?|NUM!|N/A))\s*',
@@ -89,6 +93,10 @@ def expanded(formula: str) -> str | None:
                 items = [item for item in items if _NUMBER.fullmatch(item) or item.startswith("#")]
                 if not items:
                     continue  # nothing to multiply from it: left as it is
+            elif name == "AVERAGEA":
+                if any(item.upper() in ("TRUE", "FALSE") for item in items):
+                    continue
+                items = ["0" if item.startswith('"') else item for item in items]
             edits.append((start, end, ",".join(items)))
     if not edits:
         return None
