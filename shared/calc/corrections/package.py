@@ -12,6 +12,7 @@ from xml.sax.saxutils import escape, unescape
 from openpyxl.formula.tokenizer import Token, Tokenizer, TokenizerError
 
 from shared.calc.corrections.lookups import MENTION
+from shared.calc.corrections.model import Rewrite
 from shared.calc.refs import column_number
 from shared.calc.xlsx.package import open_package, workbook_parts
 
@@ -82,6 +83,23 @@ def survey(
 
 _ARRAY_F = re.compile(rb'<f\b[^>]*\bt="array"')
 
+
+def rewrite_formulas(model, data: bytes, mention: re.Pattern, keywords: tuple[bytes, ...], fix) -> list[Rewrite]:
+    """Every cell `survey` finds (array formulas left alone) whose formula `fix` changes (it
+    answers None otherwise) is given the fixed formula; each Rewrite keeps the formula as
+    written, for the exported workbook. Costs one scan of the sheet XML when no cell mentions one."""
+    candidates, arrays = survey(data, mention, keywords)
+    rewrites = []
+    for sheet, row, col in sorted(candidates - arrays):
+        formula = model.get_cell_formula(sheet, row, col)
+        if not formula or formula.startswith("{"):
+            continue
+        fixed = fix(formula)
+        if fixed is None:
+            continue
+        rewrites.append(Rewrite(sheet, row, col, formula.lstrip("=")))
+        model.set_user_input(sheet, row, col, fixed)
+    return rewrites
 
 def names_survey(data: bytes) -> tuple[dict, set[tuple[int, int, int]]] | None:
     """None when workbook.xml defines no name the names rewrite could change (names.py), else

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 
 from shared.calc.corrections.model import Rewrite
-from shared.calc.corrections.package import survey
+from shared.calc.corrections.package import rewrite_formulas
 
 FUNCTIONS = {"PRODUCT": 0, "CONCAT": 0, "TEXTJOIN": 2, "AVERAGEA": 0}  # the first argument that may be an array
 MENTION = re.compile(rb"(?:PRODUCT|CONCAT|TEXTJOIN|AVERAGEA)\(")
@@ -108,15 +108,4 @@ def expanded(formula: str) -> str | None:
 def correct_array_constants(model, data: bytes) -> list[Rewrite]:
     """Rewrite the cells giving those functions an array constant; a workbook without them costs
     one scan of its sheet XML."""
-    candidates, arrays = survey(data, MENTION, KEYWORDS)
-    rewrites = []
-    for sheet, row, col in sorted(candidates - arrays):
-        formula = model.get_cell_formula(sheet, row, col)
-        if not formula or formula.startswith("{"):
-            continue
-        fixed = expanded(formula)
-        if fixed is None:
-            continue
-        rewrites.append(Rewrite(sheet, row, col, formula.lstrip("=")))
-        model.set_user_input(sheet, row, col, fixed)
-    return rewrites
+    return rewrite_formulas(model, data, MENTION, KEYWORDS, expanded)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from shared.calc.corrections.model import Rewrite
-from shared.calc.corrections.package import survey
+from shared.calc.corrections.package import rewrite_formulas
 
 MENTION = re.compile(rb"#REF!\s*:\s*#REF!")
 KEYWORDS = (b"#REF!",)
@@ -39,15 +39,4 @@ def collapsed(formula: str) -> str | None:
 def correct_ref_ranges(model, data: bytes) -> list[Rewrite]:
     """Rewrite the cells holding a range of deleted references; a workbook without `#REF!` in a
     formula costs one scan of its sheet XML."""
-    candidates, arrays = survey(data, MENTION, KEYWORDS)
-    rewrites = []
-    for sheet, row, col in sorted(candidates - arrays):
-        formula = model.get_cell_formula(sheet, row, col)
-        if not formula or formula.startswith("{"):
-            continue
-        fixed = collapsed(formula)
-        if fixed is None:
-            continue
-        rewrites.append(Rewrite(sheet, row, col, formula.lstrip("=")))
-        model.set_user_input(sheet, row, col, fixed)
-    return rewrites
+    return rewrite_formulas(model, data, MENTION, KEYWORDS, collapsed)
