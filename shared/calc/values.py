@@ -8,6 +8,7 @@ from functools import lru_cache
 from collections.abc import Iterable
 from typing import Any
 
+from shared.calc import numfmt
 from shared.errors import WorkbookError
 
 # Excel's 1900 date system: serial 1 is 1900-01-01 and serial 60 is the phantom 1900-02-29
@@ -30,10 +31,6 @@ _ISO_RE = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})"
     r"(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?)?"
 )
-# Parts of a number format that never make it a date: quoted literals, escaped characters,
-# and bracketed colours/locales/conditions. Elapsed-time brackets ([h], [mm]) are kept.
-_FORMAT_NOISE_RE = re.compile(r'"[^"]*"|\\.|_.|\*.|\[(?![hms]+\])[^\]]*\]', re.IGNORECASE)
-_DATE_TOKEN_RE = re.compile(r"[dmyhs]", re.IGNORECASE)
 
 
 def parse_iso_datetime(text: str) -> datetime.datetime | None:
@@ -101,12 +98,9 @@ def number_out(value: float) -> float | int:
 
 @lru_cache(maxsize=512)
 def is_date_format(num_fmt: str | None) -> bool:
-    """True when an Excel number format shows dates or times (d/m/y/h/s outside literals)."""
-    if not num_fmt or num_fmt.lower() == "general":
-        return False
-    # Only the first section matters for positive serials; "0;[Red]-0" is still numeric.
-    stripped = _FORMAT_NOISE_RE.sub("", num_fmt)
-    return bool(_DATE_TOKEN_RE.search(stripped.split(";", 1)[0]))
+    """True when an Excel number format shows dates or times: Excel's number-format grammar
+    decides (shared/calc/numfmt)."""
+    return numfmt.is_date_format(num_fmt)
 
 
 def shape_output(rows: int, cols: int, values: list[Any]) -> Any:

@@ -181,6 +181,13 @@ def test_a_code_is_parsed_once():
 @pytest.mark.parametrize("code, is_date", [
     ("yyyy-mm-dd", True), ("[$-409]d-mmm-yy;@", True), ("[h]:mm:ss", True), ("General", False),
     ("0.00E+00", False), ('"Day "0', False), ("[Red]0.00", False), ("@", False),
+    ("[DBNum1]yyyy", True), ("[$-F800]dddd, mmmm dd, yyyy", True), ("[DBNum1]0", False),
 ])
 def test_date_detection_reads_the_first_section(code, is_date):
     assert is_date_format(code) is is_date
+
+
+def test_a_code_of_another_numeral_system_is_a_date_but_not_shown():
+    # GIVEN a date shown with Chinese numerals: the cell holds a date, the text is not ours
+    with pytest.raises(Unsupported):
+        format_number(45000, "[DBNum1]yyyy")

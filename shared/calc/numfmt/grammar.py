@@ -206,8 +206,9 @@ def tokenize(text: str) -> Section:
                 symbol = _LOCALE.fullmatch(inner).group(1)
                 if symbol:
                     tokens.append(Token("lit", symbol))
-            else:  # [DBNum1], [$-ja-JP-x-gannen], other calendars and numeral systems
-                raise Unsupported(f"format code {inner}")
+            else:  # [DBNum1], [$-ja-JP-x-gannen], other calendars and numeral systems: like
+                # b, e and g below, Unsupported when the section is used, still a date or not
+                tokens.append(Token("other", inner))
         elif text[i : i + 7].lower() == "general":
             tokens.append(Token("general", text[i : i + 7]))
             i += 7
