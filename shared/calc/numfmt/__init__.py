@@ -40,7 +40,7 @@ def format_text(value: str, code: str) -> str:
     if text_section is None:
         return value
     if text_section.has("other"):
-        raise Unsupported("a code of another calendar")
+        raise _unsupported_code(text_section)
     if text_section.has("point", "comma", "percent", "slash"):
         return VALUE_ERROR  # number codes in the section that shows text
     return "".join(value if t.kind == "at" else t.text for t in text_section.tokens)
@@ -58,10 +58,16 @@ def is_date_format(code: str | None) -> bool:
     return bool(numeric) and numeric[0].is_date
 
 
+def _unsupported_code(section) -> Unsupported:
+    """Other calendars' and numeral systems' codes: `[DBNum1]` named, b/e/g as a calendar's."""
+    code = next(t.text for t in section.tokens if t.kind == "other")
+    return Unsupported(f"format code {code}" if code.startswith("[") else "a code of another calendar")
+
+
 def _render(value: float, fmt: Format, date1904: bool) -> str:
     section, shown, minus = fmt.pick(value)
     if section.has("other"):
-        raise Unsupported("a code of another calendar")
+        raise _unsupported_code(section)
     if section.is_date:
         return format_date(-shown if minus else shown, section, date1904)
     if section.is_general:
