@@ -202,7 +202,9 @@ def test_the_fidelity_check_names_flagged_pivot_and_array_cells():
     ws = wb.active
     for row, value in enumerate([10, 20, 30, 40], start=1):
         ws.cell(row, 1, value)
-    ws["C1"] = '=GETPIVOTDATA("Amount",$A$1)'
+    # data_field from a cell: not settled by the saved pivot tables (a constant one, with no
+    # pivot table there, is #REF!, answered at load: test_getpivotdata.py)
+    ws["C1"] = '=GETPIVOTDATA(B1,$A$1)'
     ws["C2"] = ArrayFormula("C2", "=AVERAGE(IF(A1:A4>15,A1:A4))")
     ws["C3"] = "=AVERAGE(IF(A1>15,A1))"  # not an array formula: not flagged
     buffer = io.BytesIO()

@@ -24,6 +24,7 @@ Mechanisms:
   Excel counts them; OFFSET's omitted height or width as the reference's.
 - Structured references to tables and 3-D references as plain references (`tables.py`).
 - References to other workbooks as the values the file saved for them (`external.py`).
+- GETPIVOTDATA as the pivot table cell it reads, as saved (`functions/pivots.py`).
 - FORMULATEXT of a rewritten cell answers the upload's formula (`formula_text.py`).
 - Our own implementations of functions, evaluated after IronCalc (subpackage `functions`).
 - Flags (`flagged_cells`): cells known to be wrong in an engine that no correction can fix are
@@ -58,6 +59,7 @@ from shared.calc.corrections.functions.subtotal import correct_filtered_subtotal
 from shared.calc.corrections.functions.holidays import correct_holidays
 from shared.calc.corrections.functions.array_constants import correct_array_constants
 from shared.calc.corrections.functions.ref_ranges import correct_ref_ranges
+from shared.calc.corrections.functions.pivots import correct_pivot_data
 from shared.calc.corrections.names import (
     INTERSECTION_KEYWORDS,
     INTERSECTION_MENTION,
@@ -81,7 +83,7 @@ def correct_model(model, data: bytes, inputs: list[InputBox]) -> ModelCorrection
     fixes: list[Rewrite] = []
     for rewrite in (correct_external, _correct_references, _inline_names, _index_ranges, _intersect_ranges, _correct_dates,
                     _correct_arguments, correct_filtered_subtotals, correct_holidays,
-                    correct_array_constants, correct_ref_ranges):
+                    correct_array_constants, correct_ref_ranges, correct_pivot_data):
         fixes = _merged(fixes, rewrite(model, data))
     candidates, arrays = survey(data)
     if candidates:

@@ -28,6 +28,8 @@ ISOMITTED LAMBDA LET OFFSET QUOTIENT RANDARRAY SEQUENCE SHEET SHEETS STOCKHISTOR
 TEXT TOCOL TOROW TRANSPOSE TRIMRANGE UNIQUE VALUETOTEXT VLOOKUP VSTACK WEBSERVICE WRAPCOLS
 WRAPROWS XLOOKUP XMATCH
 """.split())
+# Functions whose calls the load-time rewrite replaces whole: no engine needs to know them.
+REPLACED = frozenset({"GETPIVOTDATA"})
 # Names in formulas' table that are not Excel functions.
 _NOT_EXCEL = frozenset({"ARRAY", "ARRAYROW", "DUMMYFUNCTION"})
 _PREFIX = re.compile(r"^(?:_XLFN\.|_XLWS\.)+")
@@ -94,7 +96,8 @@ def layer_roles() -> dict[str, str]:
     for name in (*LOOKUP_FUNCTIONS, "SUBTOTAL", "WEEKDAY", "FORMULATEXT", *holidays.HOLIDAYS_ARGUMENT,
                  *array_constants.FUNCTIONS):
         roles[name] = "rewritten"
-    roles["GETPIVOTDATA"] = "flagged"
+    # answered at load from the saved pivot tables (functions/pivots.py), the rest flagged
+    roles["GETPIVOTDATA"] = "rewritten"
     roles.update(dict.fromkeys(registry.CORRECTED, "evaluated"))
     from shared.calc.corrections import dynamic
 
@@ -129,7 +132,7 @@ def build(conformance: dict[str, dict[str, int]], extra: set[str] = frozenset())
             "ironcalc": name not in lacks,
             "formulas": name in has,
             "layer": role,
-            "status": _status(name not in lacks, name in has, role, cases),
+            "status": _status(name not in lacks, name in has, role, cases, name in REPLACED),
             "conformance": cases,
         }
         rows.append(row)
@@ -140,10 +143,11 @@ def build(conformance: dict[str, dict[str, int]], extra: set[str] = frozenset())
     }
 
 
-def _status(ironcalc_has: bool, formulas_has_it: bool, role: str | None, cases: dict | None) -> str:
+def _status(ironcalc_has: bool, formulas_has_it: bool, role: str | None, cases: dict | None,
+            replaced: bool = False) -> str:
     if cases and cases["cases"] and not cases["service"]:
         return NOT_SUPPORTED  # no conformance case comes out as Excel's, whatever the engines claim
-    if role == "evaluated" or (role == "rewritten" and ironcalc_has):
+    if role == "evaluated" or (role == "rewritten" and (ironcalc_has or replaced)):
         return CORRECTED
     if role == "flagged":
         return NOT_SUPPORTED

@@ -54,6 +54,7 @@ class ExcelBook:
     cells: list[FormulaCell]
     defined_names: dict[str, str]
     application: str | None
+    pivots: object = None  # the pivot tables (corrections.functions.pivots.Pivots); None: not read
 
 
 def _cached(kind: str | None, raw: str | None, inline: str | None, strings: list[str]) -> CellValue | None:
@@ -174,5 +175,16 @@ def read_excel_cells(data: bytes) -> ExcelBook:
         except (ElementTree.ParseError, AttributeError, zipfile.BadZipFile) as exc:
             raise WorkbookError(UNREADABLE) from exc
     return ExcelBook(
-        [n for n, _ in sheet_parts], cells, defined_names(workbook_xml), application(package)
+        [n for n, _ in sheet_parts], cells, defined_names(workbook_xml), application(package),
+        _pivots(package),
     )
+
+
+def _pivots(package: zipfile.ZipFile):
+    """The package's pivot tables for GETPIVOTDATA, None when they cannot be read."""
+    from shared.calc.corrections.functions.pivots import read_pivots
+
+    try:
+        return read_pivots(package)
+    except Exception:  # noqa: BLE001 - unread: every GETPIVOTDATA is flagged
+        return None

@@ -1,14 +1,33 @@
-"""XLOOKUP and XMATCH in every match mode (exact, next smaller, next larger, wildcard) and
-search mode (first to last, last to first, binary ascending and descending), as their pages on
-support.microsoft.com describe them."""
+"""XLOOKUP and XMATCH in every match mode (exact, next smaller, next larger, wildcard, regular
+expression) and search mode (first to last, last to first, binary ascending and descending), as
+their pages on support.microsoft.com describe them.
+
+Where the pages say nothing, the values Excel saved in formulas' test.xlsx (LOOKUP!R162:AF197,
+AH162:AW170, EXTRA!H73:P94) settle it:
+- Approximate matches compare across types in Excel's sort order (Microsoft's "Sort data in a
+  range or table": numbers, then text, then logical values, blanks last): the next smaller item
+  of a text is the largest number when no text is smaller, and a blank lookup value comes after
+  everything (its next smaller item is the largest one, it has no next larger one).
+- Text compares without case, and with Unicode's case folding ("ß" finds "ss"); wildcards match
+  case by case ("ß" does not match "ss").
+- An error as the lookup value is the answer before any mode is checked.
+- match_mode and search_mode are rounded down (a search mode of -1.1 is -2), and may be arrays,
+  lifted with the lookup value as any function's arguments are.
+
+match_mode 3 searches each text item for the lookup value as a regular expression (Microsoft's
+REGEXTEST page: "whether any part of supplied text matches", case-sensitive by default, PCRE2):
+regex.py refuses the patterns Python's `re` would read otherwise.
+"""
 
 from __future__ import annotations
 
+import math
 import re
 
 from shared.calc.corrections.dynamic import values as v
-from shared.calc.corrections.dynamic.functions import _arity, _int, _opt, function
-from shared.calc.corrections.dynamic.values import Err, Grid, Ref
+from shared.calc.corrections.dynamic.functions import _arity, _opt, function
+from shared.calc.corrections.dynamic.regex import compile_pattern
+from shared.calc.corrections.dynamic.values import MISSING, Err, Grid, Ref
 from shared.calc.corrections.functions.text_format import Unsupported
 
 
@@ -25,37 +44,56 @@ def _wildcard(pattern: str) -> re.Pattern:
     return re.compile("".join(out), re.IGNORECASE | re.DOTALL)
 
 
-def _kind(x):
-    return 2 if isinstance(x, bool) else 1 if isinstance(x, str) else 0 if isinstance(x, float) else 3
+def _rank(x) -> int:
+    """Excel's sort order of types: numbers, text, logical values, errors, blanks."""
+    if isinstance(x, bool):
+        return 2
+    if isinstance(x, str):
+        return 1
+    if isinstance(x, float):
+        return 0
+    return 4 if x is None else 3
 
 
-def _cmp(a, b) -> int:
-    return v.compare(a, b)
+def _order(a, b) -> int:
+    """-1, 0 or 1: a before, with or after b in that order (text without case)."""
+    ra, rb = _rank(a), _rank(b)
+    if ra != rb:
+        return -1 if ra < rb else 1
+    if ra == 1:
+        a, b = a.casefold(), b.casefold()
+    elif ra > 2:
+        return 0  # (errors are never compared, blanks only with blanks)
+    return (a > b) - (a < b)
 
 
 def position(value, items: list, match_mode: int, search_mode: int):
     """The 0-based position XMATCH finds, or None."""
+    order = range(len(items)) if search_mode in (1, 2) else range(len(items) - 1, -1, -1)
     if value is None:  # an empty lookup value finds the first empty cell
-        order = range(len(items)) if search_mode >= 0 else range(len(items) - 1, -1, -1)
-        return next((i for i in order if items[i] is None), None)
+        found = next((i for i in order if items[i] is None), None)
+        if found is not None or match_mode != -1:
+            return found
     if search_mode in (2, -2):
         return _binary(value, items, match_mode, search_mode == 2)
-    order = range(len(items)) if search_mode == 1 else range(len(items) - 1, -1, -1)
+    if match_mode == 3:
+        if not isinstance(value, str):
+            raise Unsupported("a regular expression match for a lookup value that is not text")
+        pattern = compile_pattern(value)
+        return next((i for i in order if isinstance(items[i], str) and pattern.search(items[i])), None)
     if match_mode == 2 and isinstance(value, str):
         pattern = _wildcard(value)
-        for i in order:
-            if isinstance(items[i], str) and pattern.fullmatch(items[i]):
-                return i
-        return None
+        return next((i for i in order if isinstance(items[i], str) and pattern.fullmatch(items[i])), None)
     best = None
     for i in order:
         item = items[i]
-        if _kind(item) != _kind(value):
+        if item is None or isinstance(item, Err):
             continue
-        order_ = _cmp(item, value)
-        if order_ == 0:
+        found = _order(item, value)
+        if found == 0:
             return i
-        if match_mode == -1 and order_ < 0 and (best is None or _cmp(item, items[best]) > 0) or match_mode == 1 and order_ > 0 and (best is None or _cmp(item, items[best]) < 0):
+        if match_mode == -1 and found < 0 and (best is None or _order(item, items[best]) > 0) \
+                or match_mode == 1 and found > 0 and (best is None or _order(item, items[best]) < 0):
             best = i
     return best if match_mode in (-1, 1) else None
 
@@ -65,14 +103,12 @@ def _binary(value, items, match_mode, ascending):
     below = above = None  # the last probes under and over the value
     while low <= high:
         mid = (low + high) // 2
-        item = items[mid]
-        order = _cmp(item, value) if _kind(item) == _kind(value) else (
-            -1 if _kind(item) < _kind(value) else 1)
-        if not ascending:
-            order = -order
-        if order == 0 and _kind(item) == _kind(value):
+        found = _order(items[mid], value)
+        if found == 0:
             return mid
-        if order < 0:
+        if not ascending:
+            found = -found
+        if found < 0:
             below = mid
             low = mid + 1
         else:
@@ -85,18 +121,30 @@ def _binary(value, items, match_mode, ascending):
     return None
 
 
-def _modes(ev, args, first):
-    match_mode = _int(ev, _opt(args, first, 0.0))
-    search_mode = _int(ev, _opt(args, first + 1, 1.0))
+def _whole(x):
+    """A mode as Excel reads it: a number rounded down, or the Err it holds."""
+    if isinstance(x, Err):
+        return x
+    n = v.to_number(x)
+    return n if isinstance(n, Err) else math.floor(n)
+
+
+def _modes(value, match_mode, search_mode):
+    """(match_mode, search_mode) for one lookup value, or the Err Excel answers."""
+    if isinstance(value, Err):
+        return value
+    if value is MISSING:
+        raise Unsupported("an omitted lookup value")
+    match_mode, search_mode = _whole(match_mode), _whole(search_mode)
     for x in (match_mode, search_mode):
         if isinstance(x, Err):
             return x
-    if match_mode == 3:
-        raise Unsupported("match mode 3 (a regular expression)")
-    if match_mode not in (0, -1, 1, 2) or search_mode not in (1, -1, 2, -2):
+    if match_mode not in (0, -1, 1, 2, 3) or search_mode not in (1, -1, 2, -2):
         return v.VALUE
     if match_mode == 2 and search_mode in (2, -2):
         return v.VALUE  # wildcards cannot be searched by halves
+    if match_mode == 3 and search_mode in (2, -2):
+        raise Unsupported("a regular expression match with a binary search")
     return match_mode, search_mode
 
 
@@ -108,31 +156,30 @@ def _vector(ev, value):
     return grid.cells(), rows == 1 and cols > 1
 
 
+def _mode_args(args, first):
+    return _opt(args, first, 0.0), _opt(args, first + 1, 1.0)
+
+
 @function("XMATCH")
 def _xmatch(ev, args):
     _arity(args, 2, 4)
-    modes = _modes(ev, args, 2)
-    if isinstance(modes, Err):
-        return modes
     found = _vector(ev, args[1])
     if found is None:
         return v.VALUE
     items, _ = found
 
-    def run(value):
-        if isinstance(value, Err):
-            return value
+    def run(value, match_mode, search_mode):
+        modes = _modes(value, match_mode, search_mode)
+        if isinstance(modes, Err):
+            return modes
         at = position(value, items, *modes)
         return v.NA if at is None else float(at + 1)
-    return ev.lift(run, args[0])
+    return ev.lift(run, args[0], *_mode_args(args, 2))
 
 
 @function("XLOOKUP")
 def _xlookup(ev, args):
     _arity(args, 3, 6)
-    modes = _modes(ev, args, 4)
-    if isinstance(modes, Err):
-        return modes
     found = _vector(ev, args[1])
     if found is None:
         return v.VALUE
@@ -151,23 +198,27 @@ def _xlookup(ev, args):
         grid = ev.grid(returned)
         return Grid([[row[at]] for row in grid.rows]) if across else Grid([grid.rows[at]])
 
-    value = args[0]
-    if not isinstance(value, (Ref, Grid)) or ev.grid(value).shape == (1, 1):
-        value = ev.scalar(value)
-        if isinstance(value, Err):
-            return value
+    value, match_mode, search_mode = args[0], *_mode_args(args, 4)
+    lifted = [x for x in (value, match_mode, search_mode)
+              if isinstance(x, (Ref, Grid)) and ev.grid(x).shape != (1, 1)]
+    if not lifted:  # one lookup: the whole row or column found may be returned
+        value, match_mode, search_mode = (ev.scalar(x) for x in (value, match_mode, search_mode))
+        modes = _modes(value, match_mode, search_mode)
+        if isinstance(modes, Err):
+            return modes
         at = position(value, items, *modes)
         if at is None:
             return missing
         result = pick(at)
         return ev.scalar(result) if ev.grid(result).shape == (1, 1) else result
 
-    def run(x):
-        if isinstance(x, Err):
-            return x
+    def run(x, match_mode, search_mode):
+        modes = _modes(x, match_mode, search_mode)
+        if isinstance(modes, Err):
+            return modes
         at = position(x, items, *modes)
         if at is None:
             return ev.scalar(missing)
         result = ev.grid(pick(at))
         return result.rows[0][0] if result.shape == (1, 1) else v.CALC
-    return ev.lift(run, value)
+    return ev.lift(run, value, match_mode, search_mode)

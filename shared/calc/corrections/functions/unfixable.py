@@ -4,10 +4,9 @@ carries Excel's values.
 
 - STDEV, VAR, DEVSQ, AVEDEV, SUMSQ, KURT... given typed text that may read as a number or a
   date ("50%", "1/2/2020"): the rule and the reason live in arguments.py.
-- GETPIVOTDATA(data_field, pivot_table, [field1, item1], ...): the answer is read from a pivot
-  table's cache (Microsoft's "GETPIVOTDATA function" page), which neither engine reads; IronCalc
-  0.9.1 answers #NAME? (measured). Cell values alone cannot rebuild it (the pivot's fields,
-  filters and summary function live in the pivot cache definition), so it is flagged.
+- GETPIVOTDATA(data_field, pivot_table, [field1, item1], ...) that the workbook's saved pivot
+  tables do not settle (pivots.py answers the others at load: the rendered cell or #REF!);
+  IronCalc 0.9.1 answers #NAME? (measured). In an array formula (not rewritten) always.
 - COUNT and AVERAGE given an array: "If an argument is an array or reference, only numbers in
   that array or reference are counted" (COUNT and AVERAGE pages). IronCalc 0.9.1 answers 0 for
   COUNT of any array, constant or computed (COUNT({1,2,"a",TRUE}): Excel 2;
@@ -56,8 +55,8 @@ _IF = re.compile(r"\s*IF\s*\(", re.IGNORECASE)
 _LOGICAL = re.compile(r"(?<![A-Za-z0-9_.])(?:TRUE|FALSE)(?![A-Za-z0-9_.(])", re.IGNORECASE)
 
 PIVOT_REASON = (
-    "GETPIVOTDATA reads a pivot table's cache, which is not calculated from cell values: "
-    "IronCalc 0.9.1 answers #NAME?"
+    "GETPIVOTDATA that the workbook's saved pivot tables do not settle ({why}): IronCalc 0.9.1 "
+    "answers #NAME?"
 )
 COUNT_REASON = (
     "COUNT given an array: Excel counts the array's numbers, IronCalc 0.9.1 answers 0"
@@ -117,15 +116,22 @@ def _statistic_reason(function: str, arguments: list[str], array_formula: bool) 
     return None
 
 
-def reasons(formula: str, array_formula: bool = False) -> list[str]:
-    """Why a formula cannot be computed as Excel would ([] when it can)."""
+def reasons(formula: str, array_formula: bool = False, sheet: str | None = None, pivots=None) -> list[str]:
+    """Why a formula cannot be computed as Excel would ([] when it can); `pivots` are the
+    workbook's pivot tables (pivots.read_pivots), None when unknown, and `sheet` the cell's."""
     text = _STRING.sub('""', formula)
     found = []
     typed = typed_text_reason(formula)
     if typed is not None:
         found.append(typed)
     if _PIVOT.search(text):
-        found.append(PIVOT_REASON)
+        why = "an array formula" if array_formula else "the pivot tables were not read"
+        if pivots is not None and not array_formula and sheet is not None:
+            from shared.calc.corrections.functions.pivots import unresolved
+
+            why = unresolved(formula, sheet, pivots)
+        if why is not None:
+            found.append(PIVOT_REASON.format(why=why))
     for match in _MODE.finditer(text):
         arguments = call_arguments(text, match.end()) or []
         if any(_ERROR.fullmatch(a) for a in arguments) and MODE_ERROR_REASON not in found:
@@ -150,7 +156,7 @@ def unfixable_functions(book) -> list[tuple[object, str]]:
     for cell in book.cells:
         if cell.array_area:
             continue
-        found_reasons = reasons(cell.formula, cell.array_formula)
+        found_reasons = reasons(cell.formula, cell.array_formula, cell.sheet, getattr(book, "pivots", None))
         nested = _aggregate_within(cell, aggregates) if aggregates else None
         if nested is not None:
             found_reasons.append(SUBTOTAL_AGGREGATE_REASON.format(cell=nested))

@@ -1,0 +1,66 @@
+"""TREND in the dynamic-array evaluator, with Excel's fit and rules as
+shared/calc/formulas/regression.py holds them (measured on the corpus: shapes other than a
+variable per column or row of known_x's are #REF!, anything not a number among the values is
+#VALUE!).
+
+IronCalc 0.9.1 answers #REF! for TREND(y,,new_x) (Microsoft's Excel 97 help for TREND:
+`TREND(B2:B13,,{13;14;15;16;17})`), a number for new_x's of the wrong width (formulas'
+test.xlsx STATISTICAL!S113, V113: Excel #REF!) and passes an error among new_x's on (AA113:
+Excel #VALUE!), so every TREND cell is evaluated here (dynamic/__init__.py routes it).
+"""
+
+from __future__ import annotations
+
+from shared.calc.corrections.dynamic.functions import _arity, _opt, function
+from shared.calc.corrections.dynamic.values import Err, Grid
+
+
+def _as_formulas(value):
+    """One of our scalars as formulas' regression code reads it: a blank as schedula's EMPTY,
+    an error as formulas' XlError (anything else that is not a number reads as #VALUE!)."""
+    import schedula as sh
+    from formulas.functions import Error
+
+    if value is None:
+        return sh.EMPTY
+    if isinstance(value, Err):
+        return Error.errors.get(value.code, Error.errors["#VALUE!"])
+    return value
+
+
+def _block(ev, value):
+    import numpy as np
+
+    rows = ev.grid(value).rows
+    out = np.empty((len(rows), len(rows[0]) if rows else 0), dtype=object)
+    for r, row in enumerate(rows):
+        for c, item in enumerate(row):
+            out[r, c] = _as_formulas(item)
+    return out
+
+
+def _ours(value):
+    from formulas.functions import XlError
+
+    if isinstance(value, XlError):
+        return Err(str(value))
+    return float(value)
+
+
+@function("TREND")
+def _trend(ev, args):
+    _arity(args, 1, 4)
+    from formulas.errors import FoundError
+
+    from shared.calc.formulas import regression
+
+    given = [_opt(args, i, None) for i in range(4)]
+    known_y = _block(ev, given[0])
+    known_x, new_x, const = (
+        regression.MISSING if given[i] is None else _block(ev, given[i]) for i in (1, 2, 3)
+    )
+    try:
+        result = regression.trend(known_y, known_x, new_x, const)
+    except FoundError as exc:
+        return Err(str(exc.err))
+    return Grid([[_ours(x) for x in row] for row in result.tolist()])

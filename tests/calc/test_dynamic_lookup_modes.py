@@ -1,0 +1,93 @@
+"""XLOOKUP and XMATCH in the dynamic-array evaluator (shared/calc/corrections/dynamic/lookup.py):
+the regular expression mode and the rules Excel's saved values settle, and TREND there
+(dynamic/regression.py).
+
+Expected values: Microsoft's REGEXTEST page ("whether any part of supplied text matches",
+case-sensitive by default, PCRE2) and cells Excel saved in the corpus (cited per case).
+"""
+
+import pytest
+
+from shared.calc.corrections.dynamic.evaluate import Book, Evaluator
+from shared.calc.corrections.dynamic.regex import compile_pattern
+from shared.calc.corrections.dynamic.values import Err, Grid
+from shared.calc.corrections.functions.text_format import Unsupported
+
+COUNTRIES = '{"Albania";"Indonesia";"India";"Germany";"Spain";"Venezuela";"Italy";"Francialy"}'
+
+
+def evaluate(formula: str):
+    class NoModel:
+        def get_defined_name_list(self):
+            return []
+
+    def empty(model, sheet, row, col):
+        return ("empty", None)
+
+    result = Evaluator(Book(NoModel(), ["Sheet1"], empty, {}), 0, 10, 10).formula(formula)
+    if isinstance(result, Grid):
+        return result.rows
+    return result.code if isinstance(result, Err) else result
+
+
+@pytest.mark.parametrize("formula, expected", [
+    # corpus LOOKUP_AND_REFERENCE/XMATCH.xlsx D6 and D7 (Excel for Mac), the range as a constant
+    (f'=XMATCH("[A-Z][a-z]+y",{COUNTRIES},3,1)', 4.0),
+    (f'=XMATCH("[A-Z][a-z]+y",{COUNTRIES},3,-1)', 8.0),
+    # REGEXTEST page: any part of the text matches; case-sensitive unless the pattern says so
+    (f'=XMATCH("ai",{COUNTRIES},3)', 5.0),
+    (f'=XMATCH("^SPAIN$",{COUNTRIES},3)', "#N/A"),
+    (f'=XMATCH("(?i)^SPAIN$",{COUNTRIES},3)', 5.0),
+    (f'=XLOOKUP("^Ind",{COUNTRIES},{{1;2;3;4;5;6;7;8}},"none",3,-1)', 3.0),
+    ('=XLOOKUP("x",{"a";"b"},{1;2},"none",3)', "none"),
+])
+def test_a_regular_expression_finds_the_text_it_matches(formula, expected):
+    assert evaluate(formula) == expected
+
+
+@pytest.mark.parametrize("pattern", [
+    "[[:alpha:]]+", r"\Qa.b\E", r"\p{Lu}", r"a\Kb", r"\h", r"a\z", r"a\Z", "(*UTF)a", "(?|a|b)",
+    "(?<name>a)", "a{,3}", r"\x{41}", "(?U)a+", r"\R",
+])
+def test_a_pattern_pcre2_reads_otherwise_is_refused(pattern):
+    with pytest.raises(Unsupported):
+        compile_pattern(pattern)
+
+
+def test_a_pattern_both_read_alike_is_compiled():
+    for pattern in (r"^\(\d{3}\) \d{3}-\d{4}$", "(?i)b(?:an)+a", "(?P<x>a)(?P=x)", "a++b", "(?>ab)c"):
+        compile_pattern(pattern)
+    assert compile_pattern(r"\d+").search("tel 555")
+    with pytest.raises(Unsupported):  # \d over digits PCRE2 would read as ASCII only
+        compile_pattern(r"\d").search("٣")
+
+
+def test_regular_expressions_are_not_searched_by_halves():
+    with pytest.raises(Unsupported):
+        evaluate(f'=XMATCH("a",{COUNTRIES},3,2)')
+
+
+@pytest.mark.parametrize("formula, expected", [
+    # formulas' test.xlsx, LOOKUP sheet: Excel's sort order across types, blanks last
+    ('=XMATCH(TRUE,{-1.1,2.1,3.1,4.1},-1)', 4.0),               # Y189
+    ('=XMATCH("*b?u*",{"c bau c",4.1,"a",1.1},-1)', 2.0),       # X193
+    ('=XMATCH(A1,{TRUE,4.1,FALSE,"c bau c"},-1,-2)', 1.0),      # W178 (A1 empty)
+    ('=XMATCH(A1,{TRUE,4.1,FALSE,"c bau c"},0)', "#N/A"),       # W187
+    ('=XMATCH(NA(),{4.1,3.1,2.1,1.1},2,2)', "#N/A"),            # AA183
+    ('=XLOOKUP(4.1,{"b",4.1,"a",1.1},{"L","ML","MR","R"})', "ML"),  # V166
+    ('=XLOOKUP(3,{-1.1,2.1,3.1,4.1},{1,2,3,4},8,2,1)', 8.0),    # T162: a number in wildcard mode
+    ('=XMATCH(4.1,{"a",2.1,"c bau c",4.1},2,1)', 4.0),          # V181: matches exactly
+])
+def test_lookups_answer_the_values_excel_saved(formula, expected):
+    assert evaluate(formula) == expected
+
+
+def test_trend_is_evaluated_with_excels_rules():
+    # Microsoft's Excel 97 help for TREND: TREND(B2:B13,,{13;14;15;16;17}) equals
+    # {146172;147190;148208;149226;150244} (to the dollar)
+    costs = "{133890;135000;135790;137300;138130;139100;139900;141120;141890;143230;144000;145290}"
+    rows = evaluate(f"=TREND({costs},,{{13;14;15;16;17}})")
+    assert [round(r[0]) for r in rows] == [146172, 147190, 148208, 149226, 150244]
+    # formulas' test.xlsx STATISTICAL!S113 and AA113
+    assert evaluate("=TREND({2;3;4;21;2},{2,1;2,2;5,3;2,4;4,1},{0.1,0.2,0.3})") == "#REF!"
+    assert evaluate("=TREND({2;3;4;21;2},{2,1;2,2;5,3;2,4;4,1},{5,NA()})") == "#VALUE!"
