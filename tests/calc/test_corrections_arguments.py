@@ -114,3 +114,13 @@ def test_typed_text_that_cannot_be_a_number_is_an_error_except_in_mode():
         # THEN each is Excel's answer
         assert loaded.calculate({})["out"] == list(cases.values())
 
+
+
+def test_left_right_mid_counts_typed_as_text_or_logical_are_numbers():
+    from shared.calc.corrections.arguments import rewrite_formula
+
+    assert rewrite_formula('=LEFT("abc","2")') == 'LEFT("abc",2)'
+    assert rewrite_formula('=MID("abcd","2",TRUE)') == 'MID("abcd",2,1)'
+    assert rewrite_formula('=RIGHT("12","1")') == 'RIGHT("12",1)'  # the text argument stays text
+    assert rewrite_formula('=LEFT("abc","x")') is None  # IronCalc's #VALUE! is Excel's
+    assert rewrite_formula('=LEFT("123",2)') is None

@@ -343,3 +343,45 @@ def test_a_failure_inside_the_layer_keeps_the_calculation_and_flags_the_cells(lo
     monkeypatch.setattr(layer, "_evaluate", lambda *a: 1 / 0)
     assert book.calculate({}, outputs=["doubled"]) == {"doubled": 2}
     assert {f.cell for f in book.correction_flags()} == {"C1", "D2", "D3"}
+
+
+def test_sums_of_pairs_without_a_pair_of_numbers_are_div0():
+    from shared.calc.corrections.functions.sums import ExcelError, sum_of_pairs
+
+    for xs, ys in (([], []), ([("n", 1.0), ("s", "b")], [("s", "x"), ("n", 3.0)])):
+        with pytest.raises(ExcelError) as raised:
+            sum_of_pairs("SUMXMY2", xs, ys)
+        assert raised.value.code == "#DIV/0!"
+
+
+# --- POWER and ^ beyond the largest number (functions/power.py) ------------------------------
+
+
+def test_an_overflowing_power_is_num_and_its_dependants_follow(load):
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws["A1"], ws["B1"] = 100, 1e13
+    ws["C1"] = "=POWER(A1,B1)"  # #NUM! in Excel; IronCalc: #DIV/0!
+    ws["C2"] = "=C1+1"  # a dependant sees the #NUM!
+    ws["C3"] = "=1+A1^B1"  # the operator inside a larger formula
+    ws["C4"] = "=0^-1"  # zero to a negative power stays #DIV/0!
+    ws["C5"] = "=POWER(A1,2)"  # right already: left to IronCalc
+    add_name(wb, "out", "Sheet!$C$1:$C$5")
+    book = load(wb)
+    assert book.calculate({}) == {"out": ["#NUM!", "#NUM!", "#NUM!", "#DIV/0!", 10000]}
+    assert book.correction_flags() == []
+    formulas = openpyxl.load_workbook(io.BytesIO(book.to_xlsx()))["Sheet"]
+    assert formulas["C1"].value == "=POWER(A1,B1)"
+
+
+def test_a_power_is_compiled_only_when_ironcalc_answers_div0(load, monkeypatch):
+    from shared.calc.corrections.functions import layer
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws["A1"] = 2
+    ws["B1"] = "=A1^10+POWER(A1,3)"
+    add_name(wb, "out", "Sheet!$B$1")
+    book = load(wb)
+    monkeypatch.setattr(layer, "_compiled", lambda *a: pytest.fail("compiled a power that did not overflow"))
+    assert book.calculate({}) == {"out": 1032}

@@ -39,6 +39,14 @@ Excel's rules (Microsoft support, each function's page):
   give their numbers); an array holding an error is left alone (flagged, unfixable.py). Only
   in formulas whose sheet XML has a `{` after the call (one scan), and, where workbook.xml
   defines a name to an array constant (names.py inlines it), in every COUNT/AVERAGE formula.
+- LEFT, RIGHT and MID given their character counts or start as typed text or a logical value:
+  Excel converts a text that reads as a number where a number is expected ("Converting values
+  in formulas", Microsoft's "Calculation operators and precedence" page: ="1"+"2" is 3) and a
+  logical value as 1 or 0 (Excel-saved: formulas' test.xlsx TEXT!Y20 LEFT("ciao",TRUE cell) "c",
+  Y37 RIGHT "o", Y25 MID("ciao",TRUE cell,blank) ""). IronCalc 0.9.1 answers #VALUE! for
+  LEFT("abc","2"), RIGHT, MID and for TRUE (measured; REPT converts both). The rewrite writes
+  such a literal as the number (`"2"` 2, TRUE 1); the text argument is left as it is. The same
+  values from a reference or an expression stay IronCalc's #VALUE! (not rewritten).
 - OFFSET(reference, rows, cols, [height], [width]): "If omitted, height is the same height as
   reference" (width likewise). IronCalc 0.9.1 reads an empty height or width (`OFFSET(A1,1,0,)`,
   `OFFSET(A1:A5,0,0,,1)`) as 0 and answers #REF!. The rewrite writes the reference's own
@@ -59,11 +67,14 @@ MODES = frozenset({"MODE", "MODE.SNGL"})
 _DIGIT = re.compile(r"\d")
 MENTION = re.compile(
     rb"(?i)(?:STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET)[A-Z.]*\(|(?:COUNT|AVERAGE)\([^<]*\{"
+    rb"|(?<![A-Z.])(?:LEFT|RIGHT|MID)\([^<]*(?:\"|&QUOT;|TRUE|FALSE)"
 )
 KEYWORDS = (
     b"STDEV", b"VAR", b"DEVSQ", b"AVEDEV", b"SUMSQ", b"MODE", b"KURT", b"OFFSET(", b"COUNT(",
-    b"AVERAGE(",
+    b"AVERAGE(", b"LEFT(", b"RIGHT(", b"MID(",
 )
+# The arguments (by position) that are numbers: LEFT/RIGHT's num_chars, MID's start and count.
+COUNTS = {"LEFT": (1,), "RIGHT": (1,), "MID": (1, 2)}
 STATISTIC_MENTION = re.compile(rb"(?i)(?:COUNT|AVERAGE)\(")
 ARRAY_NAME = re.compile(rb"<(?:\w+:)?definedName\b[^>]*>\s*\{")
 _ELEMENT = re.compile(
@@ -287,6 +298,15 @@ def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
                 values[meaningful[0]] = "--(" + values[meaningful[0]]
                 values[meaningful[-1]] += ")"
                 changed = True
+    elif name in COUNTS:
+        for position in COUNTS[name]:
+            meaningful = [i for i in args[position] if tokens[i].type != Token.WSPACE] \
+                if position < len(args) else []
+            if len(meaningful) == 1:
+                number = _literal(tokens[meaningful[0]])
+                if number is not None and number != "#VALUE!":
+                    values[meaningful[0]] = number
+                    changed = True
     elif name in ("COUNT", "AVERAGE") and args:
         changed = _constant_arrays(values, name, opened, closed, args)
     elif name == "OFFSET" and len(args) >= 4:

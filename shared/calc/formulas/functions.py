@@ -24,6 +24,9 @@ the Excel-saved corpus showed (docs/fidelity.md), fixed to Excel's own rules:
 - LINEST and TREND (shared/calc/formulas/regression.py): an empty `const` means TRUE, shapes that
   do not fit are #REF!, and collinear variables are dropped (coefficient 0) as Excel drops them.
 - TIMEVALUE of text that is only a number ("1.25") is #VALUE! in Excel; formulas read it as a time.
+- `^` is POWER ("The ^ operator can be used instead of POWER", Microsoft's POWER page): formulas'
+  own POWER (0^0 #NUM!, 0 to a negative power #DIV/0!, a result beyond the largest number
+  #NUM!); formulas' `^` was Python's `**` (0^-1 #VALUE!, 0^0 1, an overflow #VALUE!).
 """
 
 from __future__ import annotations
@@ -74,6 +77,9 @@ def install() -> None:
         table["TIMEVALUE"] = wrap_ufunc(
             _timevalue_text, input_parser=lambda *a: a, check_error=lambda *a: None
         )
+        from formulas.functions import math as formulas_math, operators
+
+        operators.OPERATORS["^"] = wrap_ufunc(formulas_math.xpower)
         _installed = True
 
 

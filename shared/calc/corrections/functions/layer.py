@@ -25,6 +25,7 @@ Why it is sound:
 from __future__ import annotations
 
 import contextvars
+import functools
 import html
 import io
 import logging
@@ -34,7 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from shared.calc.corrections import dynamic
-from shared.calc.corrections.functions import registry
+from shared.calc.corrections.functions import power, registry
 from shared.calc.corrections.functions.text_format import Unsupported
 from shared.calc.refs import cell_name, column_number
 
@@ -97,6 +98,15 @@ class Target:
 
 
 @dataclass
+class Watched(Target):
+    """A cell calling POWER or using `^` (power.py): evaluated only while IronCalc's value is
+    #DIV/0!, compiled the first time it is (`prepare` answers the compiled Target)."""
+
+    prepare: Callable[[], Target] | None = None
+    refused: str | None = None  # why formulas could not read it, once it was tried
+
+
+@dataclass
 class Flag:
     sheet: str
     cell: str
@@ -136,7 +146,7 @@ def may_need_plan(xlsx: bytes) -> bool:
                     "worksheets/" in name or name == "xl/workbook.xml"
                 ):
                     part = package.read(name).upper()
-                    if any(hint in part for hint in registry.HINTS + dynamic.HINTS):
+                    if any(hint in part for hint in registry.HINTS + dynamic.HINTS + power.HINTS):
                         return True
     except zipfile.BadZipFile:
         return True
@@ -157,14 +167,16 @@ def plan(model, date1904: bool = False, spill_areas: list | None = None) -> Plan
     are the file's dynamic arrays (dynamic.spill_areas), the model read before any calculation."""
     sheets = [p["name"] for p in model.get_worksheets_properties()]
     index_of = {name.upper(): i for i, name in enumerate(sheets)}
-    found, arrays = [], []
+    found, arrays, watched = [], [], []
     for sheet, row, col in model.get_all_cells():
         formula = model.get_cell_formula(sheet, row, col)
         if formula and dynamic.mentions(formula):
             arrays.append((sheet, row, col, formula))
         elif formula and registry.mentions(formula):
             found.append((sheet, row, col, formula))
-    if not found and not arrays:
+        elif formula and power.mentions(formula) and not formula.startswith("{"):
+            watched.append((sheet, row, col, formula))
+    if not found and not arrays and not watched:
         return None
     targets, flags = [], []
     occupied: set = set()
@@ -182,6 +194,9 @@ def plan(model, date1904: bool = False, spill_areas: list | None = None) -> Plan
         except Unsupported as exc:
             names = "/".join(registry.called(formula))
             flags.append(Flag(sheets[sheet], cell_name(row, col), f"{names}: {exc}"))
+    for sheet, row, col, formula in watched:
+        prepare = functools.partial(_target, sheet, row, col, formula, index_of, context)
+        targets.append(Watched(sheet, row, col, formula, None, [], prepare))
     if not targets and not flags:
         return None
     return Plan(sheets, targets, flags, date1904, occupied)
@@ -443,10 +458,22 @@ def _settle(model, the_plan: Plan, written: dict, unsupported: dict, read_cell, 
                     written[key] = settled.written
                 changed |= settled.changed
                 continue
+            if isinstance(target, Watched):
+                if key not in written and not _same(read_cell(model, *key), power.OVERFLOWED):
+                    unsupported.pop(key, None)
+                    continue
+                reason = _prepared(target)
+                if reason is not None:
+                    unsupported[key] = reason
+                    continue
             value, reason = _evaluate(model, target, read_cell, the_plan.date1904, nested)
             if reason is not None:
+                if isinstance(target, Watched):
+                    reason = f"POWER/^: #DIV/0!, which may be an overflow (#NUM! in Excel): {reason}"
                 unsupported[key] = reason
                 continue
+            if isinstance(target, Watched) and key not in written and value != power.EXCEL:
+                continue  # IronCalc's #DIV/0! is Excel's
             unsupported.pop(key, None)
             current_value = read_cell(model, *key)
             if key in written and written[key] == value:
@@ -465,6 +492,20 @@ def _settle(model, the_plan: Plan, written: dict, unsupported: dict, read_cell, 
     else:
         for key in written:
             unsupported[key] = "corrected values did not settle (a cycle)"
+
+
+def _prepared(target: Watched) -> str | None:
+    """Compile a watched cell the first time it is needed; why it cannot be, else None."""
+    if target.compiled is None and target.refused is None:
+        try:
+            prepared = target.prepare()
+        except Unsupported as exc:
+            target.refused = (
+                f"POWER/^: #DIV/0!, which may be an overflow (#NUM! in Excel): {exc}"
+            )
+        else:
+            target.compiled, target.inputs = prepared.compiled, prepared.inputs
+    return target.refused
 
 
 def _same(a: tuple, b: tuple) -> bool:
