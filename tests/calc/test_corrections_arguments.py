@@ -124,3 +124,119 @@ def test_left_right_mid_counts_typed_as_text_or_logical_are_numbers():
     assert rewrite_formula('=RIGHT("12","1")') == 'RIGHT("12",1)'  # the text argument stays text
     assert rewrite_formula('=LEFT("abc","x")') is None  # IronCalc's #VALUE! is Excel's
     assert rewrite_formula('=LEFT("123",2)') is None
+
+
+# LEFT/RIGHT/MID counts from a cell or an expression: Excel converts the value as it converts a
+# typed one (formulas' test.xlsx, Excel-saved, sheet TEXT: Y20 LEFT("ciao",TRUE cell) "c", Y37
+# RIGHT "o", Y25 MID("ciao",TRUE cell,blank cell) "", W20 LEFT of a blank cell "", X20 of the
+# text "ciao" #VALUE!, AB20 of a #DIV/0! cell #DIV/0!; "Converting values in formulas", the
+# "Calculation operators and precedence" page: text that reads as a number is that number).
+# IronCalc 0.9.1 alone answers #VALUE! for the TRUE, FALSE and "2" cells.
+COUNTS_FROM_CELLS = {
+    "B1": ('=LEFT("ciao",A1)', "c"),  # A1 TRUE (Y20)
+    "B2": ('=RIGHT("ciao",A1)', "o"),  # Y37
+    "B3": ('=MID("ciao",A1,A3)', ""),  # A3 blank (Y25)
+    "B4": ('=LEFT("ciao",A3)', ""),  # W20
+    "B5": ('=LEFT("abc",A2)', "ab"),  # A2 the text "2"
+    "B6": ('=MID("abcd",A2,A2)', "bc"),
+    "B7": ('=LEFT("ciao",A4)', ""),  # A4 FALSE: 0
+    "B8": ('=LEFT("ciao",A5)', "#VALUE!"),  # A5 the text "ciao" (X20)
+    "B9": ('=LEFT("ciao",A6)', "#DIV/0!"),  # A6 =1/0 (AB20)
+    "B10": ('=LEFT("ciao",A7)', "ci"),  # a number as it is (A7 2.3; S20: 1.9 is "c")
+    "B11": ('=LEFT("ciao",A7>1)', "c"),  # a comparison: TRUE
+    "B12": ('=MID("abcd",A2&"",1)', "b"),  # a concatenation: the text "2", start 2
+    "B13": ('=LEFTB("ciao",A1)', "c"),  # test.xlsx TEXT!Y21
+    "B14": ('=RIGHT("ciao",+A1)', "o"),  # unary plus leaves TRUE as it is
+}
+
+
+def counts_workbook() -> openpyxl.Workbook:
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Text"
+    ws["A1"], ws["A2"], ws["A4"] = True, "2", False
+    ws["A5"], ws["A6"], ws["A7"] = "ciao", "=1/0", 2.3
+    for cell, (formula, _) in COUNTS_FROM_CELLS.items():
+        ws[cell] = formula
+    ws["C1"] = "=FORMULATEXT(B1)"
+    add_name(wb, "count", "Text!$A$1")
+    add_name(wb, "out", f"Text!$B$1:$B${len(COUNTS_FROM_CELLS)}")
+    add_name(wb, "shown", "Text!$C$1")
+    return wb
+
+
+def test_left_right_mid_counts_from_cells_and_expressions_are_converted_as_excel():
+    workbook, stored = uploaded_and_stored(to_bytes(counts_workbook()))
+
+    for loaded in (workbook, stored):
+        outputs = loaded.calculate({})
+        assert outputs["out"] == [v for _, v in COUNTS_FROM_CELLS.values()]
+        # FORMULATEXT shows the formula as written, not the model's --(A1)
+        assert outputs["shown"] == '=LEFT("ciao",A1)'
+        # a job writing the count: a number, the text "3", TRUE again
+        assert loaded.calculate({"count": 3})["out"][0] == "cia"
+        assert loaded.calculate({"count": "3"})["out"][0] == "cia"
+        assert loaded.calculate({"count": True})["out"][0] == "c"
+
+
+def test_left_right_mid_counts_from_cells_keep_the_formulas_as_written_in_the_export():
+    workbook = get_engine("ironcalc").load_xlsx(to_bytes(counts_workbook()))
+    workbook.calculate({})
+    exported = openpyxl.load_workbook(__import__("io").BytesIO(workbook.to_xlsx()))["Text"]
+
+    for cell, (formula, _) in COUNTS_FROM_CELLS.items():
+        # IronCalc renders `+A1` as `A1` in every formula (rewritten or not)
+        assert exported[cell].value == formula.replace(",+", ","), cell
+
+
+def test_left_right_mid_counts_that_may_be_ranges_are_left_to_ironcalc():
+    from shared.calc.corrections.arguments import rewrite_formula
+
+    # wrapped: one cell (sheet-qualified, absolute, behind + or parentheses), a comparison, a
+    # concatenation; MID's two numbers each
+    assert rewrite_formula('=LEFT("ciao",J20)') == 'LEFT("ciao",--(J20))'
+    assert rewrite_formula("=MID(A1,'My sheet'!$B$1,(C1))") == "MID(A1,--('My sheet'!$B$1),--((C1)))"
+    assert rewrite_formula('=RIGHT(A1,+B1)') == "RIGHT(A1,--(+B1))"
+    assert rewrite_formula('=LEFT(A1,B1>0)') == "LEFT(A1,--(B1>0))"
+    assert rewrite_formula('=MIDB(A1,B1&"",2)') == 'MIDB(A1,--(B1&""),2)'
+    # left alone: a number, arithmetic, a range (IronCalc intersects it as Excel does outside
+    # an array formula, `--(C1:C3)` it would not), a name, a call that may give a range, the
+    # text argument, num_chars omitted or empty
+    for formula in (
+        "=LEFT(A1,3)", '=LEFT(A1,FIND(" ",A1)-1)', "=LEFT(A1,C1:C3)", "=LEFT(A1,count)",
+        "=LEFT(A1,INDEX(C1:C3,2))", "=LEFT(A1,IF(B1,2,3))", "=LEFT(B1)", "=LEFT(A1,)",
+    ):
+        assert rewrite_formula(formula) is None, formula
+
+
+def test_a_range_count_outside_an_array_formula_stays_intersected():
+    # Microsoft, "Implicit intersection operator: @": outside an array formula a range where
+    # one value is expected is the cell in the formula's row. Row 2 of C1:C3 holds 2.
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws["C1"], ws["C2"], ws["C3"] = 1, 2, 3
+    ws["B2"] = '=LEFT("ciao",C1:C3)'
+    add_name(wb, "out", "Sheet!$B$2")
+    for loaded in uploaded_and_stored(to_bytes(wb)):
+        assert loaded.calculate({})["out"] == "ci"
+
+
+def test_left_right_mid_counts_in_an_array_formula_are_flagged():
+    # Array formulas are not rewritten; IronCalc 0.9.1 answers #VALUE! for {=LEFT("ciao",A1:A3)}
+    # where A1 is TRUE (Excel: "c", as test.xlsx TEXT!Y20 from one cell), so the cell is
+    # flagged; a count that is a number or arithmetic is read right and not flagged.
+    from openpyxl.worksheet.formula import ArrayFormula
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws["A1"], ws["A2"], ws["A3"] = True, "2", 1
+    ws["B1"] = ArrayFormula("B1:B3", '=LEFT("ciao",A1:A3)')
+    ws["C1"] = ArrayFormula("C1:C3", '=MID("ciao",1,{TRUE;"2";1})')
+    ws["D1"] = ArrayFormula("D1:D3", '=LEFT("ciao",LEN(A1:A3)-1)')
+    ws["E1"] = '=LEFT("ciao",A1)'  # rewritten, not flagged
+    data = excel_saved(wb, {"Sheet!B1": "c", "Sheet!C1": "c", "Sheet!D1": "cia", "Sheet!E1": "c"})
+
+    flagged = {f["cell"]: f["reason"] for f in check(data, "ironcalc").flagged}
+
+    assert sorted(flagged) == ["B1", "C1"]
+    assert flagged["B1"].startswith("LEFT in an array formula")

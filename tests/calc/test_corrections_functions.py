@@ -385,3 +385,67 @@ def test_a_power_is_compiled_only_when_ironcalc_answers_div0(load, monkeypatch):
     book = load(wb)
     monkeypatch.setattr(layer, "_compiled", lambda *a: pytest.fail("compiled a power that did not overflow"))
     assert book.calculate({}) == {"out": 1032}
+
+
+def test_error_type_of_an_overflowing_power_is_that_of_num(load):
+    # Microsoft's ERROR.TYPE page: #DIV/0! is 2, #NUM! 6; an overflowed power is #NUM! in Excel
+    # ("How to correct a #NUM! error"), which IronCalc 0.9.1 answers #DIV/0!, and ERROR.TYPE
+    # then hides it in the same cell (2, not the #DIV/0! the layer watches for).
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws["A1"], ws["B1"], ws["A2"] = 100, 1e13, 0
+    ws["C1"] = "=ERROR.TYPE(POWER(A1,B1))"
+    ws["C2"] = "=IF(ISERROR(A1^B1),ERROR.TYPE(A1^B1),0)"
+    ws["C3"] = "=ERROR.TYPE(POWER(100,1E13))"
+    ws["C4"] = "=ERROR.TYPE(A2^-1)"  # zero to a negative power is #DIV/0!: 2
+    ws["C5"] = "=ERROR.TYPE(A1^2)"  # no error: #N/A
+    ws["C6"] = '=IFERROR(A1^B1,"big")'  # either error is an error: IronCalc's answer stands
+    add_name(wb, "out", "Sheet!$C$1:$C$6")
+    book = load(wb)
+
+    # a job changes the inputs: the cell follows, evaluated in every calculation
+    assert book.calculate({}) == {"out": [6, 6, 6, 2, "#N/A", "big"]}
+    assert book.calculate({}) == {"out": [6, 6, 6, 2, "#N/A", "big"]}
+    assert book.correction_flags() == []
+    formulas = openpyxl.load_workbook(io.BytesIO(book.to_xlsx()))["Sheet"]
+    assert formulas["C1"].value == "=ERROR.TYPE(POWER(A1,B1))"
+
+
+def test_error_type_of_a_power_follows_the_inputs_of_a_job(load):
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws["A1"], ws["B1"] = 100, 2
+    ws["C1"] = "=IFERROR(ERROR.TYPE(A1^B1),-1)"
+    add_name(wb, "exponent", "Sheet!$B$1")
+    add_name(wb, "out", "Sheet!$C$1")
+    book = load(wb)
+    assert book.calculate({}) == {"out": -1}
+    assert book.calculate({"exponent": 1e13})["out"] == 6
+    assert book.calculate({"exponent": 3})["out"] == -1
+
+
+def test_error_type_of_a_power_the_bridge_cannot_read_is_flagged_at_load(load):
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws["A1"], ws["B1"] = 100, 1e13
+    ws["C1"] = "=ERROR.TYPE(A1^B1)+COUNT(D:D)"  # a whole column: not read by the bridge
+    add_name(wb, "out", "Sheet!$C$1")
+    book = load(wb)
+    book.calculate({})
+    flags = [str(flag) for flag in book.correction_flags()]
+    assert len(flags) == 1 and flags[0].startswith("POWER/^, ERROR.TYPE at Sheet!C1"), flags
+
+
+def test_the_bridge_evaluates_an_overflowing_power_without_numpy_warnings(load):
+    import warnings
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws["A1"], ws["B1"] = 100, 1e13
+    ws["C1"] = "=POWER(A1,B1)"
+    ws["C2"] = "=ERROR.TYPE(POWER(100,1E13))"  # a constant power: formulas folds it compiling
+    add_name(wb, "out", "Sheet!$C$1:$C$2")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        book = load(wb)
+        assert book.calculate({}) == {"out": ["#NUM!", 6]}

@@ -39,14 +39,24 @@ Excel's rules (Microsoft support, each function's page):
   give their numbers); an array holding an error is left alone (flagged, unfixable.py). Only
   in formulas whose sheet XML has a `{` after the call (one scan), and, where workbook.xml
   defines a name to an array constant (names.py inlines it), in every COUNT/AVERAGE formula.
-- LEFT, RIGHT and MID given their character counts or start as typed text or a logical value:
-  Excel converts a text that reads as a number where a number is expected ("Converting values
-  in formulas", Microsoft's "Calculation operators and precedence" page: ="1"+"2" is 3) and a
-  logical value as 1 or 0 (Excel-saved: formulas' test.xlsx TEXT!Y20 LEFT("ciao",TRUE cell) "c",
-  Y37 RIGHT "o", Y25 MID("ciao",TRUE cell,blank) ""). IronCalc 0.9.1 answers #VALUE! for
-  LEFT("abc","2"), RIGHT, MID and for TRUE (measured; REPT converts both). The rewrite writes
-  such a literal as the number (`"2"` 2, TRUE 1); the text argument is left as it is. The same
-  values from a reference or an expression stay IronCalc's #VALUE! (not rewritten).
+- LEFT, RIGHT and MID (and LEFTB, RIGHTB, MIDB) given their character counts or start as text
+  or a logical value: Excel converts a text that reads as a number where a number is expected
+  ("Converting values in formulas", Microsoft's "Calculation operators and precedence" page:
+  ="1"+"2" is 3), a logical value as 1 or 0 and a blank cell as 0, from a typed literal, a
+  cell or an expression alike (Excel-saved: formulas' test.xlsx TEXT!Y20 LEFT("ciao",TRUE cell)
+  "c", Y37 RIGHT "o", Y25 MID("ciao",TRUE cell,blank cell) "", and the same for LEFTB, RIGHTB,
+  MIDB in rows 21, 38, 26). IronCalc 0.9.1 answers #VALUE! for LEFT("abc","2"), for TRUE, and
+  for a cell holding either (measured; REPT, FIXED, ROUND, CHAR, FIND, SUBSTITUTE, REPLACE
+  convert them). The rewrite writes a typed literal as the number (`"2"` 2, TRUE 1), and wraps
+  an argument that is one cell (`B1`, `+B1`, `(B1)`) or a comparison or concatenation
+  (expression_kind) as `--(...)`, which IronCalc reads as Excel does (measured: TRUE 1, FALSE
+  0, "2" and " 2 " 2, blank 0, a number as it is, an error as it is, "x" and "" #VALUE!). The
+  text argument is left as it is. Left to IronCalc: a range (outside an array formula IronCalc
+  intersects it as Excel does, while `--(C1:C3)` would not: measured), a name and a function
+  call (IF, INDEX, VLOOKUP... may give a range). Array formulas are not rewritten (callers):
+  one whose count or start is such a literal, cell, range, expression or an array constant
+  holding text or a logical value is flagged (`array_count_reason`, unfixable.py), for IronCalc
+  answers #VALUE! for each TRUE or "2" in it (measured: {=LEFT("ciao",A1:A3)}).
 - OFFSET(reference, rows, cols, [height], [width]): "If omitted, height is the same height as
   reference" (width likewise). IronCalc 0.9.1 reads an empty height or width (`OFFSET(A1,1,0,)`,
   `OFFSET(A1:A5,0,0,,1)`) as 0 and answers #REF!. The rewrite writes the reference's own
@@ -67,14 +77,18 @@ MODES = frozenset({"MODE", "MODE.SNGL"})
 _DIGIT = re.compile(r"\d")
 MENTION = re.compile(
     rb"(?i)(?:STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET)[A-Z.]*\(|(?:COUNT|AVERAGE)\([^<]*\{"
-    rb"|(?<![A-Z.])(?:LEFT|RIGHT|MID)\([^<]*(?:\"|&QUOT;|TRUE|FALSE)"
+    # LEFT/RIGHT/MID but those with a plain first argument and number literals after it
+    rb"|(?<![A-Z.])(?:LEFT|RIGHT|MID)B?\("
+    rb"(?![^(),\"<&]*(?:,\s*[+-]?(?:\d+\.?\d*|\.\d+)\s*){0,2}\))"
 )
 KEYWORDS = (
     b"STDEV", b"VAR", b"DEVSQ", b"AVEDEV", b"SUMSQ", b"MODE", b"KURT", b"OFFSET(", b"COUNT(",
-    b"AVERAGE(", b"LEFT(", b"RIGHT(", b"MID(",
+    b"AVERAGE(", b"LEFT(", b"RIGHT(", b"MID(", b"LEFTB(", b"RIGHTB(", b"MIDB(",
 )
 # The arguments (by position) that are numbers: LEFT/RIGHT's num_chars, MID's start and count.
-COUNTS = {"LEFT": (1,), "RIGHT": (1,), "MID": (1, 2)}
+COUNTS = {
+    "LEFT": (1,), "RIGHT": (1,), "MID": (1, 2), "LEFTB": (1,), "RIGHTB": (1,), "MIDB": (1, 2),
+}
 STATISTIC_MENTION = re.compile(rb"(?i)(?:COUNT|AVERAGE)\(")
 ARRAY_NAME = re.compile(rb"<(?:\w+:)?definedName\b[^>]*>\s*\{")
 _ELEMENT = re.compile(
@@ -134,6 +148,52 @@ def typed_text_reason(formula: str) -> str | None:
             if token.type == Token.OPERAND and token.subtype == Token.TEXT:
                 if _literal(token) is None:  # digits, not a plain number
                     return TYPED_TEXT_REASON.format(name=name, text=token.value)
+    return None
+
+
+ARRAY_COUNT_REASON = (
+    "{name} in an array formula given a count or start that may be text or a logical value "
+    "({text}): Excel reads TRUE as 1 and text that is a number as that number, IronCalc 0.9.1 "
+    "answers #VALUE!, and array formulas are not rewritten"
+)
+_COUNT_CALL = re.compile(r"(?i)(?<![A-Z0-9_.])(?:LEFT|RIGHT|MID)B?\s*\(")
+
+
+def array_count_reason(formula: str, array_formula: bool) -> str | None:
+    """Why an array formula's LEFT/RIGHT/MID count or start may not be read as Excel reads it
+    (the module docstring), or None."""
+    if not array_formula or not _COUNT_CALL.search(formula):
+        return None
+    from shared.calc.corrections.formula_tokens import calls, tokenize
+
+    tokens = tokenize(formula)
+    if tokens is None:
+        return None
+    for name, _, _, args in calls(tokens):
+        for position in COUNTS.get(name, ()):
+            meaningful = [i for i in args[position] if tokens[i].type != Token.WSPACE] \
+                if position < len(args) else []
+            if not meaningful:
+                continue
+            first = tokens[meaningful[0]]
+            if len(meaningful) == 1:
+                number = _literal(first)
+                risky = number not in (None, "#VALUE!") or (
+                    first.type == Token.OPERAND and first.subtype == Token.RANGE
+                    and (_CELL.fullmatch(first.value.lstrip("@")) is not None
+                         or parse_range(first.value.lstrip("@")) is not None)
+                )
+            elif first.type == Token.ARRAY:
+                risky = any(
+                    tokens[i].type == Token.OPERAND
+                    and tokens[i].subtype in (Token.TEXT, Token.LOGICAL) for i in meaningful
+                )
+            else:
+                risky = _one_cell(tokens, meaningful) \
+                    or expression_kind(tokens, meaningful) is not None
+            if risky:
+                text = "".join(tokens[i].value for i in meaningful)
+                return ARRAY_COUNT_REASON.format(name=name, text=text)
     return None
 
 
@@ -260,6 +320,19 @@ def _size(tokens: list[Token], positions: list[int]) -> tuple[int, int] | None:
     return None if box is None else (box.rows, box.cols)
 
 
+def _one_cell(tokens: list[Token], meaningful: list[int]) -> bool:
+    """Whether an argument is one cell, maybe behind prefix operators and in parentheses
+    (`B1`, `+Sheet2!B1`, `(B1)`): no range, name or call."""
+    operands = [i for i in meaningful if tokens[i].type == Token.OPERAND]
+    if len(operands) != 1 or tokens[operands[0]].subtype != Token.RANGE:
+        return False
+    if not _CELL.fullmatch(tokens[operands[0]].value.lstrip("@")):
+        return False
+    return all(
+        tokens[i].type in (Token.OP_PRE, Token.PAREN) for i in meaningful if i != operands[0]
+    )
+
+
 def _separators(tokens: list[Token], opened: int, closed: int) -> list[int]:
     """The positions of a call's own argument separators."""
     found, depth = [], 0
@@ -274,8 +347,20 @@ def _separators(tokens: list[Token], opened: int, closed: int) -> list[int]:
     return found
 
 
+# A LEFT/RIGHT/MID call with a plain first argument and number literals after it (nothing to
+# rewrite), and the other functions rewritten here: a formula with neither of the others and
+# only such calls is not tokenized (most LEFT/RIGHT/MID formulas; tokenizing costs ~0.1 ms).
+_PLAIN_COUNTS = re.compile(
+    r'(?i)(?<![A-Z0-9_.])(?:LEFT|RIGHT|MID)B?\((?:[^(),"]|"(?:[^"]|"")*")*'
+    r"(?:,\s*[+-]?(?:\d+\.?\d*|\.\d+)\s*){0,2}\)"
+)
+_OTHER_CALLS = re.compile(r"(?i)STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|COUNT|AVERAGE")
+
+
 def rewrite_formula(formula: str) -> str | None:
     """The formula with Excel's reading of those arguments, or None when nothing changes."""
+    if not _OTHER_CALLS.search(formula) and not _COUNT_CALL.search(_PLAIN_COUNTS.sub("", formula)):
+        return None
     return rewrite_calls(formula, _rewrite_call)
 
 
@@ -307,6 +392,14 @@ def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
                 if number is not None and number != "#VALUE!":
                     values[meaningful[0]] = number
                     changed = True
+                    continue
+            if meaningful and (
+                _one_cell(tokens, meaningful) or expression_kind(tokens, meaningful)
+            ):
+                # the number Excel reads from the cell's or the expression's value
+                values[meaningful[0]] = "--(" + values[meaningful[0]]
+                values[meaningful[-1]] += ")"
+                changed = True
     elif name in ("COUNT", "AVERAGE") and args:
         changed = _constant_arrays(values, name, opened, closed, args)
     elif name == "OFFSET" and len(args) >= 4:

@@ -100,10 +100,15 @@ class Target:
 @dataclass
 class Watched(Target):
     """A cell calling POWER or using `^` (power.py): evaluated only while IronCalc's value is
-    #DIV/0!, compiled the first time it is (`prepare` answers the compiled Target)."""
+    #DIV/0!, compiled the first time it is (`prepare` answers the compiled Target); one that
+    also calls ERROR.TYPE (`always`) is compiled at load and evaluated in every calculation."""
 
     prepare: Callable[[], Target] | None = None
     refused: str | None = None  # why formulas could not read it, once it was tried
+    always: bool = False
+
+    def reason(self, why: str) -> str:
+        return (power.INSPECTED_REASON if self.always else power.OVERFLOW_REASON).format(why)
 
 
 @dataclass
@@ -196,7 +201,12 @@ def plan(model, date1904: bool = False, spill_areas: list | None = None) -> Plan
             flags.append(Flag(sheets[sheet], cell_name(row, col), f"{names}: {exc}"))
     for sheet, row, col, formula in watched:
         prepare = functools.partial(_target, sheet, row, col, formula, index_of, context)
-        targets.append(Watched(sheet, row, col, formula, None, [], prepare))
+        always = power.inspects(formula)
+        target = Watched(sheet, row, col, formula, None, [], prepare, always=always)
+        if target.always and _prepared(target) is not None:  # flagged at load, left to IronCalc
+            flags.append(Flag(sheets[sheet], cell_name(row, col), target.refused))
+            continue
+        targets.append(target)
     if not targets and not flags:
         return None
     return Plan(sheets, targets, flags, date1904, occupied)
@@ -277,9 +287,11 @@ def _compiled(formula: str, cache: dict[str, Callable], date1904: bool = False) 
     token = current.set(compiling)
     try:
         import formulas
+        import numpy as np
 
         registry.install()
-        compiled = formulas.Parser().ast(text)[1].compile()
+        with np.errstate(over="ignore"):  # a constant power overflowing: #NUM!, no warning
+            compiled = formulas.Parser().ast(text)[1].compile()
     except Unsupported:
         raise
     except Exception as exc:  # noqa: BLE001 - formulas' parser errors have no common base
@@ -459,7 +471,8 @@ def _settle(model, the_plan: Plan, written: dict, unsupported: dict, read_cell, 
                 changed |= settled.changed
                 continue
             if isinstance(target, Watched):
-                if key not in written and not _same(read_cell(model, *key), power.OVERFLOWED):
+                if not target.always and key not in written \
+                        and not _same(read_cell(model, *key), power.OVERFLOWED):
                     unsupported.pop(key, None)
                     continue
                 reason = _prepared(target)
@@ -469,10 +482,11 @@ def _settle(model, the_plan: Plan, written: dict, unsupported: dict, read_cell, 
             value, reason = _evaluate(model, target, read_cell, the_plan.date1904, nested)
             if reason is not None:
                 if isinstance(target, Watched):
-                    reason = f"POWER/^: #DIV/0!, which may be an overflow (#NUM! in Excel): {reason}"
+                    reason = target.reason(reason)
                 unsupported[key] = reason
                 continue
-            if isinstance(target, Watched) and key not in written and value != power.EXCEL:
+            if isinstance(target, Watched) and not target.always and key not in written \
+                    and value != power.EXCEL:
                 continue  # IronCalc's #DIV/0! is Excel's
             unsupported.pop(key, None)
             current_value = read_cell(model, *key)
@@ -500,9 +514,7 @@ def _prepared(target: Watched) -> str | None:
         try:
             prepared = target.prepare()
         except Unsupported as exc:
-            target.refused = (
-                f"POWER/^: #DIV/0!, which may be an overflow (#NUM! in Excel): {exc}"
-            )
+            target.refused = target.reason(str(exc))
         else:
             target.compiled, target.inputs = prepared.compiled, prepared.inputs
     return target.refused
@@ -551,7 +563,8 @@ def _evaluate(model, target: Target, read_cell, date1904: bool = False, nested=f
         args.append(array)
     token = current.set(evaluation)
     try:
-        result = target.compiled(*args)
+        with np.errstate(over="ignore"):  # formulas answers #NUM! for an overflowed power
+            result = target.compiled(*args)
     except Unsupported as exc:
         return None, str(exc)
     except Exception as exc:  # noqa: BLE001 - an evaluation failure leaves IronCalc's value

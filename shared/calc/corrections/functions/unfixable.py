@@ -4,6 +4,8 @@ carries Excel's values.
 
 - STDEV, VAR, DEVSQ, AVEDEV, SUMSQ, KURT... given typed text that may read as a number or a
   date ("50%", "1/2/2020"): the rule and the reason live in arguments.py.
+- LEFT, RIGHT, MID in an array formula whose count or start may be text or a logical value
+  (a typed "2" or TRUE, a reference, a comparison): the rule and the reason live in arguments.py.
 - GETPIVOTDATA(data_field, pivot_table, [field1, item1], ...) that the workbook's saved pivot
   tables do not settle (pivots.py answers the others at load: the rendered cell or #REF!);
   IronCalc 0.9.1 answers #NAME? (measured). In an array formula (not rewritten) always.
@@ -40,7 +42,7 @@ from __future__ import annotations
 
 import re
 
-from shared.calc.corrections.arguments import array_numbers, typed_text_reason
+from shared.calc.corrections.arguments import array_count_reason, array_numbers, typed_text_reason
 from shared.calc.corrections.functions.subtotal import call_arguments
 
 _STRING = re.compile(r'"(?:[^"]|"")*"')
@@ -124,6 +126,9 @@ def reasons(formula: str, array_formula: bool = False, sheet: str | None = None,
     typed = typed_text_reason(formula)
     if typed is not None:
         found.append(typed)
+    counted = array_count_reason(formula, array_formula)
+    if counted is not None:
+        found.append(counted)
     if _PIVOT.search(text):
         why = "an array formula" if array_formula else "the pivot tables were not read"
         if pivots is not None and not array_formula and sheet is not None:
