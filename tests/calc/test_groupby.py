@@ -73,6 +73,44 @@ def test_pivotby_cross_table_with_totals_and_empty_intersections(workbook_of):
         ["", "x", "y", "Total"], ["a", 1, 2, 3], ["b", 3, "", 3], ["Total", 4, 2, 6]]
 
 
+def test_groupby_with_two_levels_subtotals_and_percentof(workbook_of):
+    # GIVEN two row levels, headers shown, total_depth 2 (LOOKUP!M25:W39 of formulas' test.xlsx, smaller)
+    data = sales_book([["Kind", "Fruit", "Qty"], ["x", "b", 1], ["y", "a", 2], ["x", "a", 3], ["x", "b", 4]],
+                      "=_xlfn.GROUPBY(A1:B5,C1:C5,_xleta.PERCENTOF,3,2)", "F1:H7", "Sheet1!$F$1:$H$7")
+    # THEN each group carries both labels, its subtotal follows it, the grand total is "Grand Total"
+    assert workbook_of(data).calculate({})["summary"] == [
+        ["Kind", "Fruit", "Qty"], ["x", "a", 0.3], ["x", "b", 0.5], ["x", "", 0.8], ["y", "a", 0.2],
+        ["y", "", 0.2], ["Grand Total", "", 1]]
+
+
+def test_pivotby_relative_to_the_row_totals(workbook_of):
+    # GIVEN PERCENTOF with relative_to 1 (the row totals), no totals shown
+    data = sales_book([["a", "x", 1], ["a", "y", 3], ["b", "x", 2]],
+                      "=_xlfn.PIVOTBY(A1:A3,B1:B3,C1:C3,_xleta.PERCENTOF,0,0,,0,,,1)", "F1:H3", "Sheet1!$F$1:$H$3")
+    # THEN each cell is its share of its row
+    assert workbook_of(data).calculate({})["summary"] == [["", "x", "y"], ["a", 0.25, 0.75], ["b", 1, ""]]
+
+
+def test_percentof_alone_is_ours_with_excels_num_for_errors(workbook_of):
+    # GIVEN PERCENTOF over a range holding an error ('MATH & TRIG'!Y49 of formulas' test.xlsx: #NUM!;
+    # IronCalc 0.9.1 answers the error itself)
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Sheet1"
+    for r, value in enumerate([1, 2, 3, 4], start=1):
+        ws.cell(r, 1, value)
+    ws["B1"] = "=1/0"
+    ws["C1"] = "=_xlfn.PERCENTOF(A1:A2,A1:A4)"
+    ws["C2"] = "=_xlfn.PERCENTOF(A1:B2,A1:A4)"
+    add_name(wb, "inputs", "Sheet1!$A$1:$A$4")
+    add_name(wb, "share", "Sheet1!$C$1")
+    add_name(wb, "broken", "Sheet1!$C$2")
+    workbook = workbook_of(excel365(wb))
+    out = workbook.calculate({"inputs": [[4], [4], [1], [1]]})
+    assert out["share"] == 0.8
+    assert out["broken"] == "#NUM!"
+
+
 def test_groupby_and_pivotby_are_not_named_unimplemented():
     # GIVEN IronCalc, which does not know GROUPBY or PIVOTBY, WHEN an upload is analysed
     # THEN they are not unimplemented for the service (the layer evaluates them, or flags the cell)
@@ -81,12 +119,19 @@ def test_groupby_and_pivotby_are_not_named_unimplemented():
 
 @pytest.mark.parametrize("formula, reason", [
     ("=_xlfn.GROUPBY(A1:B3,C1:C3,_xleta.SUM)", "several levels"),
+    ("=_xlfn.GROUPBY(A1:B3,C1:C3,_xleta.SUM,0)", "total_depth left out with several levels"),
     ("=_xlfn.GROUPBY(A1:A3,C1:C3,_xleta.SUM,0,2)", "total_depth"),
+    ("=_xlfn.GROUPBY(A1:B3,C1:C3,_xleta.SUM,0,3)", "total_depth"),
     ("=_xlfn.GROUPBY(A1:A3,C1:C3,_xleta.SUM,2)", "field_headers 2"),
-    ("=_xlfn.GROUPBY(A1:A3,C1:C3,_xleta.PERCENTOF)", "PERCENTOF"),
-    ("=_xlfn.GROUPBY(A1:A3,C1:C3,_xleta.SUM,,,,,1)", "field_relationship"),
-    ("=_xlfn.PIVOTBY(A1:A3,B1:B3,C1:C3,_xleta.SUM,,,,,,,1)", "relative_to"),
+    ("=_xlfn.GROUPBY(A1:A3,C1:C3,_xlfn.LAMBDA(_xlpm.x,_xlpm.y,_xlpm.z,SUM(_xlpm.x)))", "3 arguments"),
+    ("=_xlfn.GROUPBY(A1:B3,C1:C3,_xleta.SUM,0,2,,,1)", "field_relationship"),
+    ("=_xlfn.GROUPBY(A1:B3,C1:C3,_xleta.SUM,0,1,-1)", "sort_order"),
+    ("=_xlfn.GROUPBY(A1:B3,C1:C3,_xleta.SUM,0,1,3)", "by a value with several levels"),
+    ("=_xlfn.PIVOTBY(A1:A3,B1:B3,C1:C3,_xleta.SUM,,,,,,,5)", "relative_to"),
     ("=_xlfn.PIVOTBY(A1:A3,B1:B3,C1:C3,_xleta.SUM,3)", "field_headers 3"),
+    ("=_xlfn.PIVOTBY(A1:A3,A1:B3,C1:C3,_xleta.SUM,0,1,1,2)", "col_total_depth with subtotals"),
+    ("=_xlfn.PIVOTBY(A1:A3,B1:B3,B1:C3,_xleta.SUM,0)", "PIVOTBY values of 2 columns"),
+    ("=_xlfn.PIVOTBY(A1:A3,B1:B3,C1:C3,_xleta.PERCENTOF,0,1,2)", "two-parameter aggregation"),
 ])
 def test_forms_left_out_are_flagged_never_answered(formula, reason):
     # GIVEN a GROUPBY or PIVOTBY in a form the layer does not evaluate
