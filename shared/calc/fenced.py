@@ -21,6 +21,7 @@ import contextlib
 import json
 import logging
 import math
+import os
 import signal
 import socket
 import struct
@@ -179,7 +180,7 @@ class _Child:
     def exit_status(self) -> int | None:
         """The status of a child that ended by itself (waited for a little while)."""
         try:
-            status = self.process.wait(timeout=2)
+            status = self.process.wait(timeout=10)
         except subprocess.TimeoutExpired:
             return self.kill()
         self.dead = True
@@ -466,7 +467,9 @@ def _main(argv: list[str]) -> int:
     try:
         return _child_main(fd, memory_mb, cache_size)
     except MemoryError:
-        return 3
+        # Straight out, heap and all: unwinding a model that filled the address space can take
+        # longer than the parent waits for a dying child, and it would then be called a crash.
+        os._exit(3)
     except BrokenPipeError:
         return 0
 
