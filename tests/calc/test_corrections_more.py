@@ -132,11 +132,20 @@ def test_subtotal_109_ignores_filtered_rows_and_rows_hidden_by_hand_alike(load):
     ws = wb.active
     ws["A7"] = 5
     ws.row_dimensions[7].hidden = True  # hidden by hand, below the filtered list: counted by 9
-    # (SUBTOTAL(9,A2:A7) is 85 in Excel: no function number gives it, so the layer leaves such
-    # a call to IronCalc, a known miss listed in docs/fidelity.md)
     ws["C1"] = "=SUBTOTAL(109,A2:A7)"  # both ignored: 80
     add_name(wb, "total", "Sheet!$C$1")
     assert load(wb).calculate({}) == {"total": 80}
+
+
+def test_subtotal_9_leaves_out_filtered_rows_and_counts_rows_hidden_by_hand(load):
+    wb = filtered_list()
+    ws = wb.active
+    ws["A7"] = 5
+    ws.row_dimensions[7].hidden = True  # hidden by hand, below the filtered list
+    ws["C1"] = "=SUBTOTAL(9,A2:A7)"  # the filtered-out 20 left out, the hidden 5 counted: 85
+    ws["C2"] = "=SUBTOTAL(1,A2:A7)"  # 10, 30, 40 and 5 of the kept and hand-hidden rows
+    add_name(wb, "totals", "Sheet!$C$1:$C$2")
+    assert load(wb).calculate({}) == {"totals": [85, 21.25]}
 
 
 def test_subtotal_keeps_manually_hidden_rows_without_an_active_filter(load):

@@ -86,6 +86,8 @@ class Case:
     array: bool = False
     known_gap: str | None = None
     source: str | None = None
+    hidden_rows: tuple = ()
+    filter: str | None = None
     file: str = ""
     index: int = 0
 
@@ -103,8 +105,9 @@ class Case:
 
     @property
     def standalone(self) -> bool:
-        """Whether the case needs a workbook of its own (it names its sheet or defines names)."""
-        return bool(self.names) or "!" in self.formula or any(
+        """Whether the case needs a workbook of its own (it names its sheet, defines names, hides
+        rows or filters a list)."""
+        return bool(self.names or self.hidden_rows or self.filter) or "!" in self.formula or any(
             isinstance(v, str) and "!" in v for v in _flat_cells(self.cells)
         )
 
@@ -143,6 +146,7 @@ def _file_cases(path: Path) -> list[Case]:
             tolerance=float(raw.get("tolerance", DEFAULT_TOLERANCE)), names=raw.get("names") or {},
             array=bool(raw.get("array", False)), known_gap=raw.get("known_gap"),
             source=raw.get("source") or document.get("source"), file=path.name, index=index,
+            hidden_rows=tuple(int(r) for r in raw.get("hidden_rows") or ()), filter=raw.get("filter"),
         )
         for index, raw in enumerate(document.get("cases") or [])
     ]
@@ -185,6 +189,12 @@ def _write(sheet, case: Case) -> None:
                 if isinstance(item, str) and item.startswith("="):
                     item = as_written(item)
                 sheet.cell(row + r, col + c, item)
+    for row in case.hidden_rows:
+        sheet.row_dimensions[row].hidden = True
+    if case.filter:  # an autoFilter over the list whose first column filters: hidden rows in it are
+        # what Excel reads as filtered out (hidden by a filter), the others as hidden by hand
+        sheet.auto_filter.ref = case.filter
+        sheet.auto_filter.add_filter_column(0, ["kept"])
     formula = as_written(case.formula if case.formula.startswith("=") else "=" + case.formula)
     rows, cols = case.shape
     if case.array or (rows, cols) != (1, 1):

@@ -12,13 +12,15 @@ the sheet's `<autoFilter ref>` holding a `<filterColumn>`; such a row is what Ex
 filtered. (A table's own filter, in its xl/tables part, IronCalc reads right: measured.) So
 where every hidden row of a SUBTOTAL's references is such a row, SUBTOTAL(n, ...) is
 SUBTOTAL(100 + n, ...) and is rewritten so; where the references also hold rows hidden by
-hand (outside the filtered list), no function_num answers Excel's value, and the cell is left
-to IronCalc (not flagged yet: the upload check's cell reader does not see hidden rows).
+hand (outside the filtered list), no function_num answers Excel's value over the references
+as written, so they are rewritten as the runs of rows the filter kept (SUBTOTAL takes up to
+254 references), and n is kept.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from shared.calc.corrections.lookups import parse_range
 from shared.calc.corrections.model import Rewrite, rewrite_cells
@@ -99,8 +101,11 @@ class _HiddenRows:
 
 def _classify(
     hidden_rows: _HiddenRows, areas, sheet: int, formula: str
-) -> list[tuple[int, int, int]]:
-    """[(start, end, n)] of the SUBTOTAL(n, ...) calls to rewrite to 100 + n."""
+) -> list[tuple[int, int, str]]:
+    """[(start, end, text)]: the pieces of the SUBTOTAL(n, ...) calls to replace. Over rows a
+    filter hid and no row hidden by hand, n becomes 100 + n; over both, the references become
+    the runs of their rows the filter kept (n stays, so rows hidden by hand still count for
+    1-11, as Excel counts them)."""
     text = _STRING.sub(lambda m: " " * len(m.group(0)), formula)
     fixes = []
     for call in _CALL.finditer(text):
@@ -111,26 +116,39 @@ def _classify(
         boxes = [parse_range(a) for a in arguments or []]
         if not boxes or None in boxes:
             continue
-        hidden = [row for box in boxes for row in hidden_rows.within(sheet, box)]
-        filtered = [
+        per_box = [hidden_rows.within(sheet, box) for box in boxes]
+        hidden = [row for rows in per_box for row in rows]
+        filtered = {
             (s, r) for s, r in hidden if any(a <= r <= b for a, b in areas.get(s, ()))
-        ]
+        }
         if not filtered:
             continue
-        if len(filtered) == len(hidden):  # else rows hidden by hand too: left to IronCalc
-            fixes.append((call.start(1), call.end(1), n))
+        if len(filtered) == len(hidden):
+            fixes.append((call.start(1), call.end(1), str(100 + n)))
+            continue
+        pieces = []
+        for box, rows in zip(boxes, per_box):
+            out = sorted(r for s, r in rows if (s, r) in filtered)
+            top = box.top
+            for r in out + [box.bottom + 1]:
+                if r > top:
+                    pieces.append(replace(box, top=top, bottom=r - 1).text())
+                top = r + 1
+        end = call.end() + len(",".join(arguments))
+        if 0 < len(pieces) <= 254:  # SUBTOTAL's limit of references
+            fixes.append((call.end(), end, ",".join(pieces)))
     return fixes
 
 
 def correct_subtotals(model, cells: list[tuple[int, int, int]], areas) -> list[Rewrite]:
-    """SUBTOTAL(n, ...) over filtered-out rows only rewritten to SUBTOTAL(100 + n, ...)."""
+    """SUBTOTAL over filtered-out rows rewritten as _classify says."""
     hidden_rows = _HiddenRows(model)
 
     def rewrite(formula: str, sheet: int, row: int, col: int) -> str | None:
         body = formula.lstrip("=")
         fixes = _classify(hidden_rows, areas, sheet, body)
-        for start, end, n in reversed(fixes):
-            body = body[:start] + str(100 + n) + body[end:]
+        for start, end, piece in reversed(fixes):
+            body = body[:start] + piece + body[end:]
         return body if fixes else None
 
     return rewrite_cells(model, cells, rewrite)
