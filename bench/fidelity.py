@@ -40,13 +40,18 @@ RAW = "ironcalc-alone"  # IronCalc without the correction layer
 
 
 def check_raw(data: bytes) -> FidelityReport:
-    """The IronCalc check with the correction layer switched off (this process only)."""
-    real = corrections.correct_model
+    """The IronCalc check with the correction layer switched off (this process only): the
+    formulas rewritten at load and the functions evaluated after IronCalc."""
+    from shared.calc.ironcalc import engine
+
+    real, real_plan = corrections.correct_model, engine.corrected_functions.may_need_plan
     corrections.correct_model = lambda model, data, inputs: corrections.ModelCorrections()
+    engine.corrected_functions.may_need_plan = lambda data: False
     try:
         report = check_engine(data, "ironcalc")
     finally:
         corrections.correct_model = real
+        engine.corrected_functions.may_need_plan = real_plan
     report.engine = RAW
     return report
 

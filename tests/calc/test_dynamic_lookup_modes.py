@@ -91,3 +91,27 @@ def test_trend_is_evaluated_with_excels_rules():
     # formulas' test.xlsx STATISTICAL!S113 and AA113
     assert evaluate("=TREND({2;3;4;21;2},{2,1;2,2;5,3;2,4;4,1},{0.1,0.2,0.3})") == "#REF!"
     assert evaluate("=TREND({2;3;4;21;2},{2,1;2,2;5,3;2,4;4,1},{5,NA()})") == "#VALUE!"
+
+
+def test_a_blank_lookup_value_over_cells_is_read_as_excel_reads_it_in_every_job():
+    """IronCalc 0.9.1 reads a blank lookup value as 0 (next larger of -1.1, 2.1, 3.1, 4.1: 2);
+    Excel finds no next larger item (formulas' test.xlsx LOOKUP!W171 saved #N/A for the same
+    lookup over an array constant). A job that fills the input gets IronCalc's answer again."""
+    from openpyxl import Workbook
+
+    from .conftest import add_name, to_bytes, uploaded_and_stored
+
+    wb = Workbook()
+    ws = wb.active
+    ws.title = "Sheet"
+    for col, value in enumerate([-1.1, 2.1, 3.1, 4.1], start=2):
+        ws.cell(1, col, value)
+    ws["A3"] = "=_xlfn.XMATCH(A1,B1:E1,1)"
+    ws["A4"] = "=_xlfn.XLOOKUP(A1,B1:E1,B1:E1,\"none\",1)"
+    ws["A5"] = "=A3*10"  # a cell depending on the corrected one
+    add_name(wb, "value", "Sheet!$A$1")
+    add_name(wb, "results", "Sheet!$A$3:$A$5")
+    for book in uploaded_and_stored(to_bytes(wb)):
+        assert book.calculate({})["results"] == ["#N/A", "none", "#N/A"]
+        assert book.calculate({"value": 3})["results"] == [3, 3.1, 30]
+        assert book.calculate({"value": None})["results"] == ["#N/A", "none", "#N/A"]

@@ -117,6 +117,9 @@ class DynamicTarget:
     always: bool = True
     fixed: bool = False  # a legacy (CSE) array formula: its area is the file's, never spills
     inputs: list = field(default_factory=list)
+    # (sheet, row, col) of XLOOKUP/XMATCH lookup values read from a cell: when one is blank in a
+    # calculation, the cell is ours (IronCalc reads a blank lookup value as 0)
+    when_blank: list = field(default_factory=list)
 
     @property
     def address(self) -> str:
@@ -204,6 +207,47 @@ def _engine_misreads(node) -> bool:
     )
 
 
+def _blank_lookups(node, out: list) -> list:
+    """The single-cell references XLOOKUP and XMATCH calls in a parsed formula take their lookup
+    value from: a blank one is read as 0 by IronCalc 0.9.1 (XMATCH(A1,{-1.1,2.1,3.1,4.1},1) with
+    A1 blank is 2, Excel's saved value #N/A: formulas' test.xlsx LOOKUP!W171; over cells too)."""
+    if not isinstance(node, tuple):
+        return out
+    if node[0] == "call" and node[1] in ("XLOOKUP", "XMATCH") and node[2] and node[2][0][0] == "ref" \
+            and ":" not in node[2][0][1]:
+        out.append(node[2][0][1])
+    for part in node[1:]:
+        if isinstance(part, tuple):
+            _blank_lookups(part, out)
+        elif isinstance(part, list):
+            for item in part:
+                for x in (item if isinstance(item, list) else [item]):
+                    _blank_lookups(x, out)
+    return out
+
+
+def _watched_cells(formula: str, sheet: int, sheets_of) -> list[tuple[int, int, int]]:
+    from shared.calc.corrections.dynamic.evaluate import _REF
+    from shared.calc.corrections.dynamic.parse import parse
+
+    if not re.search(r"X(?:LOOKUP|MATCH)\s*\(", formula, re.IGNORECASE):
+        return []
+    try:
+        refs = _blank_lookups(parse(formula), [])
+    except Unsupported:
+        return []
+    cells = []
+    for text in refs:
+        match = _REF.fullmatch(text)
+        if match is None or not match.group("c1"):
+            continue
+        name = match.group("q").replace("''", "'") if match.group("q") else match.group("p")
+        index = sheet if name is None else sheets_of(name)
+        if index is not None:
+            cells.append((index, int(match.group("r1")), column_number(match.group("c1").upper())))
+    return cells
+
+
 def _routed(found, sheets_of) -> set:
     """The cells always evaluated here: _always, and cells reading the spill of one of them."""
     routed = {(s, r, c) for s, r, c, f in found if _always(f)}
@@ -239,6 +283,8 @@ def targets(model, found: list[tuple[int, int, int, str]], areas: list[list[int]
         key = (sheet, row, col)
         target = DynamicTarget(sheet, row, col, formula, key in by_anchor, by_anchor.get(key), known,
                                key in routed, key in legacy)
+        if not target.always:
+            target.when_blank = _watched_cells(formula, sheet, lambda name: names.get(name.upper()))
         try:
             target.check()
         except Unsupported as exc:

@@ -61,7 +61,8 @@ _ENGINE_ERRORS = {"#N/IMPL!", "#ERROR!"}
 
 def settle(model, target, state: State, read_cell, write_cell) -> Settled:
     key = (target.sheet, target.row, target.col)
-    if not target.always and key not in state.areas:
+    if not target.always and key not in state.areas \
+            and not any(read_cell(model, *cell)[0] == "empty" for cell in target.when_blank):
         kind, value = read_cell(model, *key)
         if kind != "e" or value not in _ENGINE_ERRORS:
             return Settled()  # IronCalc's value stands
@@ -104,7 +105,11 @@ def settle(model, target, state: State, read_cell, write_cell) -> Settled:
         return Settled(written=written)
     # IronCalc refuses single cells of an array formula's area: whole areas are cleared
     for h, w in {previous, (rows, cols)}:
-        model.range_clear_contents(target.sheet, target.row, target.col, target.row + h - 1, target.col + w - 1)
+        try:
+            model.range_clear_contents(target.sheet, target.row, target.col, target.row + h - 1, target.col + w - 1)
+        except Exception:  # noqa: BLE001 - a legacy array formula's area IronCalc will not clear:
+            # this cell keeps IronCalc's value and is flagged, the others are still corrected
+            return Settled(reason="its area overlaps a legacy array formula")
     # the cells it spills into first: IronCalc refuses a spilled cell of a constant anchor
     for r, c in sorted(((r, c) for r in range(rows) for c in range(cols)), key=lambda rc: rc == (0, 0)):
         cell = (target.sheet, target.row + r, target.col + c)
