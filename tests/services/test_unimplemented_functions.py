@@ -49,6 +49,11 @@ def workbook() -> bytes:
     return out.getvalue()
 
 
+def test_the_implicit_intersection_excel_365_writes_as_single_is_implemented():
+    # Excel 365 writes @ as _xlfn.SINGLE(...); IronCalc reads it back as @ and calculates it
+    assert unimplemented.unknown_to("ironcalc", {"SINGLE", "FORECAST.ETS"}) == {"FORECAST.ETS"}
+
+
 def test_the_cells_their_dependants_and_the_outputs_depending_on_them_are_named():
     # GIVEN the workbook and IronCalc's list of what it does not implement
     data = workbook()

@@ -163,9 +163,17 @@ def unknown_functions(functions: set[str]) -> set[str]:
     for name in sorted(functions):
         if not re.fullmatch(r"[A-Z][A-Z0-9._]*", name):
             continue
-        scratch.set_user_input(0, 1, 1, f"={name}()")
+        probe, read_as = _READ_AS.get(name, (f"={name}()", f"={name}("))
+        scratch.set_user_input(0, 1, 1, probe)
         scratch.evaluate()
         shown = scratch.get_cell_formula(0, 1, 1) or ""
-        if not shown.startswith(f"={name}(") or scratch.get_cell_value(0, 1, 1) == "#N/IMPL!":
+        if not shown.startswith(read_as) or scratch.get_cell_value(0, 1, 1) == "#N/IMPL!":
             unknown.add(name)
     return unknown
+
+
+# Functions IronCalc reads as an operator: Excel 365 writes `@` (implicit intersection) in a file
+# as _xlfn.SINGLE(...), which IronCalc 0.9.1 reads back as `@` and calculates (measured: `=@A1:A3`
+# in row 3 is A3's value, #VALUE! outside the range's rows, as Microsoft's "Implicit
+# intersection operator: @" page says).
+_READ_AS = {"SINGLE": ("=_xlfn.SINGLE(1)", "=@")}
