@@ -156,3 +156,31 @@ def test_a_lambda_called_by_a_defined_name_or_a_let_binding_is_not_a_missing_fun
     section = unimplemented.analyse(read_excel_cells(out.getvalue()), {"DOUBLE", "F", "FORECAST.ETS"})
     # THEN only the real missing function is named
     assert [(c["cell"], c["functions"]) for c in section["cells"]] == [("A3", ["FORECAST.ETS"])]
+
+
+def test_an_output_reading_a_spill_is_answered_not_refused(admin):
+    # GIVEN an Excel 365 workbook: SEQUENCE(rate) spilling from B1 and D1 summing its spill (B1#,
+    # which a file writes _xlfn.ANCHORARRAY(B1), a name IronCalc does not implement)
+    from tests.calc.test_dynamic_arrays import excel365, spilled
+
+    book = Workbook()
+    sheet = book.active
+    sheet.title = "Sheet1"
+    sheet["A1"] = 3
+    spilled(sheet, "B1", "=_xlfn.SEQUENCE(A1)", "B1:B3")
+    sheet["D1"] = "=SUM(_xlfn.ANCHORARRAY(B1))"
+    for name, ref in (("rate", "$A$1"), ("total", "$D$1")):
+        book.defined_names[name] = DefinedName(name, attr_text=f"Sheet1!{ref}")
+    deployed = deploy_loan(admin, excel365(book))
+    # THEN the upload names nothing the engine lacks
+    with session_scope() as session:
+        version = engine_repo.get_version(session, tenant_id=uuid.UUID(admin.tenant_id),
+                                          version_id=uuid.UUID(deployed.version_id))
+        assert not (version.fidelity_report.get(unimplemented.REPORT_KEY) or {}).get("outputs")
+    # AND a job gets the sum of the spill its input sizes: 1+2+3+4
+    job_id = uuid.UUID(submit_job(deployed, {"rate": 4}))
+    run_jobs([job_id])
+    with session_scope() as session:
+        job = session.get(Job, job_id)
+        assert job.status == JobStatus.COMPLETED, job.error_message
+        assert job.outputs["total"] == 10

@@ -229,11 +229,11 @@ def unknown_to(engine: str, functions: set[str]) -> set[str]:
         return set()
     if engine == "ironcalc":
         from shared.calc.corrections import functions as corrected
-        from shared.calc.corrections.dynamic.groupby import EVALUATED
+        from shared.calc.corrections.dynamic import EVALUATED
         from shared.calc.ironcalc.model import unknown_functions
 
-        # GROUPBY and PIVOTBY: unknown to IronCalc, evaluated by the dynamic-array layer (which
-        # flags the forms it leaves out)
+        # GROUPBY, PIVOTBY and spill references: unknown to IronCalc, evaluated by the
+        # dynamic-array layer (which flags the forms it leaves out)
         return unknown_functions(functions) - corrected.NAMES - EVALUATED
     import formulas
 

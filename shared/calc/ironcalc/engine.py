@@ -261,7 +261,7 @@ class IronCalcEngine:
         # Functions we evaluate ourselves are not unknown to the service any more; a cell we
         # could not evaluate as Excel would is named instead ("TEXT at Sheet1!B2 (reason)"),
         # so the version's fidelity report and the upload's warnings list it.
-        from shared.calc.corrections.dynamic.groupby import EVALUATED
+        from shared.calc.corrections.dynamic import EVALUATED
 
         unsupported = unknown_functions(functions) - corrected_functions.NAMES - EVALUATED
         if corrected is not None and corrected.flags:

@@ -34,6 +34,12 @@ FAMILY = (
     "WRAPROWS", "WRAPCOLS", "TEXTSPLIT", "TEXTBEFORE", "TEXTAFTER", "VALUETOTEXT", "ARRAYTOTEXT",
     "GROUPBY", "PIVOTBY", "PERCENTOF", "ANCHORARRAY", "TREND",
 )
+# The FAMILY functions IronCalc 0.9.1 does not implement at all, evaluated only here: not unknown
+# to the service (GROUPBY and PIVOTBY, and ANCHORARRAY, which is how a file writes a spill
+# reference `A1#`); the forms the layer leaves out are flagged cell by cell instead.
+EVALUATED = frozenset(
+    name for base in ("GROUPBY", "PIVOTBY", "ANCHORARRAY") for name in (base, "_XLFN." + base)
+)
 # Older functions, written without a prefix, evaluated here because IronCalc 0.9.1 answers
 # them wrongly in forms the corpus shows (regression.py): always ours (_ROUTED).
 CLASSIC = ("TREND",)

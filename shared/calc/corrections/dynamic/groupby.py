@@ -40,8 +40,6 @@ from shared.calc.corrections.functions.text_format import Unsupported
 
 TOTAL = "Total"
 GRAND_TOTAL = "Grand Total"  # the grand total's label when subtotals are shown (LOOKUP!M39)
-# the names IronCalc does not know that this module evaluates (as written, with and without prefix)
-EVALUATED = frozenset({"GROUPBY", "PIVOTBY", "_XLFN.GROUPBY", "_XLFN.PIVOTBY"})
 
 
 def _median(numbers):
