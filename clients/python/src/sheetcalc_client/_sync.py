@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 import httpx
 
@@ -44,3 +44,26 @@ class SyncRunner:
                     value = self.attempt(effect)
         except StopIteration as stop:
             return stop.value
+
+
+class SyncSession:
+    """What ``Client`` and ``AdminClient`` share: an ``httpx.Client`` (made here and closed with the
+    session, or given and left open), the runner, and use as a context manager."""
+
+    def __init__(
+        self, base_url: str, *, timeout: float, sleep: Callable[[float], Any] | None,
+        transport: httpx.BaseTransport | None, http: httpx.Client | None,
+    ):
+        self._own_http = http is None
+        self.http = http or httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout, transport=transport)
+        self._runner = SyncRunner(self.http, sleep)
+
+    def close(self) -> None:
+        if self._own_http:
+            self.http.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

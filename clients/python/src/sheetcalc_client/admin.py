@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 
 from sheetcalc_client._core import Http, RetryPolicy, send
-from sheetcalc_client._sync import SyncRunner
+from sheetcalc_client._sync import SyncSession
 from sheetcalc_client.operations import USER_AGENT
 
 # Sent again after a lost answer: reading, and the writes whose repeat changes nothing more.
@@ -27,7 +27,7 @@ def _file(file: str | Path | bytes, name: str) -> tuple[str, bytes]:
     return path.name, path.read_bytes()
 
 
-class AdminClient:
+class AdminClient(SyncSession):
     """A tenant administrator's session: ``AdminClient(url).login(email, password)``, or a token."""
 
     def __init__(
@@ -38,19 +38,7 @@ class AdminClient:
         self.token = token
         self.retry = retry or RetryPolicy()
         self.rng = rng or random.Random()
-        self._own_http = http is None
-        self.http = http or httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout, transport=transport)
-        self._runner = SyncRunner(self.http, sleep)
-
-    def close(self) -> None:
-        if self._own_http:
-            self.http.close()
-
-    def __enter__(self) -> AdminClient:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        super().__init__(base_url, timeout=timeout, sleep=sleep, transport=transport, http=http)
 
     def request(
         self, method: str, path: str, *, stream: bool = False, headers: dict[str, str] | None = None, **kwargs: Any,

@@ -12,7 +12,7 @@ import httpx
 from pydantic import BaseModel
 
 from sheetcalc_client._core import POLL_SCHEDULE, RetryPolicy
-from sheetcalc_client._sync import SyncRunner
+from sheetcalc_client._sync import SyncSession
 from sheetcalc_client.models import About, BatchAccepted, BatchResult, BatchStatus, Job
 from sheetcalc_client.errors import JobFailed
 from sheetcalc_client.operations import DEFAULT, ConsumerCalls, Default, Inputs
@@ -24,7 +24,7 @@ DEFAULT_WAIT = 20.0
 DEFAULT_JOB_TIMEOUT = 300.0
 
 
-class Client:
+class Client(SyncSession):
     """A consumer of sheetcalc engines, with an API key (or a version's test key).
 
     ``wait``: seconds execute asks the service to hold the answer (at most 25; None: never).
@@ -42,9 +42,7 @@ class Client:
     ):
         self.calls = ConsumerCalls(api_key=api_key, retry=retry, wait=wait, job_timeout=job_timeout, clock=clock, rng=rng,
                                    poll_schedule=poll_schedule)
-        self._own_http = http is None
-        self.http = http or httpx.Client(base_url=base_url.rstrip("/"), timeout=timeout, transport=transport)
-        self._runner = SyncRunner(self.http, sleep)
+        super().__init__(base_url, timeout=timeout, sleep=sleep, transport=transport, http=http)
 
     @classmethod
     def from_profile(cls, profile: str | None = None, **kwargs: Any) -> Client:
@@ -55,16 +53,6 @@ class Client:
         if not found.api_key:
             raise ValueError(f"profile {found.name!r} has no API key (SHEETCALC_API_KEY or api_key in {found.source})")
         return cls(found.url, found.api_key, **kwargs)
-
-    def close(self) -> None:
-        if self._own_http:
-            self.http.close()
-
-    def __enter__(self) -> Client:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     # --- one job ------------------------------------------------------------------------------
 
