@@ -1,7 +1,8 @@
 """Fixtures for the calculation-engine tests: small workbooks built with openpyxl."""
 
 import io
-from collections.abc import Callable
+import zipfile
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 import openpyxl
@@ -25,6 +26,36 @@ def to_bytes(wb: openpyxl.Workbook) -> bytes:
     buffer = io.BytesIO()
     wb.save(buffer)
     return buffer.getvalue()
+
+
+def one_sheet(cells: Mapping[str, object], names: Mapping[str, str] | None = None, *, title: str = "Sheet1") -> bytes:
+    """A workbook of one sheet: ``cells`` by address (numbers, text or ``=formulas``) and
+    workbook-scoped ``names`` for addresses on that sheet (``{"rate": "$A$1"}``)."""
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.title = title
+    for address, value in cells.items():
+        sheet[address] = value
+    for name, ref in (names or {}).items():
+        add_name(book, name, f"{title}!{ref}")
+    return to_bytes(book)
+
+
+def named_formulas(
+    formulas: Mapping[str, str], *, column: str = "C", cells: Mapping[str, object] | None = None,
+    names: Mapping[str, str] | None = None,
+) -> bytes:
+    """One formula per row of ``column`` from row 1, each named as its key (the outputs), beside
+    ``cells`` and their ``names`` (the inputs)."""
+    placed = {f"{column}{row}": formula for row, formula in enumerate(formulas.values(), start=1)}
+    outputs = {name: f"${column}${row}" for row, name in enumerate(formulas, start=1)}
+    return one_sheet({**(cells or {}), **placed}, {**(names or {}), **outputs})
+
+
+def saved_sheet_xml(workbook, number: int = 1) -> str:
+    """The XML of a sheet of the workbook as the engine saves it (the filled workbook)."""
+    with zipfile.ZipFile(io.BytesIO(workbook.to_xlsx())) as package:
+        return package.read(f"xl/worksheets/sheet{number}.xml").decode()
 
 
 def uploaded_and_stored(data: bytes) -> tuple:

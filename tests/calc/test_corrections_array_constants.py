@@ -5,15 +5,11 @@ multiplies only the numbers of an array; CONCAT and TEXTJOIN (the TEXTJOIN page'
 
 from __future__ import annotations
 
-import io
-import zipfile
-
 import pytest
-from openpyxl import Workbook
-from openpyxl.workbook.defined_name import DefinedName
 
 from shared.calc import get_engine
 from shared.calc.corrections.functions.array_constants import elements, expanded
+from tests.calc.conftest import named_formulas, saved_sheet_xml
 
 FORMULAS = {
     "product": ('=PRODUCT({2,"a",TRUE,3})', 6),
@@ -26,17 +22,8 @@ FORMULAS = {
 
 @pytest.fixture(scope="module")
 def workbook():
-    book = Workbook()
-    sheet = book.active
-    sheet.title = "Sheet1"
-    sheet["A1"], sheet["A2"] = 2, 5
-    for row, (name, (formula, _)) in enumerate(FORMULAS.items(), start=1):
-        sheet.cell(row, 3, formula)
-        book.defined_names[name] = DefinedName(name, attr_text=f"Sheet1!$C${row}")
-    out = io.BytesIO()
-    book.save(out)
-    engine = get_engine("ironcalc")
-    return engine.load_xlsx(out.getvalue())
+    formulas = {name: formula for name, (formula, _) in FORMULAS.items()}
+    return get_engine("ironcalc").load_xlsx(named_formulas(formulas, cells={"A1": 2, "A2": 5}))
 
 
 def test_the_array_elements_become_arguments():
@@ -55,6 +42,5 @@ def test_ironcalc_with_the_layer_answers_as_excel(workbook):
 
 def test_the_filled_workbook_keeps_the_array_constants(workbook):
     workbook.calculate({})
-    with zipfile.ZipFile(io.BytesIO(workbook.to_xlsx())) as package:
-        sheet = package.read("xl/worksheets/sheet1.xml").decode()
+    sheet = saved_sheet_xml(workbook)
     assert "PRODUCT({2,&quot;a&quot;,TRUE,3})" in sheet or 'PRODUCT({2,"a",TRUE,3})' in sheet

@@ -6,16 +6,12 @@ references is #REF!, which ERROR.TYPE numbers 4)."""
 
 from __future__ import annotations
 
-import io
-import zipfile
-
 import pytest
-from openpyxl import Workbook
-from openpyxl.workbook.defined_name import DefinedName
 
 from shared.calc import get_engine
 from shared.calc.corrections.functions.array_constants import expanded
 from shared.calc.corrections.functions.ref_ranges import collapsed
+from tests.calc.conftest import named_formulas, saved_sheet_xml
 
 FORMULAS = {
     "averagea": ('=AVERAGEA({10,7,9,2,"Not available"})', 5.6),
@@ -27,15 +23,8 @@ FORMULAS = {
 
 @pytest.fixture(scope="module")
 def workbook():
-    book = Workbook()
-    sheet = book.active
-    sheet.title = "Sheet1"
-    for row, (name, (formula, _)) in enumerate(FORMULAS.items(), start=1):
-        sheet.cell(row, 3, formula)
-        book.defined_names[name] = DefinedName(name, attr_text=f"Sheet1!$C${row}")
-    out = io.BytesIO()
-    book.save(out)
-    return get_engine("ironcalc").load_xlsx(out.getvalue())
+    formulas = {name: formula for name, (formula, _) in FORMULAS.items()}
+    return get_engine("ironcalc").load_xlsx(named_formulas(formulas))
 
 
 def test_averagea_counts_an_array_text_element_as_zero():
@@ -58,7 +47,6 @@ def test_ironcalc_with_the_layer_answers_as_excel(workbook):
 
 def test_the_filled_workbook_keeps_the_formulas_as_written(workbook):
     workbook.calculate({})
-    with zipfile.ZipFile(io.BytesIO(workbook.to_xlsx())) as package:
-        sheet = package.read("xl/worksheets/sheet1.xml").decode()
+    sheet = saved_sheet_xml(workbook)
     assert "SUM(#REF!:#REF!)" in sheet
     assert "AVERAGEA({10,7,9,2," in sheet

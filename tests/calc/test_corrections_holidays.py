@@ -6,14 +6,9 @@ Expected values from Microsoft's WORKDAY page example: 151 workdays from 2008-10
 
 from __future__ import annotations
 
-import io
-import zipfile
-
-from openpyxl import Workbook
-from openpyxl.workbook.defined_name import DefinedName
-
 from shared.calc import get_engine
 from shared.calc.corrections.functions.holidays import without_intersection
+from tests.calc.conftest import named_formulas, saved_sheet_xml
 
 
 def test_the_intersection_before_the_holidays_is_removed_and_nothing_else():
@@ -26,20 +21,14 @@ def test_the_intersection_before_the_holidays_is_removed_and_nothing_else():
 
 
 def _workbook() -> bytes:
-    book = Workbook()
-    sheet = book.active
-    sheet.title = "Sheet1"
-    sheet["A1"] = 39722
-    for row, holiday in enumerate((39778, 39786, 39834), start=1):
-        sheet.cell(row, 2, holiday)
-    sheet["D1"] = "=WORKDAY(A1,151,B1:B3)"
-    sheet["D2"] = '=_xlfn.WORKDAY.INTL(A1,151,"0000011",B1:B3)'
-    sheet["D3"] = "=_xlfn.WORKDAY.INTL(A1,151,,B1:B3)"
-    for name, ref in (("start", "$A$1"), ("plain", "$D$1"), ("intl", "$D$2"), ("omitted", "$D$3")):
-        book.defined_names[name] = DefinedName(name, attr_text=f"Sheet1!{ref}")
-    out = io.BytesIO()
-    book.save(out)
-    return out.getvalue()
+    """The start date in A1 (named start), the holidays in B1:B3, the three formulas in D1:D3."""
+    holidays = {"B1": 39778, "B2": 39786, "B3": 39834}
+    formulas = {
+        "plain": "=WORKDAY(A1,151,B1:B3)",
+        "intl": '=_xlfn.WORKDAY.INTL(A1,151,"0000011",B1:B3)',
+        "omitted": "=_xlfn.WORKDAY.INTL(A1,151,,B1:B3)",
+    }
+    return named_formulas(formulas, column="D", cells={"A1": 39722, **holidays}, names={"start": "$A$1"})
 
 
 def test_every_holiday_of_the_range_counts_in_a_job():
@@ -57,6 +46,5 @@ def test_the_filled_workbook_keeps_the_formula_as_written():
     engine = get_engine("ironcalc")
     workbook = engine.load_xlsx(_workbook())
     workbook.calculate({})
-    with zipfile.ZipFile(io.BytesIO(workbook.to_xlsx())) as package:
-        sheet = package.read("xl/worksheets/sheet1.xml").decode()
+    sheet = saved_sheet_xml(workbook)
     assert "WORKDAY(A1,151,B1:B3)" in sheet and "@" not in sheet

@@ -8,12 +8,10 @@ records which named outputs depend on it, and a job asking for such an output fa
 
 from __future__ import annotations
 
-import io
 import uuid
 
 import pytest
 from openpyxl import Workbook
-from openpyxl.workbook.defined_name import DefinedName
 
 from shared.calc.fidelity import unimplemented
 from shared.calc.xlsx.cells import read_excel_cells
@@ -22,6 +20,7 @@ from shared.db.session import session_scope
 from shared.repositories import engines as engine_repo
 from shared.services import version_checks
 from shared.services.job_runner import run_jobs
+from tests.calc.conftest import add_name, one_sheet, to_bytes
 from tests.factories import deploy_loan, submit_job
 
 ETS = "_xlfn.FORECAST.ETS(A2,A3:A6,B3:B6)"
@@ -30,23 +29,10 @@ ETS = "_xlfn.FORECAST.ETS(A2,A3:A6,B3:B6)"
 def workbook() -> bytes:
     """rate (input) in A1; B1 calls FORECAST.ETS under IFERROR; C1 and D1 are calculated from B1;
     E1 only from the input. Named outputs: guessed (B1), total (D1), plain (E1)."""
-    book = Workbook()
-    sheet = book.active
-    sheet.title = "Sheet1"
-    sheet["A1"] = 2
-    sheet["A2"] = 5
+    data = {"A1": 2, "A2": 5, "B1": f"=IFERROR({ETS},A1*10)", "C1": "=B1+1", "D1": "=SUM(C1:C1)*2", "E1": "=A1*3"}
     for row, (x, y) in enumerate([(1, 10), (2, 20), (3, 30), (4, 40)], start=3):
-        sheet.cell(row, 1, x)
-        sheet.cell(row, 2, y)
-    sheet["B1"] = f"=IFERROR({ETS},A1*10)"
-    sheet["C1"] = "=B1+1"
-    sheet["D1"] = "=SUM(C1:C1)*2"
-    sheet["E1"] = "=A1*3"
-    for name, ref in (("rate", "$A$1"), ("guessed", "$B$1"), ("total", "$D$1"), ("plain", "$E$1")):
-        book.defined_names[name] = DefinedName(name, attr_text=f"Sheet1!{ref}")
-    out = io.BytesIO()
-    book.save(out)
-    return out.getvalue()
+        data[f"A{row}"], data[f"B{row}"] = x, y
+    return one_sheet(data, {"rate": "$A$1", "guessed": "$B$1", "total": "$D$1", "plain": "$E$1"})
 
 
 def test_the_implicit_intersection_excel_365_writes_as_single_is_implemented():
@@ -149,11 +135,9 @@ def test_a_lambda_called_by_a_defined_name_or_a_let_binding_is_not_a_missing_fun
     sheet["A1"] = "=Double(6)"
     sheet["A2"] = "=_xlfn.LET(_xlpm.f,_xlfn.LAMBDA(_xlpm.x,_xlpm.x*2),f(3))"
     sheet["A3"] = f"=_xlfn.LET(_xlpm.a,1,{ETS}+_xlpm.a)"
-    book.defined_names["Double"] = DefinedName("Double", attr_text="_xlfn.LAMBDA(_xlpm.x,_xlpm.x*2)")
-    out = io.BytesIO()
-    book.save(out)
+    add_name(book, "Double", "_xlfn.LAMBDA(_xlpm.x,_xlpm.x*2)")
     # WHEN it is analysed with every name IronCalc does not know
-    section = unimplemented.analyse(read_excel_cells(out.getvalue()), {"DOUBLE", "F", "FORECAST.ETS"})
+    section = unimplemented.analyse(read_excel_cells(to_bytes(book)), {"DOUBLE", "F", "FORECAST.ETS"})
     # THEN only the real missing function is named
     assert [(c["cell"], c["functions"]) for c in section["cells"]] == [("A3", ["FORECAST.ETS"])]
 
@@ -169,8 +153,8 @@ def test_an_output_reading_a_spill_is_answered_not_refused(admin):
     sheet["A1"] = 3
     spilled(sheet, "B1", "=_xlfn.SEQUENCE(A1)", "B1:B3")
     sheet["D1"] = "=SUM(_xlfn.ANCHORARRAY(B1))"
-    for name, ref in (("rate", "$A$1"), ("total", "$D$1")):
-        book.defined_names[name] = DefinedName(name, attr_text=f"Sheet1!{ref}")
+    add_name(book, "rate", "Sheet1!$A$1")
+    add_name(book, "total", "Sheet1!$D$1")
     deployed = deploy_loan(admin, excel365(book))
     # THEN the upload names nothing the engine lacks
     with session_scope() as session:
