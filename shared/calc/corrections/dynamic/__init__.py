@@ -131,13 +131,13 @@ class DynamicTarget:
     def address(self) -> str:
         return cell_name(self.row, self.col)
 
-    def check(self) -> None:
-        """Raise Unsupported at load when the formula cannot be read."""
-        from shared.calc.corrections.dynamic.parse import parse
-
+    def check(self, tree) -> None:
+        """Raise Unsupported at load when the formula cannot be read (``tree``: its parse, or
+        the Unsupported the parser raised)."""
         if self.formula.startswith("{"):
             raise Unsupported("a legacy array formula")
-        parse(self.formula)
+        if isinstance(tree, Unsupported):
+            raise tree
 
 
 class Occupied:
@@ -171,16 +171,35 @@ _COUNTED = re.compile(r"(?<![A-Za-z0-9_.])(?:COUNT|COUNTA|COUNTBLANK|AVERAGE)\s*
 _SPILL_REF = re.compile(r"((?:'(?:[^']|'')+'|[A-Za-z0-9_.]+)!)?\$?([A-Za-z]{1,3})\$?(\d+)#")
 
 
-def _always(formula: str) -> bool:
-    text = _STRING.sub('""', formula)
-    if _ROUTED.search(text) or (_COUNTED.search(text) and _MENTION.search(text)):
-        return True
+def _parsed(formula: str):
+    """The formula's parse tree, or the Unsupported the parser raised (kept, not raised: each
+    use below decides what an unreadable formula means)."""
     from shared.calc.corrections.dynamic.parse import parse
 
     try:
-        return _engine_misreads(parse(formula))
-    except Unsupported:
-        return False
+        return parse(formula)
+    except Unsupported as exc:
+        return exc
+
+
+def _cell_key(sheet_text: str | None, column: str, row: str, sheet: int, sheets_of) -> tuple[int, int, int] | None:
+    """(sheet, row, col) of a reference's text parts: its sheet as written (quoted or not; None:
+    the formula's own ``sheet``), column letters and row digits. None: no such sheet."""
+    if sheet_text is not None:
+        if sheet_text.startswith("'") and sheet_text.endswith("'"):
+            sheet_text = sheet_text[1:-1].replace("''", "'")
+        found = sheets_of(sheet_text)
+        if found is None:
+            return None
+        sheet = found
+    return sheet, int(row), column_number(column.upper())
+
+
+def _always(formula: str, tree) -> bool:
+    text = _STRING.sub('""', formula)
+    if _ROUTED.search(text) or (_COUNTED.search(text) and _MENTION.search(text)):
+        return True
+    return not isinstance(tree, Unsupported) and _engine_misreads(tree)
 
 
 def _engine_misreads(node) -> bool:
@@ -232,37 +251,33 @@ def _blank_lookups(node, out: list) -> list:
     return out
 
 
-def _watched_cells(formula: str, sheet: int, sheets_of) -> list[tuple[int, int, int]]:
+def _watched_cells(formula: str, tree, sheet: int, sheets_of) -> list[tuple[int, int, int]]:
     from shared.calc.corrections.dynamic.evaluate import _REF
-    from shared.calc.corrections.dynamic.parse import parse
 
-    if not re.search(r"X(?:LOOKUP|MATCH)\s*\(", formula, re.IGNORECASE):
-        return []
-    try:
-        refs = _blank_lookups(parse(formula), [])
-    except Unsupported:
+    if isinstance(tree, Unsupported) or not re.search(r"X(?:LOOKUP|MATCH)\s*\(", formula, re.IGNORECASE):
         return []
     cells = []
-    for text in refs:
+    for text in _blank_lookups(tree, []):
         match = _REF.fullmatch(text)
         if match is None or not match.group("c1"):
             continue
-        name = match.group("q").replace("''", "'") if match.group("q") else match.group("p")
-        index = sheet if name is None else sheets_of(name)
-        if index is not None:
-            cells.append((index, int(match.group("r1")), column_number(match.group("c1").upper())))
+        written = f"'{match.group('q')}'" if match.group("q") else match.group("p")
+        key = _cell_key(written, match.group("c1"), match.group("r1"), sheet, sheets_of)
+        if key is not None:
+            cells.append(key)
     return cells
 
 
-def _routed(found, sheets_of) -> set:
+def _routed(found, trees: dict, sheets_of) -> set:
     """The cells always evaluated here: _always, and cells reading the spill of one of them."""
-    routed = {(s, r, c) for s, r, c, f in found if _always(f)}
+    routed = {(s, r, c) for s, r, c, f in found if _always(f, trees[(s, r, c)])}
     spill_readers = []
     for s, r, c, f in found:
         anchors = []
         for m in _SPILL_REF.finditer(_STRING.sub('""', f)):
-            sheet = s if not m.group(1) else sheets_of(m.group(1)[:-1].strip("'").replace("''", "'"))
-            anchors.append((sheet, int(m.group(3)), column_number(m.group(2).upper())))
+            key = _cell_key(m.group(1)[:-1] if m.group(1) else None, m.group(2), m.group(3), s, sheets_of)
+            if key is not None:
+                anchors.append(key)
         if anchors:
             spill_readers.append(((s, r, c), anchors))
     grown = True
@@ -283,16 +298,18 @@ def targets(model, found: list[tuple[int, int, int, str]], areas: list[list[int]
     by_anchor = {(s, r, c): (b, rt) for s, r, c, b, rt, d in areas}
     legacy = {(s, r, c) for s, r, c, b, rt, d in areas if not d}
     names = {p["name"].upper(): i for i, p in enumerate(model.get_worksheets_properties())}
-    routed = _routed(found, lambda name: names.get(name.upper()))
+    sheets_of = lambda name: names.get(name.upper())  # noqa: E731
+    trees = {(s, r, c): _parsed(f) for s, r, c, f in found}
+    routed = _routed(found, trees, sheets_of)
     planned, refused = [], []
     for sheet, row, col, formula in found:
         key = (sheet, row, col)
         target = DynamicTarget(sheet, row, col, formula, key in by_anchor, by_anchor.get(key), known,
                                key in routed, key in legacy)
         if not target.always:
-            target.when_blank = _watched_cells(formula, sheet, lambda name: names.get(name.upper()))
+            target.when_blank = _watched_cells(formula, trees[key], sheet, sheets_of)
         try:
-            target.check()
+            target.check(trees[key])
         except Unsupported as exc:
             if target.always:
                 refused.append((sheet, row, col, str(exc)))
