@@ -49,7 +49,7 @@ class Settings(BaseSettings):
     # jobs go to jobs_queue_url like every other.
     slow_jobs_queue_url: str | None = None
     # Version checks (the slower engines' fidelity checks, the document-library copy) have a
-    # queue and a function of their own, so that a job never waits behind a 240 s check.
+    # queue and a function of their own, so that a job never waits behind a check of minutes.
     checks_queue_url: str | None = None
     webhooks_queue_url: str | None = None
     download_url_ttl_seconds: int = 3600
@@ -123,8 +123,10 @@ class Settings(BaseSettings):
     # stored); true stores it as each job completes instead (it then outlives the job's version).
     keep_filled_workbooks: bool = False
     # The fidelity check of the slower `formulas` engine, run by the checks function after upload:
-    # its deadline (inside that function's 300 s timeout) and its memory ceiling.
-    fidelity_timeout_seconds: float = 240.0
+    # its deadline (inside that function's 900 s timeout, Lambda's longest) and its memory ceiling.
+    # formulas takes about 330 s on a 13,000-formula workbook on a 2-core machine: a shorter
+    # deadline leaves the largest workbooks on IronCalc where formulas would match Excel better.
+    fidelity_timeout_seconds: float = 840.0
     # Below the checks function's 2048 MB (template.yaml sets it), leaving the function its own room.
     fidelity_memory_mb: int = 1536
     # A job still "processing" this long after it was claimed is taken to be abandoned

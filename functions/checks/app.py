@@ -1,7 +1,7 @@
 """Checks Lambda: a new version's background work, one message at a time, off the jobs queue.
 
 Each record holds ``{"version_id": ...}``; ``version_checks.check_in_background`` runs the slower
-engines' fidelity checks (up to ``SHEETCALC_FIDELITY_TIMEOUT_SECONDS``, 240 s) and the copy to
+engines' fidelity checks (up to ``SHEETCALC_FIDELITY_TIMEOUT_SECONDS``, 840 s) and the copy to
 the tenant's document library. A record that raises (storage or database down, or a check past its
 deadline: ``CheckDeadlineExpired``, so load never decides the engine) is reported back
 and redelivered; after the last try ``functions.checks.dlq`` records the check as failed.

@@ -44,7 +44,8 @@ log = logging.getLogger(__name__)
 Ready = Callable[[dict], None]
 
 _PR_SET_PDEATHSIG = 1
-# A poller process finishing a batch on SIGTERM gets this long (a formulas check may run 240 s).
+# A poller process finishing a batch on SIGTERM gets this long. A formulas check may run longer
+# (up to its 840 s deadline): stopped, its message comes back and the check runs again.
 _FINISH_BATCH_SECONDS = 300.0
 
 

@@ -50,8 +50,9 @@ JOBS_DELETE_DELAY_SECONDS = 0.05
 # Under load the jobs poller lets this long pass between receives, so batches fill (pollers.py):
 # at 16 clients, 3-5% more jobs/s and less CPU per job than at once (A/B runs, issue 15).
 JOBS_GATHER_SECONDS = 0.01
-# Longer than a version check may take (the formulas check's 240 s deadline, then the copy).
-CHECKS_VISIBILITY_TIMEOUT = 300
+# As long as a version check may take: the checks function's timeout on AWS (the formulas
+# check's 840 s deadline, then the copy).
+CHECKS_VISIBILITY_TIMEOUT = 900
 WEBHOOKS_VISIBILITY_TIMEOUT = 30
 DLQ_RETENTION_SECONDS = 14 * 24 * 3600
 

@@ -89,8 +89,8 @@ def _point_settings_at(aws: LocalAws | None, data_dir: Path) -> None:
 
 # Only a hung process reaches these: no verdict depends on the machine's speed.
 START_TIMEOUT_SECONDS = 180.0
-# API processes finish the requests they hold, poller processes the batch they handle (a formulas
-# check may take 240 s); a child still running after this is killed.
+# API processes finish the requests they hold, poller processes the batch they handle; a child
+# still running after this is killed (a formulas check it held comes back and runs again).
 STOP_TIMEOUT_SECONDS = 300.0
 AWS_STOP_TIMEOUT_SECONDS = 30.0
 # How often the parent looks whether a child ended on its own.
