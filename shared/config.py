@@ -124,8 +124,9 @@ class Settings(BaseSettings):
     keep_filled_workbooks: bool = False
     # The fidelity check of the slower `formulas` engine, run by the checks function after upload:
     # its deadline (inside that function's 900 s timeout, Lambda's longest) and its memory ceiling.
-    # formulas takes about 330 s on a 13,000-formula workbook on a 2-core machine: a shorter
-    # deadline leaves the largest workbooks on IronCalc where formulas would match Excel better.
+    # formulas takes 110 s (idle) to 330 s (busy) on a 13,000-formula workbook on a 2-core
+    # machine: a shorter deadline leaves large workbooks on IronCalc where formulas would match
+    # Excel better.
     fidelity_timeout_seconds: float = 840.0
     # Below the checks function's 2048 MB (template.yaml sets it), leaving the function its own room.
     fidelity_memory_mb: int = 1536
