@@ -13,13 +13,14 @@ import re
 import threading
 
 from shared.calc.corrections.functions import aggregate as aggregate_module
-from shared.calc.corrections.functions import bases, sums
+from shared.calc.corrections.functions import bases, bessel, sums
 from shared.calc.corrections.functions.text_format import Unsupported, excel_text
 
 SUMS = ["SUMX2MY2", "SUMX2PY2", "SUMXMY2"]
+BESSEL = ["BESSELJ", "BESSELY"]  # Excel's own approximations (bessel.py)
 # Volatile functions answered from the job's run context (shared/calc/run_context.py).
 VOLATILE = ["NOW", "TODAY", "RAND", "RANDBETWEEN"]
-CORRECTED = ["TEXT", "AGGREGATE", *bases.NAMES, *SUMS, *VOLATILE]
+CORRECTED = ["TEXT", "AGGREGATE", *bases.NAMES, *SUMS, *BESSEL, *VOLATILE]
 _PREFIX = "SHEETCALC."
 RANGE_ARGUMENTS = {"AGGREGATE", *SUMS}  # functions whose arguments may be ranges
 _NAME = re.compile(
@@ -33,7 +34,7 @@ _installed = False
 _lock = threading.Lock()
 
 
-_HINT = "TEXT|AGGREGATE|2DEC|2BIN|2OCT|2HEX|SUMX|NOW|TODAY|RAND"  # in every corrected function's name
+_HINT = "TEXT|AGGREGATE|2DEC|2BIN|2OCT|2HEX|SUMX|BESSEL|NOW|TODAY|RAND"  # in every corrected function's name
 _HINT_TEXT = re.compile(_HINT, re.IGNORECASE)
 HINTS = tuple(h.encode() for h in _HINT.split("|"))
 
@@ -186,6 +187,39 @@ def _base(source: str, target: str):
     return convert
 
 
+def _bessel(name: str):
+    """BESSELJ or BESSELY on formulas' argument values. Excel's answer to a range of several cells
+    is #VALUE! in an array formula (formulas' test.xlsx ENGINEERING!AG4:AH4) but a value where a
+    plain cell's implicit intersection picks one: after IronCalc, which did that intersection,
+    such a cell is reported and keeps IronCalc's value; in the formulas engine it is #VALUE!."""
+    import numpy as np
+
+    function = bessel.besselj if name == "BESSELJ" else bessel.bessely
+
+    def compute(x, n):
+        if any(isinstance(a, np.ndarray) and a.size > 1 for a in (x, n)):
+            from shared.calc.corrections.functions.layer import current
+
+            if current.get() is not None:
+                _report(f"{name}: a range of several cells as an argument")
+            return _error("#VALUE!")
+        from formulas.tokens.operand import XlError
+
+        x, n = _scalar(x), _scalar(n)
+        for value in (x, n):
+            if isinstance(value, XlError):  # the first error among the arguments is the answer
+                return value
+        try:
+            return function(x, n)
+        except bessel.ExcelError as exc:
+            return _error(exc.code)
+        except Unsupported as exc:
+            _report(f"{name}: {exc}")
+            return _error("#NUM!")
+
+    return compute
+
+
 def _aggregate(function_num, options=None, *refs):
     import numpy as np
     from formulas.tokens.operand import XlError
@@ -325,6 +359,10 @@ def call(name: str, values: list):
         if len(values) != 2:
             return _error("#VALUE!")
         return _text(*values)
+    if name in BESSEL:
+        if len(values) != 2:
+            return _error("#VALUE!")
+        return _bessel(name)(*values)
     source, target = name.split("2")
     if not 1 <= len(values) <= (1 if target == "DEC" else 2):
         return _error("#VALUE!")
@@ -343,6 +381,13 @@ def volatile_functions() -> dict:
         }
         for name in VOLATILE
     }
+
+
+def bessel_functions() -> dict:
+    """formulas' table entries for BESSELJ and BESSELY as Excel answers them (bessel.py)."""
+    from formulas.functions import wrap_func
+
+    return {name: wrap_func(_bessel(name)) for name in BESSEL}
 
 
 def install() -> None:
@@ -370,6 +415,7 @@ def install() -> None:
                 _base(source, target), input_parser=keep, args_parser=keep,
                 check_error=get_error,
             )
+        table.update({_PREFIX + name: entry for name, entry in bessel_functions().items()})
         table[_PREFIX + "AGGREGATE"] = wrap_func(_aggregate)
         for name in SUMS:
             table[_PREFIX + name] = wrap_func(_sum_of_pairs(name))
