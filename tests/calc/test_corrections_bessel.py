@@ -89,3 +89,38 @@ def test_the_formulas_engine_answers_excels_values_too():
     outputs = FormulasEngine().load_xlsx(data).calculate({})
     assert outputs["j0"] == pytest.approx(1.00000000283141, rel=1e-12)
     assert outputs["y1"] == pytest.approx(-0.1070324316480381, rel=1e-12)
+
+
+EXCEL_SAVED_I_AND_K = [  # (function, x, n, Excel's value), BESSEL.xlsx sheets BESSELI and BESSELK
+    ("I", 1, 0, 1.2660658480342601),  # the exact I0(1) is 1.2660658777520082
+    ("I", -0.5, 1, -0.25789430328903556),
+    ("I", 3.5, 7, 0.01451184622078858),
+    ("I", 32, 10, 1158284935385.1838),
+    ("K", 1, 0, 0.421024421083418),
+    ("K", 0.2, 7, 3594005998.103765),
+    ("K", 2.9, 10, 3507.65358228027),
+    ("K", 32, 1, 2.8383988120931556e-15),
+]
+
+
+@pytest.mark.parametrize("kind, x, n, expected", EXCEL_SAVED_I_AND_K)
+def test_besseli_and_besselk_as_excel_saved_them(kind, x, n, expected):
+    function = bessel.besseli if kind == "I" else bessel.besselk
+    assert math.isclose(function(x, n), expected, rel_tol=1e-12)
+
+
+def test_besseli_and_besselk_errors():
+    for call in (lambda: bessel.besselk(0, 1), lambda: bessel.besselk(-0.5, 0), lambda: bessel.besseli(2, -1),
+                 lambda: bessel.besseli(10_000_000, 2)):  # K of 0 or less, a negative order, beyond a double
+        with pytest.raises(bessel.ExcelError) as raised:
+            call()
+        assert raised.value.code == "#NUM!"
+
+
+def test_the_formulas_engine_answers_excels_besseli_and_besselk():
+    data = named_formulas({"i": "=BESSELI(1,0)", "k": "=BESSELK(2.9,10)", "range": "=BESSELI(A1:A2,1)"},
+                          column="C", cells={"A1": 1, "A2": 2})
+    outputs = FormulasEngine().load_xlsx(data).calculate({})
+    assert outputs["i"] == pytest.approx(1.2660658480342601, rel=1e-12)
+    assert outputs["k"] == pytest.approx(3507.65358228027, rel=1e-12)
+    assert outputs["range"] == "#VALUE!"  # formulas' test.xlsx ENGINEERING!AG3

@@ -17,7 +17,7 @@ from shared.calc.corrections.functions import bases, bessel, sums
 from shared.calc.corrections.functions.text_format import Unsupported, excel_text
 
 SUMS = ["SUMX2MY2", "SUMX2PY2", "SUMXMY2"]
-BESSEL = ["BESSELJ", "BESSELY"]  # Excel's own approximations (bessel.py)
+BESSEL = ["BESSELJ", "BESSELY"]  # Excel's own approximations (bessel.py); IronCalc has I and K right
 # Volatile functions answered from the job's run context (shared/calc/run_context.py).
 VOLATILE = ["NOW", "TODAY", "RAND", "RANDBETWEEN"]
 CORRECTED = ["TEXT", "AGGREGATE", *bases.NAMES, *SUMS, *BESSEL, *VOLATILE]
@@ -188,13 +188,14 @@ def _base(source: str, target: str):
 
 
 def _bessel(name: str):
-    """BESSELJ or BESSELY on formulas' argument values. Excel's answer to a range of several cells
+    """A Bessel function on formulas' argument values. Excel's answer to a range of several cells
     is #VALUE! in an array formula (formulas' test.xlsx ENGINEERING!AG4:AH4) but a value where a
     plain cell's implicit intersection picks one: after IronCalc, which did that intersection,
     such a cell is reported and keeps IronCalc's value; in the formulas engine it is #VALUE!."""
     import numpy as np
 
-    function = bessel.besselj if name == "BESSELJ" else bessel.bessely
+    function = {"BESSELJ": bessel.besselj, "BESSELY": bessel.bessely, "BESSELI": bessel.besseli,
+                "BESSELK": bessel.besselk}[name]
 
     def compute(x, n):
         if any(isinstance(a, np.ndarray) and a.size > 1 for a in (x, n)):
@@ -384,10 +385,11 @@ def volatile_functions() -> dict:
 
 
 def bessel_functions() -> dict:
-    """formulas' table entries for BESSELJ and BESSELY as Excel answers them (bessel.py)."""
+    """formulas' table entries for BESSELJ, BESSELY, BESSELI and BESSELK as Excel answers them
+    (bessel.py); the layer uses the first two (IronCalc answers the others as Excel does)."""
     from formulas.functions import wrap_func
 
-    return {name: wrap_func(_bessel(name)) for name in BESSEL}
+    return {name: wrap_func(_bessel(name)) for name in ("BESSELJ", "BESSELY", "BESSELI", "BESSELK")}
 
 
 def install() -> None:
@@ -415,7 +417,7 @@ def install() -> None:
                 _base(source, target), input_parser=keep, args_parser=keep,
                 check_error=get_error,
             )
-        table.update({_PREFIX + name: entry for name, entry in bessel_functions().items()})
+        table.update({_PREFIX + name: entry for name, entry in bessel_functions().items() if name in BESSEL})
         table[_PREFIX + "AGGREGATE"] = wrap_func(_aggregate)
         for name in SUMS:
             table[_PREFIX + name] = wrap_func(_sum_of_pairs(name))
