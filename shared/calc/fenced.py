@@ -447,6 +447,8 @@ def _child_main(fd: int, memory_mb: int, cache_size: int) -> int:
             except MemoryError:
                 raise
             except Exception as exc:  # noqa: BLE001 - an unloadable model fails its jobs, not the child
+                if out_of_memory(exc):
+                    raise MemoryError(str(exc)) from exc
                 sys.stderr.write(f"sheetcalc model could not be loaded: {type(exc).__name__}: {str(exc)[:300]}\n")
                 for _job in header["jobs"]:
                     channel.write({"outcome": "failed", "ms": 0.0})
@@ -462,16 +464,36 @@ def _child_main(fd: int, memory_mb: int, cache_size: int) -> int:
             channel.write(answer_header, blob)
 
 
+_NO_ADDRESS_SPACE = ("failed to map segment", "cannot allocate memory")
+
+
+def out_of_memory(exc: BaseException | None) -> bool:
+    """Whether an exception, or one it was raised from, is the address space running out: a
+    MemoryError, or a library's module (numpy, scipy) that could not be mapped under the memory
+    limit, which Python reports as an ImportError or OSError."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, MemoryError):
+            return True
+        if isinstance(exc, (ImportError, OSError)) and any(s in str(exc).lower() for s in _NO_ADDRESS_SPACE):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
 def _main(argv: list[str]) -> int:
     fd, memory_mb, cache_size = int(argv[0]), int(argv[1]), int(argv[2])
     try:
         return _child_main(fd, memory_mb, cache_size)
-    except MemoryError:
+    except BrokenPipeError:
+        return 0
+    except BaseException as exc:
+        if not out_of_memory(exc):
+            raise
         # Straight out, heap and all: unwinding a model that filled the address space can take
         # longer than the parent waits for a dying child, and it would then be called a crash.
         os._exit(3)
-    except BrokenPipeError:
-        return 0
 
 
 if __name__ == "__main__":

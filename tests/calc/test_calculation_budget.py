@@ -4,8 +4,11 @@ fresh child."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -13,6 +16,7 @@ from shared.calc import fenced, get_engine
 from tests.calc.budget_workbooks import heavy_when_switched_on
 
 CREATED = "2026-11-27T10:00:00"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -92,6 +96,50 @@ def test_a_model_past_its_memory_budget_fails_naming_the_limit(calculator):
     # THEN the formulas engine ran out of its address space: the memory budget is named
     assert result.outcome == "budget" and result.limit == "memory", result
     assert result.message == "The calculation needed more than its 400 MB memory budget and was stopped"
+
+
+OUT_OF_ADDRESS_SPACE_IMPORT = """
+import resource
+from shared.calc.fenced import out_of_memory
+size = int(next(l for l in open("/proc/self/status") if l.startswith("VmSize")).split()[1]) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (size + (8 << 20), size + (8 << 20)))
+try:
+    import numpy
+except BaseException as exc:
+    print(type(exc).__name__, out_of_memory(exc))
+else:
+    print("imported")
+"""
+
+
+def test_a_library_that_cannot_be_mapped_under_the_memory_limit_is_the_memory_budget():
+    # GIVEN a process whose address space ends 8 MB past what it already maps
+    # WHEN it imports numpy's extensions, as the formulas engine does on its first calculation
+    result = subprocess.run([sys.executable, "-c", OUT_OF_ADDRESS_SPACE_IMPORT], capture_output=True, text=True, check=True, cwd=ROOT)
+    # THEN Python reports an ImportError, and the child's rule reads it as the address space
+    # running out (the memory budget), not as a workbook that cannot be loaded
+    assert result.stdout.split() == ["ImportError", "True"], result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("exc, expected", [
+    (MemoryError(), True),
+    (ImportError("libopenblas.so: failed to map segment from shared object"), True),
+    (OSError(12, "Cannot allocate memory"), True),
+    (ImportError("No module named 'scipy'"), False),
+    (ValueError("not a workbook"), False),
+])
+def test_what_counts_as_running_out_of_memory(exc, expected):
+    assert fenced.out_of_memory(exc) is expected
+
+
+def test_an_error_raised_while_handling_a_memory_error_is_running_out_of_memory():
+    try:
+        try:
+            raise MemoryError
+        except MemoryError as inner:
+            raise RuntimeError("model could not be loaded") from inner
+    except RuntimeError as exc:
+        assert fenced.out_of_memory(exc)
 
 
 def test_the_child_has_no_secrets(monkeypatch, calculator, heavy_model):
