@@ -23,13 +23,9 @@ import math
 import statistics
 from dataclasses import dataclass
 
+from shared.calc.corrections.functions.errors import ExcelError
+
 VALUE, NUM, DIV0, NA = "#VALUE!", "#NUM!", "#DIV/0!", "#N/A"
-
-
-class ExcelError(Exception):
-    def __init__(self, code: str):
-        super().__init__(code)
-        self.code = code
 
 
 @dataclass

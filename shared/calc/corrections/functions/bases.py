@@ -20,15 +20,11 @@ from __future__ import annotations
 
 import math
 
+from shared.calc.corrections.functions.errors import ExcelError
+
 NUM, VALUE = "#NUM!", "#VALUE!"
 _BASES = {"BIN": 2, "OCT": 8, "DEC": 10, "HEX": 16}
 _DIGITS = "0123456789ABCDEF"
-
-
-class ExcelError(Exception):
-    def __init__(self, code: str):
-        super().__init__(code)
-        self.code = code
 
 
 def _limit(base: int) -> int:

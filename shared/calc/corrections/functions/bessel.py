@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 
+from shared.calc.corrections.functions.errors import ExcelError
 from shared.calc.corrections.functions.text_format import Unsupported
 
 NUM, VALUE = "#NUM!", "#VALUE!"
@@ -38,12 +39,6 @@ _ACC = 40.0
 _BIG, _SMALL = 1.0e10, 1.0e-10
 # Past this many steps of a recurrence the cell is reported rather than computed (a budget)
 MAX_STEPS = 1_000_000
-
-
-class ExcelError(Exception):
-    def __init__(self, code: str):
-        super().__init__(code)
-        self.code = code
 
 
 def _poly(coefficients: tuple[float, ...], y: float) -> float:

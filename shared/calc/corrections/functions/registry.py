@@ -14,6 +14,7 @@ import threading
 
 from shared.calc.corrections.functions import aggregate as aggregate_module
 from shared.calc.corrections.functions import bases, bessel, sums
+from shared.calc.corrections.functions.errors import ExcelError
 from shared.calc.corrections.functions.text_format import Unsupported, excel_text
 
 SUMS = ["SUMX2MY2", "SUMX2PY2", "SUMXMY2"]
@@ -212,7 +213,7 @@ def _bessel(name: str):
                 return value
         try:
             return function(x, n)
-        except bessel.ExcelError as exc:
+        except ExcelError as exc:
             return _error(exc.code)
         except Unsupported as exc:
             _report(f"{name}: {exc}")
@@ -254,7 +255,7 @@ def _aggregate(function_num, options=None, *refs):
         return aggregate_module.aggregate(
             _scalar(function_num), None if options is None else _scalar(options), arguments
         )
-    except aggregate_module.ExcelError as exc:
+    except ExcelError as exc:
         return _error(exc.code)
     except Unsupported as exc:
         _report(f"AGGREGATE: {exc}")
@@ -271,7 +272,7 @@ def _sum_of_pairs(kind: str):
 
         try:
             return sums.sum_of_pairs(kind, values(array_x), values(array_y))
-        except sums.ExcelError as exc:
+        except ExcelError as exc:
             return _error(exc.code)
 
     return compute

@@ -16,14 +16,10 @@ from __future__ import annotations
 
 import math
 
+from shared.calc.corrections.functions.errors import ExcelError
+
 NA = "#N/A"
 NO_PAIRS = "#DIV/0!"
-
-
-class ExcelError(Exception):
-    def __init__(self, code: str):
-        super().__init__(code)
-        self.code = code
 
 
 def _term(kind: str, x: float, y: float) -> float:
