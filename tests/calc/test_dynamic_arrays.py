@@ -199,7 +199,8 @@ def test_the_files_dynamic_arrays_are_found_with_their_areas():
 
 @pytest.mark.parametrize("formula, expected", [
     ("=SEQUENCE(,12,,2.5)", [[1.0 + 2.5 * i for i in range(12)]]),  # corpus SEQUENCE.xlsx C23: 1 row
-    ("=SEQUENCE(0.3)", "#VALUE!"),       # corpus SEQUENCE.xlsx E18
+    ("=SEQUENCE(0.3)", "#CALC!"),        # corpus SEQUENCE.xlsx E18 (a rich #CALC! error)
+    ("=SEQUENCE(-1)", "#VALUE!"),        # corpus SEQUENCE.xlsx C18
     ('=TEXTSPLIT("Hola sin split",)', "#VALUE!"),  # corpus TEXTSPLIT.xlsx B26
     ('=XMATCH("b*",{"a","bc","b"},2)', 2.0),       # XMATCH page: 2 is a wildcard match
     ('=XMATCH(4,{1,3,5,7},1,2)', 3.0),              # next larger, binary search ascending

@@ -5,6 +5,9 @@ Excel gives for it, as Excel would have saved it.
 """
 
 import io
+import re
+import zipfile
+from pathlib import Path
 
 import openpyxl
 import pytest
@@ -248,3 +251,51 @@ def test_short_defined_names_are_names_not_whole_columns():
     # THEN B1 is left out as external, B2 as volatile, and only B3 is compared
     assert report.skipped == {"external": 1, "volatile": 2}
     assert (report.cells_compared, report.cells_matching) == (1, 1)
+
+
+CALC_TESTS = Path(__file__).resolve().parents[1] / "corpus" / "ironcalc" / "xlsx" / "tests" / "calc_tests"
+
+
+def test_errors_newer_than_the_file_format_are_read_as_excel_shows_them():
+    # GIVEN workbooks Excel 365 saved with empty arrays in them: the cells hold #VALUE! for older
+    # readers and a rich value saying which error Excel shows
+    drop_take = read_excel_cells((CALC_TESTS / "LOOKUP_AND_REFERENCE" / "DROP_TAKE.xlsx").read_bytes())
+    filters = read_excel_cells((CALC_TESTS / "LOOKUP_AND_REFERENCE" / "FILTER_ERRORS.xlsx").read_bytes())
+    sequence = read_excel_cells((CALC_TESTS / "MATH_AND_TRIGONOMETRY" / "SEQUENCE.xlsx").read_bytes())
+    expected = lambda book, address: next(c.expected for c in book.cells if c.address == address)  # noqa: E731
+    # THEN the check expects #CALC! where Excel shows it, and #VALUE! where that is the error
+    assert expected(drop_take, "F2") == ("e", "#CALC!")  # DROP(A2:A8,7)
+    assert expected(filters, "E1") == ("e", "#CALC!")  # FILTER with nothing kept
+    assert expected(filters, "J1") == ("e", "#VALUE!")  # FILTER with a wrong-sized include
+    assert expected(sequence, "C16") == ("e", "#CALC!")  # SEQUENCE(0,0)
+    assert expected(sequence, "C18") == ("e", "#VALUE!")  # SEQUENCE(-1)
+
+
+def test_a_rich_error_is_numbered_as_error_type_less_one():
+    # Excel's own ERROR.TYPE.xlsx: the rich errors of A8 and A14 have ERROR.TYPE 14 and 9
+    import zipfile
+
+    from shared.calc.xlsx.rich_errors import rich_errors
+
+    package = zipfile.ZipFile(CALC_TESTS / "INFORMATION" / "ERROR.TYPE.xlsx")
+    sheet = package.read("xl/worksheets/sheet1.xml").decode()
+    errors = rich_errors(package)
+    by_cell = {cell: errors[int(vm)] for cell, vm in re.findall(r'<c r="(A\d+)"[^>]*vm="(\d+)"', sheet)}
+    assert by_cell == {"A8": "#CALC!", "A14": "#SPILL!"}
+    error_type = {cell: int(value) for cell, value in re.findall(r'<c r="B(\d+)"><f[^>]*(?:/>|>[^<]*</f>)<v>(\d+)</v>', sheet)}
+    assert error_type["8"] == 14 and error_type["14"] == 9
+
+
+def test_a_filled_workbook_keeps_a_rich_error_only_where_the_new_value_is_that_error():
+    # GIVEN Excel's DROP_TAKE.xlsx, whose C2 and F2 hold a rich #CALC! (#VALUE! for older readers)
+    data = (CALC_TESTS / "LOOKUP_AND_REFERENCE" / "DROP_TAKE.xlsx").read_bytes()
+    # WHEN a job's values are written: C2 an empty array again, F2 a number, B2 a #SPILL! with
+    # no rich value of its own
+    filled = write_values(data, {("Sheet1", 2, 3): ("e", "#CALC!"), ("Sheet1", 2, 6): ("n", 5.0), ("Sheet1", 2, 2): ("e", "#SPILL!")})
+    # THEN C2 still reads as #CALC!, F2 is a plain number, and B2 holds what older readers see
+    by_cell = {c.address: c.expected for c in read_excel_cells(filled).cells if c.sheet == "Sheet1"}
+    assert by_cell["C2"] == ("e", "#CALC!")
+    assert by_cell["F2"] == ("n", 5.0)
+    assert by_cell["B2"] == ("e", "#VALUE!")
+    sheet = zipfile.ZipFile(io.BytesIO(filled)).read("xl/worksheets/sheet1.xml").decode()
+    assert re.search(r'<c r="F2"[^>]*vm=', sheet) is None

@@ -1,6 +1,7 @@
 """Formula cells of a package and the values Excel cached for them, read from the sheet XML.
 
-No date conversion, errors kept as errors; shared formulas are expanded and the cells an array
+No date conversion, errors kept as errors (Excel 365's #CALC!, #SPILL! and the like read from
+their rich values, see rich_errors); shared formulas are expanded and the cells an array
 formula fills are listed too.
 """
 
@@ -26,6 +27,7 @@ from shared.calc.xlsx.package import (
     unescape_ooxml,
     workbook_parts,
 )
+from shared.calc.xlsx.rich_errors import rich_errors
 from shared.errors import WorkbookError
 
 
@@ -79,7 +81,7 @@ def _cached(kind: str | None, raw: str | None, inline: str | None, strings: list
 
 
 def _sheet_cells(
-    data: bytes, sheet: str, strings: list[str]
+    data: bytes, sheet: str, strings: list[str], errors: dict[int, str] | None = None
 ) -> list[FormulaCell]:
     """Formula cells of one worksheet part, shared formulas expanded, array areas included."""
     cells: list[FormulaCell] = []
@@ -117,6 +119,8 @@ def _sheet_cells(
         raw = v_element.text if v_element is not None else None
         inline = element_text(is_element) if is_element is not None else None
         expected = _cached(kind, raw, inline, strings)
+        if kind == "e" and errors and element.get("vm", "").isdigit():
+            expected = ("e", errors.get(int(element.get("vm")), expected[1] if expected else ""))
         if f_element is None:
             if arrays:
                 plain_values[(row_number, col_number)] = expected
@@ -168,10 +172,11 @@ def read_excel_cells(data: bytes) -> ExcelBook:
     package = open_package(data)
     workbook_xml, sheet_parts, strings_path = workbook_parts(package)
     strings = shared_strings(package, strings_path)
+    errors = rich_errors(package)
     cells = []
     for name, target in sheet_parts:
         try:
-            cells.extend(_sheet_cells(package.read(target), name, strings))
+            cells.extend(_sheet_cells(package.read(target), name, strings, errors))
         except (ElementTree.ParseError, AttributeError, zipfile.BadZipFile) as exc:
             raise WorkbookError(UNREADABLE) from exc
     return ExcelBook(

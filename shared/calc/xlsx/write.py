@@ -11,11 +11,27 @@ from xml.sax.saxutils import escape
 
 from shared.calc.refs import column_number
 from shared.calc.xlsx.package import open_package, workbook_parts
+from shared.calc.xlsx.rich_errors import rich_errors
 
 _CELL_RE = re.compile(rb"<c\b([^>]*?)(?:/>|>(.*?)</c>)", re.DOTALL)
 _R_ATTR = re.compile(rb'\br="([A-Z]+)(\d+)"')
 _T_ATTR = re.compile(rb'\s+t="[^"]*"')
 _F_ELEMENT = re.compile(rb"<f\b[^>]*?(?:/>|>.*?</f>)", re.DOTALL)
+_VM_ATTR = re.compile(rb'\s+vm="(\d+)"')
+# The errors a cell's <v> can hold; Excel writes the newer ones (#CALC!, #SPILL!, ...) as #VALUE!
+# with a rich value saying which (shared.calc.xlsx.rich_errors)
+_PLAIN_ERRORS = frozenset({"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A", "#GETTING_DATA"})
+
+
+def _value_metadata(attrs: bytes, value: Any, rich: dict[int, str]) -> bytes:
+    """A cell's attributes for its new value: its vm (a rich value, such as the #CALC! Excel
+    saved) kept only when the new value is that same error, so a number never carries it."""
+    vm = _VM_ATTR.search(attrs)
+    if vm is None:
+        return attrs
+    if isinstance(value, tuple) and value[0] == "e" and rich.get(int(vm.group(1))) == value[1]:
+        return attrs
+    return _VM_ATTR.sub(b"", attrs)
 
 
 def _cell_xml(attrs: bytes, formula: bytes, value: Any) -> bytes:
@@ -30,7 +46,8 @@ def _cell_xml(attrs: bytes, formula: bytes, value: Any) -> bytes:
     elif kind == "b":
         text, t = (b"1" if raw else b"0"), b' t="b"'
     elif kind == "e":
-        text, t = raw.encode(), b' t="e"'
+        # a newer error without its rich value is written as older readers see it
+        text, t = (raw if raw in _PLAIN_ERRORS else "#VALUE!").encode(), b' t="e"'
     elif formula:
         text, t = escape(raw).encode(), b' t="str"'
     else:
@@ -59,6 +76,7 @@ def write_values(
     """
     package = open_package(data)
     _, parts, _ = workbook_parts(package)
+    rich = rich_errors(package)
     by_sheet: dict[str, tuple[dict, dict]] = {}
     upper_values: dict[str, dict] = {}
     for (sheet, row, col), value in formula_values.items():
@@ -78,9 +96,9 @@ def write_values(
             cell = (int(r.group(2)), column_number(r.group(1).decode()))
             formula = _F_ELEMENT.search(body)
             if formula is not None and cell in values:
-                return _cell_xml(attrs, formula.group(0), values[cell])
+                return _cell_xml(_value_metadata(attrs, values[cell], rich), formula.group(0), values[cell])
             if formula is None and cell in fixed:
-                return _cell_xml(attrs, b"", fixed[cell])
+                return _cell_xml(_value_metadata(attrs, fixed[cell], rich), b"", fixed[cell])
             return match.group(0)
 
         return _CELL_RE.sub(one, xml)

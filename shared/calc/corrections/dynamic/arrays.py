@@ -36,8 +36,10 @@ def _sequence(ev, args):
     for x in (start, step):
         if isinstance(x, Err):
             return x
-    if rows < 1 or cols < 1 or rows * cols > 1_048_576:
+    if rows < 0 or cols < 0 or rows * cols > 1_048_576:
         return v.VALUE
+    if rows == 0 or cols == 0:
+        return v.CALC  # an empty array (SEQUENCE.xlsx: SEQUENCE(0,0) and SEQUENCE(0.3) are #CALC!)
     return Grid([[start + step * (r * cols + c) for c in range(cols)] for r in range(rows)])
 
 

@@ -55,10 +55,8 @@ def _same(a: tuple, b: tuple) -> bool:
     return a == b or (a[0] == b[0] == "n" and a[1] == b[1])
 
 
-# Errors IronCalc answers that Excel never does, or where Excel answers another (#CALC! of an
-# empty SEQUENCE is #VALUE! in IronCalc's Excel-saved SEQUENCE.xlsx): where a cell it
-# calculates has one, ours
-_ENGINE_ERRORS = {"#N/IMPL!", "#ERROR!", "#CALC!"}
+# Errors IronCalc answers that Excel never does: where a cell it calculates has one, ours
+_ENGINE_ERRORS = {"#N/IMPL!", "#ERROR!"}
 
 
 def settle(model, target, state: State, read_cell, write_cell) -> Settled:
