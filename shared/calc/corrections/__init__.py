@@ -90,8 +90,7 @@ def correct_model(model, data: bytes, inputs: list[InputBox]) -> ModelCorrection
         # exact matches first: an approximate one in the same formula then keeps their bounds
         fixes = _merged(fixes, bound_exact_lookups(model, data, inputs, sorted(candidates - arrays)))
         fixes = _merged(fixes, bound_lookups(model, inputs, sorted(candidates - arrays)).rewrites)
-    if fixes:
-        fixes = _merged(fixes, keep_formula_text(model, data, fixes))
+    fixes = _merged(fixes, keep_formula_text(model, data, fixes))
     from shared.calc.corrections.dynamic import clear_spill_tails, spill_areas
 
     spills = spill_areas(data)  # dynamic arrays: their saved spilled values are not constants

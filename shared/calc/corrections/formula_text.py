@@ -5,7 +5,9 @@ text. IronCalc answers the formula its model holds, which for a rewritten cell i
 one (`=IF(AND(NOT(ISTEXT(A2)),...),DAY(A2))` for `=DAY(A2)`). So each FORMULATEXT whose
 argument is a single cell the layer rewrote is itself rewritten, in the model only, to the text
 of the upload's formula: the formula of a cell never changes in a job (jobs write values into
-input cells, never formulas).
+input cells, never formulas). The same holds for a cell the layer evaluates after IronCalc and
+whose value it writes in as a constant (TEXT, TAN, FILTER, ...): without the rewrite its
+FORMULATEXT would be #N/A.
 """
 
 from __future__ import annotations
@@ -37,6 +39,19 @@ def _shown(original: str) -> str:
     return "=" + "".join(t.value for t in tokens)
 
 
+def _evaluated_after(model, sheet: int, row: int, col: int) -> str | None:
+    """The formula of a cell the layer evaluates after IronCalc (a corrected function such as
+    TEXT or TAN, or an Excel 365 array function), whose value it may write in as a constant:
+    FORMULATEXT must read the formula from here, not from the cell."""
+    from shared.calc.corrections import dynamic
+    from shared.calc.corrections.functions import registry
+
+    formula = model.get_cell_formula(sheet, row, col)
+    if formula and (registry.mentions(formula) or dynamic.mentions(formula)):
+        return formula.lstrip("=")
+    return None
+
+
 def keep_formula_text(model, data: bytes, rewrites: list[Rewrite]) -> list[Rewrite]:
     """Rewrite the FORMULATEXT calls that read a rewritten cell (module docstring); a workbook
     without FORMULATEXT costs one scan of its sheet XML."""
@@ -57,7 +72,10 @@ def keep_formula_text(model, data: bytes, rewrites: list[Rewrite]) -> list[Rewri
             named = match.group("quoted")
             named = named.replace("''", "'") if named is not None else match.group("plain")
             target = sheet if named is None else index_of.get(named.lower())
-            original = originals.get((target, int(match.group("row")), column_number(match.group("col"))))
+            cell = (target, int(match.group("row")), column_number(match.group("col")))
+            original = originals.get(cell)
+            if original is None and target is not None:
+                original = _evaluated_after(model, *cell)
             if original is None:
                 return False
             replace_call(values, opened, closed, '"' + _shown(original).replace('"', '""') + '"')

@@ -71,10 +71,11 @@ def install() -> None:
         )
         table.update(regression.functions())  # LINEST, TREND
         # NOW, TODAY, RAND, RANDBETWEEN from the job's run context (shared/calc/run_context.py).
-        from shared.calc.corrections.functions.registry import bessel_functions, volatile_functions
+        from shared.calc.corrections.functions.registry import bessel_functions, trig_functions, volatile_functions
 
         table.update(volatile_functions())
         table.update(bessel_functions())  # Excel's approximations, not the exact functions
+        table.update(trig_functions())  # reduced by the x87 π, as Excel does
         table["TIMEVALUE"] = wrap_ufunc(
             _timevalue_text, input_parser=lambda *a: a, check_error=lambda *a: None
         )

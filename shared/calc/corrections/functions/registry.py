@@ -13,15 +13,19 @@ import re
 import threading
 
 from shared.calc.corrections.functions import aggregate as aggregate_module
-from shared.calc.corrections.functions import bases, bessel, sums
+from shared.calc.corrections.functions import bases, bessel, sums, trig
 from shared.calc.corrections.functions.errors import ExcelError
 from shared.calc.corrections.functions.text_format import Unsupported, excel_text
 
 SUMS = ["SUMX2MY2", "SUMX2PY2", "SUMXMY2"]
 BESSEL = ["BESSELJ", "BESSELY"]  # Excel's own approximations (bessel.py); IronCalc has I and K right
+# Excel's reduction by the x87 π (trig.py): decisive near the poles of these four; SIN and COS
+# differ from the exact functions by less than the check's absolute 1e-12 there, and are left
+# to IronCalc rather than slow every trigonometric workbook down (the formulas engine uses all six)
+TRIG = ["TAN", "COT", "CSC", "SEC"]
 # Volatile functions answered from the job's run context (shared/calc/run_context.py).
 VOLATILE = ["NOW", "TODAY", "RAND", "RANDBETWEEN"]
-CORRECTED = ["TEXT", "AGGREGATE", *bases.NAMES, *SUMS, *BESSEL, *VOLATILE]
+CORRECTED = ["TEXT", "AGGREGATE", *bases.NAMES, *SUMS, *BESSEL, *TRIG, *VOLATILE]
 _PREFIX = "SHEETCALC."
 RANGE_ARGUMENTS = {"AGGREGATE", *SUMS}  # functions whose arguments may be ranges
 _NAME = re.compile(
@@ -35,7 +39,7 @@ _installed = False
 _lock = threading.Lock()
 
 
-_HINT = "TEXT|AGGREGATE|2DEC|2BIN|2OCT|2HEX|SUMX|BESSEL|NOW|TODAY|RAND"  # in every corrected function's name
+_HINT = "TEXT|AGGREGATE|2DEC|2BIN|2OCT|2HEX|SUMX|BESSEL|TAN|COT|CSC|SEC|NOW|TODAY|RAND"  # in every corrected function's name
 _HINT_TEXT = re.compile(_HINT, re.IGNORECASE)
 HINTS = tuple(h.encode() for h in _HINT.split("|"))
 
@@ -222,6 +226,51 @@ def _bessel(name: str):
     return compute
 
 
+def _trig(name: str):
+    """A trigonometric function on one scalar as formulas passes it: Excel's value or its error.
+    Text is read as Excel reads it (numbers, times, ISO dates: `COT("2024-01-10")` is the
+    cotangent of the date's serial, IronCalc's TRIGONOMETRIC.xlsx); text in a locale's date
+    order is reported, not guessed."""
+    from formulas.tokens.operand import XlError
+
+    from shared.calc.corrections.functions.text_format import _NUMBER_TEXT, _text_to_number
+
+    def compute(x):
+        x = _scalar(x)
+        if isinstance(x, XlError):
+            return x
+        if isinstance(x, str) and x != x.strip() and not _NUMBER_TEXT.fullmatch(x):
+            return _error("#VALUE!")  # a date with spaces around it is not read (TRIGONOMETRIC.xlsx)
+        if isinstance(x, str):
+            from shared.calc.corrections.functions.layer import current
+
+            evaluation = current.get()
+            try:
+                x = _text_to_number(x, bool(evaluation and evaluation.date1904))
+            except Unsupported as exc:
+                _report(f"{name}: {exc}")
+                return _error("#VALUE!")
+            if x is None:
+                return _error("#VALUE!")
+        try:
+            return trig.excel_trig(name, 0.0 if x is None else float(x))
+        except ExcelError as exc:
+            return _error(exc.code)
+
+    return compute
+
+
+def trig_functions() -> dict:
+    """formulas' table entries for SIN, COS, TAN, COT, CSC and SEC as Excel answers them."""
+    from formulas.functions import get_error, wrap_ufunc
+
+    keep = lambda *a: a  # noqa: E731 - text and blanks reach compute as they are
+    return {
+        prefix + name: wrap_ufunc(_trig(name), input_parser=keep, args_parser=keep, check_error=get_error)
+        for name in trig.NAMES for prefix in ("", "_XLFN.")
+    }
+
+
 def _aggregate(function_num, options=None, *refs):
     import numpy as np
     from formulas.tokens.operand import XlError
@@ -365,6 +414,8 @@ def call(name: str, values: list):
         if len(values) != 2:
             return _error("#VALUE!")
         return _bessel(name)(*values)
+    if name in TRIG:
+        return trig_functions()[name](*values) if len(values) == 1 else _error("#VALUE!")
     source, target = name.split("2")
     if not 1 <= len(values) <= (1 if target == "DEC" else 2):
         return _error("#VALUE!")
@@ -419,6 +470,7 @@ def install() -> None:
                 check_error=get_error,
             )
         table.update({_PREFIX + name: entry for name, entry in bessel_functions().items() if name in BESSEL})
+        table.update({_PREFIX + name: trig_functions()[name] for name in TRIG})
         table[_PREFIX + "AGGREGATE"] = wrap_func(_aggregate)
         for name in SUMS:
             table[_PREFIX + name] = wrap_func(_sum_of_pairs(name))
