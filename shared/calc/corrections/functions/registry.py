@@ -8,6 +8,7 @@ own TEXT, AGGREGATE, ... (and so the formulas engine) are left as they are.
 from __future__ import annotations
 
 import collections
+import functools
 import math
 import re
 import threading
@@ -260,8 +261,10 @@ def _trig(name: str):
     return compute
 
 
+@functools.cache
 def trig_functions() -> dict:
-    """formulas' table entries for SIN, COS, TAN, COT, CSC and SEC as Excel answers them."""
+    """formulas' table entries for SIN, COS, TAN, COT, CSC and SEC as Excel answers them (built
+    once: the layer calls them per job)."""
     from formulas.functions import get_error, wrap_ufunc
 
     keep = lambda *a: a  # noqa: E731 - text and blanks reach compute as they are
