@@ -20,7 +20,8 @@ def local_name(tag: str) -> str:
     return tag.rsplit("}", 1)[-1]
 
 
-def _children(element: ElementTree.Element, name: str) -> list[ElementTree.Element]:
+def children(element: ElementTree.Element, name: str) -> list[ElementTree.Element]:
+    """An element's children of a local name, whatever their namespace."""
     return [child for child in element if local_name(child.tag) == name]
 
 
@@ -66,7 +67,7 @@ def shared_strings(package: zipfile.ZipFile, path: str | None) -> list[str]:
     if path is None or path not in package.namelist():
         return []
     root = ElementTree.fromstring(package.read(path))
-    return [element_text(si) for si in _children(root, "si")]
+    return [element_text(si) for si in children(root, "si")]
 
 
 def open_package(data: bytes) -> zipfile.ZipFile:

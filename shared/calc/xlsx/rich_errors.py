@@ -15,13 +15,15 @@ from __future__ import annotations
 import zipfile
 from xml.etree import ElementTree
 
-from shared.calc.xlsx.package import local_name
+from shared.calc.xlsx.package import children, local_name
 
 # ERROR.TYPE's numbering (Microsoft, "ERROR.TYPE function"), from 0
 ERROR_TYPES = (
     "#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A", "#GETTING_DATA",
     "#SPILL!", "#CONNECT!", "#BLOCKED!", "#UNKNOWN!", "#FIELD!", "#CALC!",
 )
+# The errors a cell's <v> holds as they are (the file format's own); the rest are rich values
+PLAIN_ERRORS = frozenset(ERROR_TYPES[: ERROR_TYPES.index("#SPILL!")])
 
 
 def _part(package: zipfile.ZipFile, path: str) -> ElementTree.Element | None:
@@ -32,24 +34,20 @@ def _part(package: zipfile.ZipFile, path: str) -> ElementTree.Element | None:
     return None
 
 
-def _children(element: ElementTree.Element | None, name: str) -> list[ElementTree.Element]:
-    return [] if element is None else [child for child in element if local_name(child.tag) == name]
-
-
 def _rich_value_indexes(metadata: ElementTree.Element) -> dict[int, int]:
     """vm (1-based) -> index of the rich value it points at, for XLRICHVALUE metadata only."""
-    types = [t.get("name") for types in _children(metadata, "metadataTypes") for t in _children(types, "metadataType")]
+    types = [t.get("name") for types in children(metadata, "metadataTypes") for t in children(types, "metadataType")]
     future: dict[str, list[int | None]] = {}
-    for block in _children(metadata, "futureMetadata"):
+    for block in children(metadata, "futureMetadata"):
         indexes: list[int | None] = []
-        for bk in _children(block, "bk"):
+        for bk in children(block, "bk"):
             rvb = next((e for e in bk.iter() if local_name(e.tag) == "rvb"), None)
             indexes.append(int(rvb.get("i")) if rvb is not None and rvb.get("i", "").isdigit() else None)
         future[block.get("name", "")] = indexes
     out: dict[int, int] = {}
-    for block in _children(metadata, "valueMetadata"):
-        for vm, bk in enumerate(_children(block, "bk"), start=1):
-            rc = next(iter(_children(bk, "rc")), None)
+    for block in children(metadata, "valueMetadata"):
+        for vm, bk in enumerate(children(block, "bk"), start=1):
+            rc = next(iter(children(bk, "rc")), None)
             if rc is None:
                 continue
             t, v = int(rc.get("t", "0")), int(rc.get("v", "0"))
@@ -70,14 +68,14 @@ def rich_errors(package: zipfile.ZipFile) -> dict[int, str]:
         if metadata is None or values is None or structures is None:
             return {}
         keys = [
-            (s.get("t"), [k.get("n") for k in _children(s, "k")]) for s in _children(structures, "s")
+            (s.get("t"), [k.get("n") for k in children(s, "k")]) for s in children(structures, "s")
         ]
         errors: dict[int, str] = {}
-        for index, rv in enumerate(_children(values, "rv")):
+        for index, rv in enumerate(children(values, "rv")):
             kind, names = keys[int(rv.get("s", "0"))]
             if kind != "_error" or "errorType" not in names:
                 continue
-            fields = [e.text or "" for e in _children(rv, "v")]
+            fields = [e.text or "" for e in children(rv, "v")]
             position = names.index("errorType")
             if position < len(fields) and fields[position].strip().isdigit():
                 code = int(fields[position])

@@ -11,16 +11,13 @@ from xml.sax.saxutils import escape
 
 from shared.calc.refs import column_number
 from shared.calc.xlsx.package import open_package, workbook_parts
-from shared.calc.xlsx.rich_errors import rich_errors
+from shared.calc.xlsx.rich_errors import PLAIN_ERRORS, rich_errors
 
 _CELL_RE = re.compile(rb"<c\b([^>]*?)(?:/>|>(.*?)</c>)", re.DOTALL)
 _R_ATTR = re.compile(rb'\br="([A-Z]+)(\d+)"')
 _T_ATTR = re.compile(rb'\s+t="[^"]*"')
 _F_ELEMENT = re.compile(rb"<f\b[^>]*?(?:/>|>.*?</f>)", re.DOTALL)
 _VM_ATTR = re.compile(rb'\s+vm="(\d+)"')
-# The errors a cell's <v> can hold; Excel writes the newer ones (#CALC!, #SPILL!, ...) as #VALUE!
-# with a rich value saying which (shared.calc.xlsx.rich_errors)
-_PLAIN_ERRORS = frozenset({"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A", "#GETTING_DATA"})
 
 
 def _value_metadata(attrs: bytes, value: Any, rich: dict[int, str]) -> bytes:
@@ -47,7 +44,7 @@ def _cell_xml(attrs: bytes, formula: bytes, value: Any) -> bytes:
         text, t = (b"1" if raw else b"0"), b' t="b"'
     elif kind == "e":
         # a newer error without its rich value is written as older readers see it
-        text, t = (raw if raw in _PLAIN_ERRORS else "#VALUE!").encode(), b' t="e"'
+        text, t = (raw if raw in PLAIN_ERRORS else "#VALUE!").encode(), b' t="e"'
     elif formula:
         text, t = escape(raw).encode(), b' t="str"'
     else:

@@ -42,7 +42,7 @@ from shared.calc.corrections.functions.subtotal import call_arguments
 from shared.calc.corrections.lookups import parse_range
 from shared.calc.corrections.model import Rewrite
 from shared.calc.refs import MAX_COLS, MAX_ROWS, cell_name, column_number, parse_cell
-from shared.calc.xlsx.package import _part_path, local_name, workbook_parts
+from shared.calc.xlsx.package import _part_path, children, local_name, workbook_parts
 
 log = logging.getLogger(__name__)
 MENTION = re.compile(rb"GETPIVOTDATA\s*\(")
@@ -105,12 +105,8 @@ class Pivots:
 # --- reading the package ------------------------------------------------------------------
 
 
-def _children(element, name: str) -> list:
-    return [c for c in element if local_name(c.tag) == name]
-
-
 def _child(element, name: str):
-    found = _children(element, name)
+    found = children(element, name)
     return found[0] if found else None
 
 
@@ -153,7 +149,7 @@ def _shared_item(element, date1904: bool) -> tuple[str, object]:
 def _cache_fields(root, date1904: bool) -> list[tuple[str, list[tuple[str, object]], str | None]]:
     """[(name, shared items, problem)] of a pivot cache definition."""
     fields = []
-    for cache_field in _children(_child(root, "cacheFields"), "cacheField"):
+    for cache_field in children(_child(root, "cacheFields"), "cacheField"):
         shared = _child(cache_field, "sharedItems")
         items = [_shared_item(e, date1904) for e in shared] if shared is not None else []
         problem = None
@@ -170,7 +166,7 @@ def _axis(items, axis_fields: list[int], kinds_of_total) -> list[tuple | None]:
     for item in items:
         kind = item.get("t", "data")
         repeat = int(item.get("r", "0"))
-        values = previous[:repeat] + [int(x.get("v", "0")) for x in _children(item, "x")]
+        values = previous[:repeat] + [int(x.get("v", "0")) for x in children(item, "x")]
         previous = values
         data = int(item.get("i", "0"))  # the data field of a total (or of a row's -2 item)
         if kind == "blank":
@@ -213,10 +209,10 @@ def _read_pivot(package, sheet: str, part: str, date1904: bool) -> Pivot:
     if _child(root, "calculatedItems") is not None:
         pivot.problem = "a pivot table with calculated items"
     cache_fields = _cache_fields(cache, date1904)
-    for index, pivot_field in enumerate(_children(_child(root, "pivotFields"), "pivotField")):
+    for index, pivot_field in enumerate(children(_child(root, "pivotFields"), "pivotField")):
         name, shared, problem = cache_fields[index]
         positions, hidden = [], set()
-        for position, item in enumerate(_children(_child(pivot_field, "items"), "item")
+        for position, item in enumerate(children(_child(pivot_field, "items"), "item")
                                         if _child(pivot_field, "items") is not None else []):
             positions.append(int(item.get("x", "0")) if item.get("t", "data") == "data" else None)
             if _flag(item, "h", False):
@@ -233,17 +229,17 @@ def _read_pivot(package, sheet: str, part: str, date1904: bool) -> Pivot:
         ))
         if pivot_field.get("name") and pivot_field.get("name") != name:
             pivot.fields[-1].problem = problem or "a field with its own caption"
-    for data_field in _children(_child(root, "dataFields"), "dataField") if _child(root, "dataFields") is not None else []:
+    for data_field in children(_child(root, "dataFields"), "dataField") if _child(root, "dataFields") is not None else []:
         fld = int(data_field.get("fld", "0"))
         pivot.data_fields.append((data_field.get("name") or cache_fields[fld][0], fld))
-    row_fields = [int(f.get("x")) for f in _children(_child(root, "rowFields"), "field")] \
+    row_fields = [int(f.get("x")) for f in children(_child(root, "rowFields"), "field")] \
         if _child(root, "rowFields") is not None else []
-    col_fields = [int(f.get("x")) for f in _children(_child(root, "colFields"), "field")] \
+    col_fields = [int(f.get("x")) for f in children(_child(root, "colFields"), "field")] \
         if _child(root, "colFields") is not None else []
     pivot.grand = (_flag(root, "rowGrandTotals", True), _flag(root, "colGrandTotals", True))
     pivot.rows = [f for f in row_fields if f != -2]
     pivot.cols = [f for f in col_fields if f != -2]
-    for page in _children(_child(root, "pageFields"), "pageField") if _child(root, "pageFields") is not None else []:
+    for page in children(_child(root, "pageFields"), "pageField") if _child(root, "pageFields") is not None else []:
         item = page.get("item")
         pivot.pages[int(page.get("fld"))] = int(item) if item is not None else None
     row_items = _child(root, "rowItems")
