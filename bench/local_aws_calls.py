@@ -60,29 +60,37 @@ class _ServerClock:
             if not self._changed.wait_for(lambda: self.finished >= self.started, timeout=30):
                 raise SystemExit("the local AWS did not finish a request within 30 s")
 
-    def install(self):
-        from shared.devstack import local_aws
+    def install(self, handler=None):
+        """Time ``handler``'s requests (moto's request handler of the local AWS by default)."""
+        if handler is None:
+            from shared.devstack import local_aws
 
-        handler = local_aws._KeepAliveRequestHandler
+            handler = local_aws._KeepAliveRequestHandler
         original = handler.handle_one_request
         original_parse = handler.parse_request
         clock = self
 
         def parse_request(self_):
+            self_._clock_request = True
             with clock._changed:
                 clock.started += 1
             return original_parse(self_)
 
         def handle_one_request(self_):
+            # A kept connection's thread also returns from here when the client closes it (no
+            # request read): that is not a request finishing, or ``finished`` would run ahead of
+            # ``started`` and ``settle`` stop waiting for the request still being finished.
+            self_._clock_request = False
             start = time.thread_time()
             try:
                 return original(self_)
             finally:
-                with clock._changed:
-                    if clock.counting:
-                        clock.seconds += time.thread_time() - start
-                    clock.finished += 1
-                    clock._changed.notify_all()
+                if self_._clock_request:
+                    with clock._changed:
+                        if clock.counting:
+                            clock.seconds += time.thread_time() - start
+                        clock.finished += 1
+                        clock._changed.notify_all()
 
         handler.handle_one_request, handler.parse_request = handle_one_request, parse_request
 

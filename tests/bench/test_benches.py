@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -205,6 +206,58 @@ def test_local_aws_calls_bench_reports_both_sides_of_every_kind_of_call():
         assert list(calls) == ["receive_empty", "send", "send_batch_10", "receive_10", "delete_batch_10", "s3_put", "s3_get"]
         for figures in calls.values():
             assert figures["client_us"] > 0 and figures["server_us"] > 0
+
+
+class _ServedConnection:
+    """A request handler as the clock sees one: a kept connection's call ends either with no request
+    (the client closed it) or with a request whose thread finishes after the client has its answer."""
+
+    def __init__(self, *, request: bool) -> None:
+        self.request = request
+        self.answered = threading.Event()
+        self.finish = threading.Event()
+
+    def parse_request(self) -> bool:
+        return True
+
+    def handle_one_request(self) -> None:
+        if not self.request:
+            return
+        self.parse_request()
+        sum(range(20_000))  # the request's work
+        self.answered.set()
+        self.finish.wait(timeout=600)  # its log line and bookkeeping, after the answer
+
+
+def test_the_server_clock_waits_for_a_request_after_a_connection_closed_without_one():
+    from bench.local_aws_calls import _ServerClock
+
+    clock = _ServerClock()
+
+    class Handler(_ServedConnection):
+        pass
+
+    uninstall = clock.install(Handler)
+    try:
+        # GIVEN a kept connection the client closed without sending a request
+        Handler(request=False).handle_one_request()
+        assert (clock.started, clock.finished) == (0, 0)
+        # WHEN a measured request has been answered but its thread is still finishing it
+        clock.counting = True
+        served = Handler(request=True)
+        thread = threading.Thread(target=served.handle_one_request)
+        thread.start()
+        assert served.answered.wait(timeout=600)
+        # THEN settling still waits for it (what settle waits on is not yet true) ...
+        assert clock.finished < clock.started
+        served.finish.set()
+        thread.join(timeout=600)
+        clock.settle()
+        # ... and its CPU is counted once it ends
+        assert (clock.started, clock.finished) == (1, 1)
+        assert clock.seconds > 0
+    finally:
+        uninstall()
 
 
 def _level(db: str, clients: int, jobs_per_s: float, cpu: float) -> dict:
