@@ -4,6 +4,8 @@ Every expected value below is one Excel saved in a workbook of the corpus (formu
 pycel's yearfrac.xlsx, logical.xlsx and date-time.xlsx, IronCalc's COMPLEX and VALUETOTEXT tests), not one we worked out.
 """
 
+from pathlib import Path
+
 import openpyxl
 import pytest
 from openpyxl.worksheet.formula import ArrayFormula
@@ -12,6 +14,7 @@ from shared.calc.fidelity.check import check
 from shared.calc.fidelity.choice import choose_engine
 from shared.calc.formulas.engine import FormulasEngine
 from shared.calc.formulas.functions import excel_number_text
+from shared.calc.xlsx.cells import read_excel_cells
 
 from .conftest import add_name
 from .test_fidelity import excel_saved
@@ -129,3 +132,21 @@ def test_yearfrac_workbooks_are_given_formulas_and_its_answers():
     book = FormulasEngine().load_xlsx(data)
     assert book.calculate({"basis": 0})["fraction"] == 1  # 30/360: both ends the last of February
     assert book.calculate({"start": 38047, "basis": 1})["fraction"] == pytest.approx(364 / 365)
+
+
+
+_LOOKUP_TESTS = Path(__file__).resolve().parents[1] / "corpus/ironcalc/xlsx/tests/calc_tests/LOOKUP_AND_REFERENCE"
+
+
+@pytest.mark.parametrize("workbook, empty_arrays", [("DROP_TAKE.xlsx", 5), ("FILTER_ERRORS.xlsx", 1)])
+def test_an_empty_array_from_formulas_is_calc_as_excel_365_saved_it(workbook, empty_arrays):
+    # GIVEN a workbook Excel saved with FILTER, TAKE or DROP leaving nothing (#CALC!, an empty
+    # array, held as Excel 365 holds it: #VALUE! with a rich value saying which error it shows)
+    data = (_LOOKUP_TESTS / workbook).read_bytes()
+
+    # WHEN it is checked with formulas
+    report = check(data, "formulas")
+
+    # THEN every cell matches Excel, the empty arrays as #CALC! (formulas alone answers #VALUE! or 0)
+    assert sum(1 for cell in read_excel_cells(data).cells if cell.expected == ("e", "#CALC!")) == empty_arrays
+    assert report.mismatches == []

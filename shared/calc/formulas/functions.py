@@ -65,6 +65,14 @@ def install() -> None:
                 check_error=lambda first, *a: get_error(first),
             )
         }
+        # Excel 365's empty array is #CALC!, an error formulas does not have (it answers #VALUE!).
+        from formulas.functions import Error, look
+        from formulas.tokens.operand import XlError
+
+        Error.errors.setdefault("#CALC!", XlError("#CALC!"))
+        table["FILTER"] = table["_XLFN._XLWS.FILTER"] = wrap_func(_filter)
+        table["TAKE"] = table["_XLFN.TAKE"] = wrap_ufunc(_take, **look.kw_drop)
+        table["DROP"] = table["_XLFN.DROP"] = wrap_ufunc(_drop, **look.kw_drop)
         table["LOOKUP"] = wrap_ufunc(
             _lookup, input_parser=lambda *a: a, args_parser=_lookup_arguments,
             check_error=lambda *a: get_error(a[1]), excluded={3, 4, 5, 6, 7, 8},
@@ -134,6 +142,43 @@ def excel_error(code: str):
     from formulas.functions import Error
 
     return FoundError(err=Error.errors[code])
+
+
+# --- empty arrays: FILTER, TAKE, DROP -----------------------------------------------------------
+
+_NOT_GIVEN = object()
+
+
+def _filter(array: Any, condition: Any, if_empty: Any = _NOT_GIVEN) -> Any:
+    """FILTER, whose nothing-matched answer is #CALC! unless ``if_empty`` is given."""
+    from formulas.functions import Error
+    from formulas.functions.look import xfilter
+
+    return xfilter(array, condition, Error.errors["#CALC!"] if if_empty is _NOT_GIVEN else if_empty)
+
+
+def _count(value: Any) -> int | None:
+    from formulas.functions import _convert2float
+
+    return None if value is None else int(_convert2float(value))
+
+
+def _take(array: Any, rows: int, columns: Any = None) -> Any:
+    """TAKE: taking no rows or no columns is the empty array, #CALC!."""
+    from formulas.functions.look import xtake
+
+    if rows == 0 or _count(columns) == 0:
+        raise excel_error("#CALC!")
+    return xtake(array, rows, columns)
+
+
+def _drop(array: Any, rows: int, columns: Any = 0) -> Any:
+    """DROP: dropping every row or every column (or more) is the empty array, #CALC!."""
+    from formulas.functions.look import xdrop
+
+    if abs(rows) >= array.shape[0] or abs(_count(columns or 0)) >= array.shape[1]:
+        raise excel_error("#CALC!")
+    return xdrop(array, rows, columns)
 
 
 # --- N, SCAN, MAP ----------------------------------------------------------------------------
