@@ -133,6 +133,25 @@ def test_a_file_that_is_not_a_workbook_is_refused():
         get_engine("formulas").load_xlsx(b"PK not really a zip")
 
 
+def test_running_out_of_memory_while_reading_is_the_memory_budget_not_an_unreadable_file(monkeypatch):
+    # GIVEN a workbook formulas runs out of memory reading (whole columns it materialises, say)
+    from shared.calc.fidelity.check import check
+    from shared.calc.formulas import books
+
+    def out_of_memory(self, *args, **kwargs):
+        raise MemoryError
+
+    monkeypatch.setattr(books.ContainedModel, "loads", out_of_memory)
+    data = rates_workbook()
+
+    # WHEN a job calculates it, or the fidelity check tries it with formulas
+    # THEN the memory error comes through, and the check's report says so, not "unreadable"
+    with pytest.raises(MemoryError):
+        get_engine("formulas").load_xlsx(data).calculate({})
+    report = check(data, "formulas")
+    assert (report.status, report.error) == ("failed", "out of memory")
+
+
 def circular_workbook() -> bytes:
     """B1 and C1 refer to each other; D1 does not depend on them."""
     wb = openpyxl.Workbook()

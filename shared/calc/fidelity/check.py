@@ -147,5 +147,8 @@ def check(data: bytes, engine: str = "ironcalc") -> FidelityReport:
     except WorkbookError:
         raise
     except Exception as exc:  # noqa: BLE001 - an engine's failure is a report, not a crash
-        return FidelityReport(engine=engine, status="failed", error=f"{type(exc).__name__}: {exc}")
+        from shared.calc.fenced import out_of_memory
+
+        error = "out of memory" if out_of_memory(exc) else f"{type(exc).__name__}: {exc}"
+        return FidelityReport(engine=engine, status="failed", error=error)
 

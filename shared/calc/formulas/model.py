@@ -38,6 +38,7 @@ def build_model(data: bytes):
     other workbooks read the values saved in the upload's link parts; no other file is opened
     (shared.calc.formulas.books)."""
     _quiet_environment()
+    from shared.calc.fenced import out_of_memory
     from shared.calc.formulas.books import ContainedModel
     from shared.calc.formulas.functions import install
     from shared.calc.xlsx.external_links import external_books
@@ -51,6 +52,8 @@ def build_model(data: bytes):
             model = ContainedModel(BOOK_NAME, external_books(data))
             return model.loads(path).finish(circular=True)
         except Exception as exc:  # noqa: BLE001 - formulas raises anything from its parsers
+            if out_of_memory(exc):
+                raise  # the memory budget, not an unreadable file
             log.info("formulas could not read a workbook: %r", exc)
             raise WorkbookError(UNREADABLE) from None
 
