@@ -224,3 +224,34 @@ def test_a_date_before_1904_for_a_1904_workbook_is_refused_clearly():
 
     with pytest.raises(InputValidationError, match="from 1904-01-01 on"):
         workbook.calculate({"start": "1903-12-31"})
+
+
+def test_hour_minute_second_read_the_time_rounded_to_the_nearest_second():
+    # GIVEN HOUR, MINUTE and SECOND of an input time, and the serials pycel's date-time.xlsx
+    # holds with Excel's answers: 0.675 days as a sum leaves it (0.6749999999999999, 16:11:59.99999),
+    # which Excel reads as 16:12:00; PI() days is 3:23:53.6, whose SECOND Excel saved as 54
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws["A1"] = 0.5
+    ws["B1"], ws["C1"], ws["D1"] = "=HOUR(A1)", "=MINUTE(A1)", "=SECOND(A1+0)"
+    add_name(wb, "time", "Sheet!$A$1")
+    add_name(wb, "parts", "Sheet!$B$1:$D$1")
+    workbook = get_engine("ironcalc").load_xlsx(to_bytes(wb))
+
+    # WHEN jobs write those serials in
+    # THEN the parts are Excel's (IronCalc alone drops the fraction of a second: 53)
+    assert workbook.calculate({"time": 0.6749999999999999}, ["parts"])["parts"] == [16, 12, 0]
+    assert workbook.calculate({"time": 3.141592653589793}, ["parts"])["parts"] == [3, 23, 54]
+    # AND what is not a time of day is still IronCalc's: text it reads, a negative number #NUM!
+    assert workbook.calculate({"time": "6:45 PM"}, ["parts"])["parts"] == [18, 45, 0]
+    assert workbook.calculate({"time": -1}, ["parts"])["parts"] == ["#NUM!"] * 3
+
+
+def test_excel_saved_date_time_workbook_matches_on_every_cell():
+    # GIVEN pycel's date-time.xlsx as Excel saved it (HOUR, MINUTE, SECOND of fractions of a
+    # second, date parts of FALSE and TRUE; IronCalc alone misses 23 of its 180 cells)
+    report = check(corpus_file("pycel/tests/fixtures/date-time.xlsx").read_bytes(), "ironcalc")
+
+    # THEN IronCalc with the layer has Excel's value in every cell
+    assert report.cells_compared == 180
+    assert report.mismatches == []

@@ -27,6 +27,14 @@ Excel's rules (Microsoft support, "Excel incorrectly assumes that the year 1900 
   calendar day in IronCalc's 1900 system, so weekdays, leap years and month lengths are
   Excel's (NETWORKDAYS(0,6) of a 1904 workbook, Friday 1 to Thursday 7 January 1904, is 5;
   IronCalc alone #NUM!).
+- HOUR, MINUTE and SECOND read the time of day rounded to the nearest second: SECOND(PI()) is
+  54 (3.14159265 days is 3:23:53.6), MINUTE(0.675) 12 and SECOND(0.675) 0 (0.675 days is
+  16:12:00 held as 16:11:59.99999); IronCalc drops the fraction of a second (SECOND(PI()) 53).
+  Every value Excel saved for them in the corpus (27 cells of formulas' test.xlsx and pycel's
+  date-time.xlsx) follows the rounding, 5 of them not a plain truncation. A number from 0 to the
+  last day of 9999 is answered with integer arithmetic on the rounded seconds,
+  `MOD(INT(ROUND(x*86400,0)/3600),24)` for HOUR; anything else (text, a negative number)
+  is left to IronCalc's own function. Both date systems: the time of day is the same.
 
 Array formulas are left alone, as by every rewrite of the layer.
 """
@@ -40,12 +48,13 @@ from openpyxl.formula.tokenizer import Token
 from shared.calc.corrections.formula_tokens import replace_call, rewrite_calls
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 
-MENTION = re.compile(rb"(?i)(?:YEAR|MONTH|DAY|WEEKDAY|DATE|DATEVALUE|TODAY|NOW|EDATE|EOMONTH)\(")
-KEYWORDS = (b"YEAR(", b"MONTH(", b"DAY(", b"DATE(", b"DATEVALUE(", b"TODAY(", b"NOW(", b"EOMONTH(")
+MENTION = re.compile(rb"(?i)(?:YEAR|MONTH|DAY|WEEKDAY|DATE|DATEVALUE|TODAY|NOW|EDATE|EOMONTH|HOUR|MINUTE|SECOND)\(")
+KEYWORDS = (b"YEAR(", b"MONTH(", b"DAY(", b"DATE(", b"DATEVALUE(", b"TODAY(", b"NOW(", b"EOMONTH(",
+            b"HOUR(", b"MINUTE(", b"SECOND(")
 # what the 1904 system also rewrites (the survey of a 1904 workbook looks for these too)
 MENTION_1904 = re.compile(
     rb"(?i)(?:YEAR|MONTH|DAY|WEEKDAY|DATE|DATEVALUE|TODAY|NOW|EDATE|EOMONTH|WEEKNUM|YEARFRAC"
-    rb"|DAYS360|DATEDIF|NETWORKDAYS|WORKDAY)(?:\.INTL)?\("
+    rb"|DAYS360|DATEDIF|NETWORKDAYS|WORKDAY|HOUR|MINUTE|SECOND)(?:\.INTL)?\("
 )
 KEYWORDS_1904 = (*KEYWORDS, b"WEEKNUM(", b"YEARFRAC(", b"DAYS360(", b"DATEDIF(", b"DAYS(", b"INTL(")
 OFFSET_1904 = 1462
@@ -69,6 +78,17 @@ _LEAP_BUG = {
     "MONTH": "IF(" + _EARLY + ",IF(N({x})<32,1,2),MONTH({x}))",
     "DAY": "IF(" + _EARLY + ",INT(N({x}))-IF(N({x})<32,0,31),DAY({x}))",
     "WEEKDAY": "IF(AND(NOT(ISTEXT({x})),N({x})>=0,N({x})<1),WEEKDAY(N({x})+7{rest}),WEEKDAY({x}{rest}))",
+}
+
+# the time of day rounded to the nearest second (module docstring); {x} the argument
+_WHOLE_SECONDS = "ROUND({x}*86400,0)"
+_TIME_OF_DAY = {
+    name: "IF(AND(ISNUMBER({x}),{x}>=0,{x}<2958466)," + part.format(s=_WHOLE_SECONDS) + "," + name + "({x}))"
+    for name, part in {
+        "HOUR": "MOD(INT({s}/3600),24)",
+        "MINUTE": "MOD(INT({s}/60),60)",
+        "SECOND": "MOD({s},60)",
+    }.items()
 }
 
 # DATE(y,m,d) is the month's first day plus d-1 (Microsoft: "DATE function", day beyond or
@@ -135,7 +155,24 @@ def rewrite_formula(formula: str, date1904: bool) -> str | None:
     return rewrite_calls(formula, _in_1904 if date1904 else _in_1900)
 
 
+def _single_value_rule(rules: dict[str, str], tokens, values, name, opened, closed, args, arity: int) -> bool:
+    """Replace the call by its rule in `rules` when its first argument is one value (computed
+    once, with LET, unless it is constants and single cells joined by operators)."""
+    if name not in rules or not args or len(args) > arity or not _scalar(tokens, args[0]):
+        return False
+    x = "".join(values[i] for i in args[0]).strip()  # inner calls already rewritten
+    rest = "".join("," + "".join(values[i] for i in arg) for arg in args[1:])
+    if _pure(tokens, args[0]):
+        text = rules[name].format(x=x if len(args[0]) == 1 else "(" + x + ")", rest=rest)
+    else:  # computed once
+        text = f"LET({_LET_NAME},{x}," + rules[name].format(x=_LET_NAME, rest=rest) + ")"
+    replace_call(values, opened, closed, text)
+    return True
+
+
 def _in_1904(tokens, values, name, opened, closed, args) -> bool:
+    if _single_value_rule(_TIME_OF_DAY, tokens, values, name, opened, closed, args, 1):
+        return True
     changed = False
     for position in _SERIAL_ARGUMENTS.get(name, ()):
         if position < len(args) and args[position]:
@@ -151,14 +188,9 @@ def _in_1904(tokens, values, name, opened, closed, args) -> bool:
 
 
 def _in_1900(tokens, values, name, opened, closed, args) -> bool:
-    if name in _LEAP_BUG and args and len(args) <= 2 and _scalar(tokens, args[0]):
-        x = "".join(values[i] for i in args[0]).strip()  # inner calls already rewritten
-        rest = "".join("," + "".join(values[i] for i in arg) for arg in args[1:])
-        if _pure(tokens, args[0]):
-            text = _LEAP_BUG[name].format(x=x if len(args[0]) == 1 else "(" + x + ")", rest=rest)
-        else:  # computed once
-            text = f"LET({_LET_NAME},{x}," + _LEAP_BUG[name].format(x=_LET_NAME, rest=rest) + ")"
-        replace_call(values, opened, closed, text)
+    if _single_value_rule(_LEAP_BUG, tokens, values, name, opened, closed, args, 2):
+        return True
+    if _single_value_rule(_TIME_OF_DAY, tokens, values, name, opened, closed, args, 1):
         return True
     if name == "DATE" and len(args) == 3 and all(_pure(tokens, a) for a in args):
         y, m, d = ("(" + "".join(tokens[i].value for i in a).strip() + ")" for a in args)
