@@ -4,8 +4,6 @@ Every expected value below is one Excel saved in a workbook of the corpus (formu
 pycel's yearfrac.xlsx, logical.xlsx and date-time.xlsx, IronCalc's COMPLEX and VALUETOTEXT tests), not one we worked out.
 """
 
-from pathlib import Path
-
 import openpyxl
 import pytest
 from openpyxl.worksheet.formula import ArrayFormula
@@ -15,6 +13,7 @@ from shared.calc.fidelity.choice import choose_engine
 from shared.calc.formulas.engine import FormulasEngine
 from shared.calc.formulas.functions import excel_number_text
 from shared.calc.xlsx.cells import read_excel_cells
+from tests.corpus import corpus_file
 
 from .conftest import add_name
 from .test_fidelity import excel_saved
@@ -134,15 +133,11 @@ def test_yearfrac_workbooks_are_given_formulas_and_its_answers():
     assert book.calculate({"start": 38047, "basis": 1})["fraction"] == pytest.approx(364 / 365)
 
 
-
-_LOOKUP_TESTS = Path(__file__).resolve().parents[1] / "corpus/ironcalc/xlsx/tests/calc_tests/LOOKUP_AND_REFERENCE"
-
-
 @pytest.mark.parametrize("workbook, empty_arrays", [("DROP_TAKE.xlsx", 5), ("FILTER_ERRORS.xlsx", 1)])
 def test_an_empty_array_from_formulas_is_calc_as_excel_365_saved_it(workbook, empty_arrays):
     # GIVEN a workbook Excel saved with FILTER, TAKE or DROP leaving nothing (#CALC!, an empty
     # array, held as Excel 365 holds it: #VALUE! with a rich value saying which error it shows)
-    data = (_LOOKUP_TESTS / workbook).read_bytes()
+    data = corpus_file(f"ironcalc/xlsx/tests/calc_tests/LOOKUP_AND_REFERENCE/{workbook}").read_bytes()
 
     # WHEN it is checked with formulas
     report = check(data, "formulas")
