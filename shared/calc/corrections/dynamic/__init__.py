@@ -205,8 +205,10 @@ def _always(formula: str, tree) -> bool:
 def _engine_misreads(node) -> bool:
     """Argument forms IronCalc 0.9.1 answers wrongly without an error of its own (measured with
     the conformance cases): TAKE/DROP with the rows left out (#CALC!), TEXTBEFORE/TEXTAFTER with
-    the instance left out before a match mode (#VALUE!), XLOOKUP returning a whole row or
-    column of a range (#VALUE!), XLOOKUP and XMATCH over an array constant (#N/A where Excel
+    the instance left out before a match mode (#VALUE!), SORT and SORTBY with an
+    argument left out (`SORT(A2:A9,,-1)`: #VALUE!), EXPAND with the rows or the columns left
+    out (`EXPAND(A1:B1,,3)`: #VALUE!), XLOOKUP returning a whole row or column of a range
+    (#VALUE!), XLOOKUP and XMATCH over an array constant (#N/A where Excel
     finds the item: formulas' test.xlsx LOOKUP!R162:AF197)."""
     if not isinstance(node, tuple):
         return False
@@ -215,6 +217,10 @@ def _engine_misreads(node) -> bool:
         if name in ("TAKE", "DROP") and len(args) > 2 and args[1] == ("missing",):
             return True
         if name in ("TEXTBEFORE", "TEXTAFTER") and len(args) > 3 and args[2] == ("missing",):
+            return True
+        if name in ("SORT", "SORTBY") and ("missing",) in args[1:]:
+            return True
+        if name == "EXPAND" and ("missing",) in args[1:3]:
             return True
         if name in ("XLOOKUP", "XMATCH") and len(args) > 1 and args[1][0] == "array":
             return True
