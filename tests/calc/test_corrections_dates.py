@@ -255,3 +255,57 @@ def test_excel_saved_date_time_workbook_matches_on_every_cell():
     # THEN IronCalc with the layer has Excel's value in every cell
     assert report.cells_compared == 180
     assert report.mismatches == []
+
+
+def test_yearfrac_counts_the_same_fraction_whichever_date_comes_first():
+    # GIVEN YEARFRAC of two input dates in every basis, and pycel's Excel-saved answers for
+    # 2003-01-01 then 2001-01-02 (yearfrac.xlsx row 8: the later date first)
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws["A1"], ws["A2"] = 37622, 36893
+    for col, basis in zip("BCDEF", range(5)):
+        ws[f"{col}1"] = f"=YEARFRAC(A1,A2,{basis})"
+    ws["G1"] = "=YEARFRAC(A1+0,A2*1,1)"  # dates given by calculations
+    add_name(wb, "start", "Sheet!$A$1")
+    add_name(wb, "end", "Sheet!$A$2")
+    add_name(wb, "fractions", "Sheet!$B$1:$G$1")
+    saved = [1.9972222222222222, 1.9972602739726026, 2.025, 1.9972602739726026, 1.9972222222222222, 1.9972602739726026]
+
+    for workbook in uploaded_and_stored(to_bytes(wb)):
+        # WHEN a job calculates it, and one with the dates the other way round
+        later_first = workbook.calculate({}, ["fractions"])["fractions"]
+        earlier_first = workbook.calculate({"start": 36893, "end": 37622}, ["fractions"])["fractions"]
+
+        # THEN both are Excel's (IronCalc alone: #NUM! for actual/actual with the later date first)
+        assert later_first == pytest.approx(saved, rel=1e-12)
+        assert earlier_first == pytest.approx(saved, rel=1e-12)
+
+
+def test_yearfrac_in_a_1904_workbook_with_the_later_date_first():
+    # GIVEN a 1904 workbook: 42369 is 2020-01-01 and 42734 2020-12-31 there
+    wb = openpyxl.Workbook()
+    wb.epoch = CALENDAR_MAC_1904
+    ws = wb.active
+    ws["A1"], ws["A2"] = 42734, 42369
+    ws["B1"] = "=YEARFRAC(A1,A2,1)"
+    add_name(wb, "fraction", "Sheet!$B$1")
+
+    # WHEN a job calculates it
+    fraction = get_engine("ironcalc").load_xlsx(to_bytes(wb)).calculate({}, ["fraction"])["fraction"]
+
+    # THEN it is 365 days of the leap year 2020, actual/actual
+    assert fraction == pytest.approx(365 / 366, rel=1e-12)
+
+
+def test_excel_saved_yearfrac_workbook_matches_but_for_error_order_and_early_1900():
+    # GIVEN pycel's yearfrac.xlsx as Excel saved it: 370 pairs of dates by 5 bases, 152 of them
+    # with the later date first, and rows of error and out-of-range arguments
+    report = check(corpus_file("pycel/tests/fixtures/yearfrac.xlsx").read_bytes(), "ironcalc")
+
+    # THEN every date pair is Excel's; what is left is which error comes first when both the
+    # basis and a date are wrong, and dates in January-February 1900 (the formulas engine, with
+    # sheetcalc's own YEARFRAC, is chosen for this workbook and has them all)
+    assert report.cells_compared == 2737
+    left = {m["cell"] for m in report.mismatches}
+    assert len(left) == 28
+    assert {cell.rstrip("0123456789") for cell in left} == {"K", "M", "P", "R", "U"}

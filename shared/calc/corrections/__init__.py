@@ -22,6 +22,7 @@ Mechanisms:
   (1900-02-29), and every date function moved across in 1904 workbooks.
 - Arguments (`arguments.py`): TRUE or "3" typed into STDEV/VAR/DEVSQ/SUMSQ/... counted as
   Excel counts them; OFFSET's omitted height or width as the reference's.
+- CONVERT (`units.py`): conversions to Celsius by Excel's offset, a logical value #VALUE!.
 - Structured references to tables and 3-D references as plain references (`tables.py`).
 - References to other workbooks as the values the file saved for them (`external.py`).
 - GETPIVOTDATA as the pivot table cell it reads, as saved (`functions/pivots.py`).
@@ -82,7 +83,7 @@ def correct_model(model, data: bytes, inputs: list[InputBox]) -> ModelCorrection
     `inputs` are the named input ranges (sheet index, top, left, bottom, right)."""
     fixes: list[Rewrite] = []
     for rewrite in (correct_external, _correct_references, _inline_names, _index_ranges, _intersect_ranges, _correct_dates,
-                    _correct_arguments, correct_filtered_subtotals, correct_holidays,
+                    _correct_arguments, _correct_units, correct_filtered_subtotals, correct_holidays,
                     correct_array_constants, correct_ref_ranges, correct_pivot_data):
         fixes = _merged(fixes, rewrite(model, data))
     candidates, arrays = survey(data)
@@ -138,6 +139,17 @@ def _correct_arguments(model, data: bytes) -> list[Rewrite]:
     if not candidates:
         return []
     return correct_arguments(model, sorted(candidates - arrays))
+
+
+def _correct_units(model, data: bytes) -> list[Rewrite]:
+    """CONVERT to Celsius and of a logical value (units.py); a workbook without CONVERT costs one
+    scan of its sheet XML."""
+    from shared.calc.corrections import units
+
+    candidates, arrays = survey(data, units.MENTION, units.KEYWORDS)
+    if not candidates:
+        return []
+    return units.correct_units(model, sorted(candidates - arrays))
 
 
 def _correct_references(model, data: bytes) -> list[Rewrite]:

@@ -35,6 +35,13 @@ Excel's rules (Microsoft support, "Excel incorrectly assumes that the year 1900 
   last day of 9999 is answered with integer arithmetic on the rounded seconds,
   `MOD(INT(ROUND(x*86400,0)/3600),24)` for HOUR; anything else (text, a negative number)
   is left to IronCalc's own function. Both date systems: the time of day is the same.
+- YEARFRAC counts the same fraction whichever date comes first: Excel answers YEARFRAC(end,
+  start, basis) as YEARFRAC(start, end, basis) in every basis (all 1,850 values of pycel's
+  Excel-saved yearfrac.xlsx, 370 pairs of dates by 5 bases, follow it; 152 of them have the later
+  date first). IronCalc 0.9.1 answers #NUM! for basis 1 with the later date first and differs
+  in basis 0. The rewrite puts the earlier one first when both are one value:
+  `IF(N(s)>N(e),YEARFRAC(e,s,b),YEARFRAC(s,e,b))` (computed once with LET unless constants and
+  cells); text dates (N gives 0) and errors are left in their order, to IronCalc.
 
 Array formulas are left alone, as by every rewrite of the layer.
 """
@@ -48,9 +55,9 @@ from openpyxl.formula.tokenizer import Token
 from shared.calc.corrections.formula_tokens import replace_call, rewrite_calls
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 
-MENTION = re.compile(rb"(?i)(?:YEAR|MONTH|DAY|WEEKDAY|DATE|DATEVALUE|TODAY|NOW|EDATE|EOMONTH|HOUR|MINUTE|SECOND)\(")
+MENTION = re.compile(rb"(?i)(?:YEAR|MONTH|DAY|WEEKDAY|DATE|DATEVALUE|TODAY|NOW|EDATE|EOMONTH|HOUR|MINUTE|SECOND|YEARFRAC)\(")
 KEYWORDS = (b"YEAR(", b"MONTH(", b"DAY(", b"DATE(", b"DATEVALUE(", b"TODAY(", b"NOW(", b"EOMONTH(",
-            b"HOUR(", b"MINUTE(", b"SECOND(")
+            b"HOUR(", b"MINUTE(", b"SECOND(", b"YEARFRAC(")
 # what the 1904 system also rewrites (the survey of a 1904 workbook looks for these too)
 MENTION_1904 = re.compile(
     rb"(?i)(?:YEAR|MONTH|DAY|WEEKDAY|DATE|DATEVALUE|TODAY|NOW|EDATE|EOMONTH|WEEKNUM|YEARFRAC"
@@ -170,6 +177,25 @@ def _single_value_rule(rules: dict[str, str], tokens, values, name, opened, clos
     return True
 
 
+def _earlier_first(tokens, values, name, opened, closed, args) -> bool:
+    """YEARFRAC with its two dates in order (module docstring); inner calls already rewritten
+    (in a 1904 workbook the dates carry their +1462)."""
+    if name != "YEARFRAC" or len(args) not in (2, 3) or not all(_scalar(tokens, a) for a in args[:2]):
+        return False
+    start, end = ("".join(values[i] for i in a).strip() for a in args[:2])
+    basis = "," + "".join(values[i] for i in args[2]) if len(args) == 3 else ""
+    call = values[opened]  # YEARFRAC( as written
+    rule = "IF(N({s})>N({e})," + call + "{e},{s}" + basis + ")," + call + "{s},{e}" + basis + "))"
+    if all(_pure(tokens, a) for a in args[:2]):
+        start, end = (x if len(a) == 1 and x == tokens[a[0]].value else f"({x})" for x, a in ((start, args[0]), (end, args[1])))
+        text = rule.format(s=start, e=end)
+    else:  # computed once
+        text = f"LET({_LET_NAME}_start,{start},{_LET_NAME}_end,{end}," + rule.format(
+            s=f"{_LET_NAME}_start", e=f"{_LET_NAME}_end") + ")"
+    replace_call(values, opened, closed, text)
+    return True
+
+
 def _in_1904(tokens, values, name, opened, closed, args) -> bool:
     if _single_value_rule(_TIME_OF_DAY, tokens, values, name, opened, closed, args, 1):
         return True
@@ -184,6 +210,8 @@ def _in_1904(tokens, values, name, opened, closed, args) -> bool:
         values[opened] = "(" + values[opened]
         values[closed] = values[closed] + f"-{OFFSET_1904})"
         changed = True
+    if name == "YEARFRAC":
+        changed |= _earlier_first(tokens, values, name, opened, closed, args)  # the shifted dates
     return changed
 
 
@@ -191,6 +219,8 @@ def _in_1900(tokens, values, name, opened, closed, args) -> bool:
     if _single_value_rule(_LEAP_BUG, tokens, values, name, opened, closed, args, 2):
         return True
     if _single_value_rule(_TIME_OF_DAY, tokens, values, name, opened, closed, args, 1):
+        return True
+    if _earlier_first(tokens, values, name, opened, closed, args):
         return True
     if name == "DATE" and len(args) == 3 and all(_pure(tokens, a) for a in args):
         y, m, d = ("(" + "".join(tokens[i].value for i in a).strip() + ")" for a in args)
