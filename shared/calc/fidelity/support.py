@@ -105,6 +105,7 @@ def layer_roles() -> dict[str, str]:
     # The Excel 365 family is evaluated by the layer's dynamic-array package (GROUPBY and PIVOTBY
     # in their common forms, the rest flagged), but for random draws (the engine's own RANDARRAY).
     roles.update(dict.fromkeys((name for name in dynamic.FAMILY if name not in ("ANCHORARRAY", "RANDARRAY")), "evaluated"))
+    roles["SUMPRODUCT"] = "evaluated"  # where a function of one value is given a range in it (dynamic.lifted)
     roles["_prefixes"] = ",".join(prefixes)
     return roles
 

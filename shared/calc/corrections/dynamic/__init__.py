@@ -14,6 +14,13 @@ the cells it spills into, or #SPILL! when one of them holds something (Microsoft
 array formulas and spilled array behavior"). A cell we cannot evaluate as Excel would keeps
 IronCalc's value and is flagged with the reason.
 
+SUMPRODUCT's arguments are arrays in every version of Excel: a one-value function given a range
+there is applied to each of its cells (`SUMPRODUCT(--ISNUMBER(SEARCH("a",A1:A9)))` counts the
+cells holding an "a"; Microsoft: "SUMPRODUCT function"). IronCalc 0.9.1 reads such a range as
+one cell, the one in the formula's row (it renders it `@A1:A9`), and answers a wrong number
+without an error. A cell whose SUMPRODUCT holds such an `@` is evaluated here (`lifted`), with
+the `@` IronCalc put inside SUMPRODUCT's arguments taken out, always.
+
 At load (`clear_spill_tails`) the cells a dynamic array spilled into in the file are emptied,
 so no saved value is ever read as a constant, and their areas are kept in the model's
 corrections (`spill_areas`), to tell them from cells a user filled.
@@ -44,7 +51,7 @@ EVALUATED = frozenset(
 # them wrongly in forms the corpus shows (regression.py): always ours (_ROUTED).
 CLASSIC = ("TREND",)
 # every other FAMILY function is written with a prefix in a file
-HINTS = (b"_XLFN.", b"_XLETA.", *(name.encode() + b"(" for name in CLASSIC))
+HINTS = (b"_XLFN.", b"_XLETA.", *(name.encode() + b"(" for name in CLASSIC), b"SUMPRODUCT(")
 _MENTION = re.compile(
     r"(?<![A-Za-z0-9_.])(?:_xlfn\.|_xlws\.)*(?:" + "|".join(sorted(FAMILY, key=len, reverse=True))
     + r")\s*\(|_xleta\.|\$?[A-Za-z]{1,3}\$?\d+#",
@@ -54,8 +61,46 @@ _STRING = re.compile(r'"(?:[^"]|"")*"')
 
 
 def mentions(formula: str) -> bool:
-    """Whether a formula (outside text literals) calls a FAMILY function or reads a spill."""
+    """Whether a formula (outside text literals) calls a FAMILY function, reads a spill, or
+    has IronCalc intersect a range inside SUMPRODUCT (`lifted`)."""
+    if "@" in formula and _SUMPRODUCT.search(formula) and lifted(formula) is not None:
+        return True
     return bool(_MENTION.search(formula)) and bool(_MENTION.search(_STRING.sub('""', formula)))
+
+
+_SUMPRODUCT = re.compile(r"(?<![A-Za-z0-9_.])SUMPRODUCT\s*\(", re.IGNORECASE)
+
+
+def lifted(formula: str) -> str | None:
+    """The formula (as IronCalc renders it) without the `@` IronCalc put inside SUMPRODUCT's
+    arguments, where Excel applies the function to every cell of the range; None when it has
+    none (or does not tokenize)."""
+    from shared.calc.corrections.dynamic.parse import _TOKEN, bare
+
+    text = formula[1:] if formula.startswith("=") else formula
+    drop, opened, inside, at, pending = [], [], 0, 0, False
+    while at < len(text):
+        match = _TOKEN.match(text, at)
+        if match is None:
+            return None
+        kind, value = match.lastgroup, match.group(0)
+        if kind == "func":
+            pending = bare(value) == "SUMPRODUCT"
+        elif kind == "op" and value in ("(", "{"):
+            opened.append(pending)
+            inside += pending
+            pending = False
+        elif kind == "op" and value in (")", "}"):
+            if opened and opened.pop():
+                inside -= 1
+        elif kind == "op" and value == "@" and inside:
+            drop.append(match.start())
+        at = match.end()
+    if not drop:
+        return None
+    dropped = set(drop)
+    kept = [ch for i, ch in enumerate(text) if i not in dropped]
+    return ("=" if formula.startswith("=") else "") + "".join(kept)
 
 
 # --- the file's dynamic arrays ------------------------------------------------------------
@@ -305,8 +350,10 @@ def targets(model, found: list[tuple[int, int, int, str]], areas: list[list[int]
     legacy = {(s, r, c) for s, r, c, b, rt, d in areas if not d}
     names = {p["name"].upper(): i for i, p in enumerate(model.get_worksheets_properties())}
     sheets_of = lambda name: names.get(name.upper())  # noqa: E731
+    unintersected = {(s, r, c): lifted(f) for s, r, c, f in found if "@" in f}
+    found = [(s, r, c, unintersected.get((s, r, c)) or f) for s, r, c, f in found]
     trees = {(s, r, c): _parsed(f) for s, r, c, f in found}
-    routed = _routed(found, trees, sheets_of)
+    routed = _routed(found, trees, sheets_of) | {key for key, text in unintersected.items() if text}
     planned, refused = [], []
     for sheet, row, col, formula in found:
         key = (sheet, row, col)

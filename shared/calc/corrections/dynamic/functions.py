@@ -368,6 +368,18 @@ _elementwise("ISNA", lambda x: isinstance(x, Err) and x.code == "#N/A")
 _elementwise("ISEVEN", lambda x: (lambda n: n if isinstance(n, Err) else int(n) % 2 == 0)(v.to_number(x)))
 _elementwise("ISODD", lambda x: (lambda n: n if isinstance(n, Err) else int(n) % 2 == 1)(v.to_number(x)))
 _elementwise("N", lambda x: x if isinstance(x, (float, Err)) and not isinstance(x, bool) else (1.0 if x is True else 0.0))
+_lifted_n = FUNCTIONS["N"]
+
+
+def _n(ev, args):
+    # N of a reference reads one cell, not each cell of a range (SUMPRODUCT(N(A1:A3)) is not
+    # A1+A2+A3 in Excel): a range of several cells is not guessed
+    if args and isinstance(args[0], Ref) and args[0].shape != (1, 1):
+        raise Unsupported("N of a range of several cells")
+    return _lifted_n(ev, args)
+
+
+FUNCTIONS["N"] = _n
 
 
 def _dimension(index):
@@ -670,6 +682,7 @@ def _transpose(ev, args):
 
 
 from shared.calc.corrections.dynamic import arrays as _arrays  # noqa: F401 - registers
+from shared.calc.corrections.dynamic import classic as _classic  # noqa: F401 - registers
 from shared.calc.corrections.dynamic import lookup as _lookup  # noqa: F401 - registers
 from shared.calc.corrections.dynamic import regression as _regression  # noqa: F401 - registers
 from shared.calc.corrections.dynamic import text as _text_functions  # noqa: F401 - registers

@@ -1,0 +1,148 @@
+"""Older one-value functions the evaluator applies to each cell of an array, as Excel does inside
+SUMPRODUCT and dynamic arrays: FIND, SEARCH, EXACT, YEAR, MONTH, DAY and WEEKDAY, as their
+pages on support.microsoft.com describe them.
+
+Dates are 1900-system serials as Excel counts them (Microsoft: "Excel incorrectly assumes that
+the year 1900 is a leap year"): serial 1 is 1900-01-01, 60 the phantom 1900-02-29, 0 is
+1900-01-00. A 1904 workbook's formulas reach here with their dates already moved across by the
+correction layer (corrections/dates.py), so the 1900 count is the right one for them too.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import re
+
+from shared.calc.corrections.dynamic import values as v
+from shared.calc.corrections.dynamic.functions import _arity, _opt, function
+from shared.calc.corrections.dynamic.values import MISSING, Err
+
+_LAST_SERIAL = 2958465  # 9999-12-31
+
+
+def _start(value) -> int | Err:
+    n = v.to_number(value)
+    if isinstance(n, Err):
+        return n
+    return int(math.trunc(n))
+
+
+def _find(find, within, start, *, wildcards: bool, case: bool):
+    """FIND's and SEARCH's rule: the 1-based position of `find` in `within` from `start`."""
+    for x in (find, within, start):
+        if isinstance(x, Err):
+            return x
+    needle, text = v.to_text(find), v.to_text(within)
+    at = _start(start)
+    if isinstance(at, Err):
+        return at
+    if at < 1 or at > len(text):
+        # "If start_num is greater than the length of within_text": #VALUE!; an empty
+        # find_text matches at start_num
+        if not (needle == "" and 1 <= at <= len(text) + 1):
+            return v.VALUE
+    if needle == "":
+        return float(at)
+    if wildcards:
+        pattern = "".join(
+            re.escape(part[1]) if part.startswith("~") and len(part) == 2 else
+            "." if part == "?" else ".*" if part == "*" else re.escape(part)
+            for part in re.findall(r"~[?*~]|[?*]|[^?*~]+|~", needle)
+        )
+        found = re.compile(pattern, re.IGNORECASE | re.DOTALL).search(text, at - 1)
+        return float(found.start() + 1) if found else v.VALUE
+    index = (text if case else text.lower()).find(needle if case else needle.lower(), at - 1)
+    return float(index + 1) if index >= 0 else v.VALUE
+
+
+@function("FIND")
+def _find_function(ev, args):
+    _arity(args, 2, 3)
+    return ev.lift(lambda f, w, s: _find(f, w, s, wildcards=False, case=True), args[0], args[1], _opt(args, 2, 1.0))
+
+
+@function("SEARCH")
+def _search_function(ev, args):
+    _arity(args, 2, 3)
+    return ev.lift(lambda f, w, s: _find(f, w, s, wildcards=True, case=False), args[0], args[1], _opt(args, 2, 1.0))
+
+
+@function("EXACT")
+def _exact(ev, args):
+    _arity(args, 2)
+
+    def same(a, b):
+        for x in (a, b):
+            if isinstance(x, Err):
+                return x
+        return v.to_text(a) == v.to_text(b)
+    return ev.lift(same, args[0], args[1])
+
+
+def _date(value):
+    """(year, month, day) of a serial, or the Err Excel answers."""
+    if isinstance(value, Err):
+        return value
+    n = v.to_number(value)  # a date typed as text is the locale's: Unsupported there
+    if isinstance(n, Err):
+        return n
+    if n < 0 or n > _LAST_SERIAL:
+        return v.NUM
+    serial = int(n)
+    if serial == 0:
+        return 1900, 1, 0
+    if serial == 60:
+        return 1900, 2, 29
+    day = datetime.date(1899, 12, 31 if serial < 60 else 30) + datetime.timedelta(days=serial)
+    return day.year, day.month, day.day
+
+
+def _part(index: int):
+    def run(ev, args):
+        _arity(args, 1)
+
+        def one(x):
+            parts = _date(x)
+            return parts if isinstance(parts, Err) else float(parts[index])
+        return ev.lift(one, args[0])
+    return run
+
+
+function("YEAR")(_part(0))
+function("MONTH")(_part(1))
+function("DAY")(_part(2))
+
+# WEEKDAY's return types: the day of the week counted as 1, as an ISO weekday (Monday 1 ...
+# Sunday 7); type 3 counts from 0
+_WEEK_STARTS = {1: 7, 2: 1, 3: 1, 11: 1, 12: 2, 13: 3, 14: 4, 15: 5, 16: 6, 17: 7}
+
+
+@function("WEEKDAY")
+def _weekday(ev, args):
+    _arity(args, 1, 2)
+
+    def one(x, kind):
+        if isinstance(kind, Err):
+            return kind
+        k = v.to_number(kind)
+        if isinstance(k, Err):
+            return k
+        k = int(math.trunc(k))
+        if k not in _WEEK_STARTS:
+            return v.NUM
+        if isinstance(x, Err):
+            return x
+        n = v.to_number(x)
+        if isinstance(n, Err):
+            return n
+        if n < 0 or n > _LAST_SERIAL:
+            return v.NUM
+        # serial 1 (1900-01-01 in Excel's count) is a Sunday, and Excel counts straight through
+        # the phantom 1900-02-29: the day of the week is the serial modulo 7
+        sunday_first = (int(n) - 1) % 7 + 1  # 1 = Sunday ... 7 = Saturday (return type 1)
+        iso = 7 if sunday_first == 1 else sunday_first - 1  # Monday 1 ... Sunday 7
+        start = _WEEK_STARTS[k]
+        number = (iso - start) % 7 + 1
+        return float(number - 1 if k == 3 else number)
+    return ev.lift(one, args[0], 1.0 if len(args) < 2 or args[1] is MISSING else args[1])
