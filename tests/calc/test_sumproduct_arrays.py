@@ -14,7 +14,7 @@ import zipfile
 import openpyxl
 import pytest
 
-from shared.calc.corrections.dynamic import lifted
+from shared.calc.corrections.dynamic import lifted, sumproduct_of_arrays
 
 from .conftest import add_name, to_bytes, uploaded_and_stored
 
@@ -90,3 +90,19 @@ def test_the_filled_workbook_keeps_the_formula_as_written():
 )
 def test_only_the_intersections_inside_sumproduct_are_taken_out(formula, expected):
     assert lifted(formula) == expected
+
+
+@pytest.mark.parametrize(
+    ("formula", "ours"),
+    [
+        ('=SUMPRODUCT(--ISNUMBER(SEARCH("a",@A1:A3)))', True),  # a range IronCalc intersects
+        ("=SUMPRODUCT(ROUND(B1:B3*1.5,0))", True),  # an array IronCalc does not round (#N/IMPL!)
+        ("=SUMPRODUCT(ABS({1,-2}))", True),
+        ("=SUMPRODUCT(A1:A3,B1:B3)", False),  # ranges and operators: IronCalc's
+        ('=SUMPRODUCT((A1:A3="x")*B1:B3)', False),
+        ("=SUMPRODUCT(ROUND(SUM(A1:A3),0))", False),  # one value rounded
+        ("=ROUND(A1:A3,0)", False),  # outside SUMPRODUCT Excel intersects too
+    ],
+)
+def test_the_cells_evaluated_by_the_layer_are_those_ironcalc_reads_as_one_value(formula, ours):
+    assert sumproduct_of_arrays(formula) is ours

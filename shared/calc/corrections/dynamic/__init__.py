@@ -18,8 +18,9 @@ SUMPRODUCT's arguments are arrays in every version of Excel: a one-value functio
 there is applied to each of its cells (`SUMPRODUCT(--ISNUMBER(SEARCH("a",A1:A9)))` counts the
 cells holding an "a"; Microsoft: "SUMPRODUCT function"). IronCalc 0.9.1 reads such a range as
 one cell, the one in the formula's row (it renders it `@A1:A9`), and answers a wrong number
-without an error. A cell whose SUMPRODUCT holds such an `@` is evaluated here (`lifted`), with
-the `@` IronCalc put inside SUMPRODUCT's arguments taken out, always.
+without an error; given an array it calculates (`ROUND(B1:B9*1.5,0)`) it answers #N/IMPL!. A
+cell whose SUMPRODUCT holds either is evaluated here (`sumproduct_of_arrays`), always, with the
+`@` IronCalc put inside SUMPRODUCT's arguments taken out (`lifted`).
 
 At load (`clear_spill_tails`) the cells a dynamic array spilled into in the file are emptied,
 so no saved value is ever read as a constant, and their areas are kept in the model's
@@ -63,12 +64,54 @@ _STRING = re.compile(r'"(?:[^"]|"")*"')
 def mentions(formula: str) -> bool:
     """Whether a formula (outside text literals) calls a FAMILY function, reads a spill, or
     has IronCalc intersect a range inside SUMPRODUCT (`lifted`)."""
-    if "@" in formula and _SUMPRODUCT.search(formula) and lifted(formula) is not None:
+    if _SUMPRODUCT.search(formula) and sumproduct_of_arrays(formula):
         return True
     return bool(_MENTION.search(formula)) and bool(_MENTION.search(_STRING.sub('""', formula)))
 
 
 _SUMPRODUCT = re.compile(r"(?<![A-Za-z0-9_.])SUMPRODUCT\s*\(", re.IGNORECASE)
+
+
+def sumproduct_of_arrays(formula: str) -> bool:
+    """Whether IronCalc would read an array argument of SUMPRODUCT as one value: a range it
+    intersects (`lifted`), or a function of one value given a range or an array there
+    (`SUMPRODUCT(ROUND(B1:B9*1.5,0))`, #N/IMPL! in IronCalc 0.9.1)."""
+    if "@" in formula and lifted(formula) is not None:
+        return True
+    tree = _parsed(formula)
+    return not isinstance(tree, Unsupported) and _elementwise_of_array(tree, False)
+
+
+def _elementwise_of_array(node, inside: bool) -> bool:
+    from shared.calc.corrections.dynamic.functions import ELEMENTWISE
+
+    if not isinstance(node, tuple):
+        return False
+    if node[0] == "call":
+        if inside and node[1] in ELEMENTWISE and any(_holds_array(a) for a in node[2]):
+            return True
+        inside = inside or node[1] == "SUMPRODUCT"
+        return any(_elementwise_of_array(a, inside) for a in node[2])
+    return any(_elementwise_of_array(part, inside) for part in node[1:] if isinstance(part, tuple))
+
+
+def _holds_array(node) -> bool:
+    """A range of several cells or an array constant, through operators and functions of one
+    value (not through SUM, INDEX, ..., which answer one value or a reference of their own)."""
+    from shared.calc.corrections.dynamic.functions import ELEMENTWISE
+
+    if not isinstance(node, tuple):
+        return False
+    kind = node[0]
+    if kind == "ref":
+        return ":" in node[1]
+    if kind == "array":
+        return len(node[1]) * len(node[1][0]) > 1 if node[1] else False
+    if kind == "call":
+        return node[1] in ELEMENTWISE and any(_holds_array(a) for a in node[2])
+    if kind in ("op", "neg", "pos", "percent", "at"):
+        return any(_holds_array(part) for part in node[1:] if isinstance(part, tuple))
+    return False
 
 
 def lifted(formula: str) -> str | None:
@@ -350,10 +393,10 @@ def targets(model, found: list[tuple[int, int, int, str]], areas: list[list[int]
     legacy = {(s, r, c) for s, r, c, b, rt, d in areas if not d}
     names = {p["name"].upper(): i for i, p in enumerate(model.get_worksheets_properties())}
     sheets_of = lambda name: names.get(name.upper())  # noqa: E731
-    unintersected = {(s, r, c): lifted(f) for s, r, c, f in found if "@" in f}
-    found = [(s, r, c, unintersected.get((s, r, c)) or f) for s, r, c, f in found]
+    arrays_in_sumproduct = {(s, r, c) for s, r, c, f in found if _SUMPRODUCT.search(f) and sumproduct_of_arrays(f)}
+    found = [(s, r, c, (lifted(f) if "@" in f else None) or f) for s, r, c, f in found]
     trees = {(s, r, c): _parsed(f) for s, r, c, f in found}
-    routed = _routed(found, trees, sheets_of) | {key for key, text in unintersected.items() if text}
+    routed = _routed(found, trees, sheets_of) | arrays_in_sumproduct
     planned, refused = [], []
     for sheet, row, col, formula in found:
         key = (sheet, row, col)

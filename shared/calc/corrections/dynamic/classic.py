@@ -15,10 +15,11 @@ import math
 import re
 
 from shared.calc.corrections.dynamic import values as v
-from shared.calc.corrections.dynamic.functions import _arity, _opt, function
+from shared.calc.corrections.dynamic.functions import ELEMENTWISE, _arity, _opt, function
 from shared.calc.corrections.dynamic.values import MISSING, Err
 
 _LAST_SERIAL = 2958465  # 9999-12-31
+ELEMENTWISE.update({"FIND", "SEARCH", "EXACT", "YEAR", "MONTH", "DAY", "WEEKDAY"})
 
 
 def _start(value) -> int | Err:

@@ -96,12 +96,18 @@ def _scalar_args(ev, args):
     return [ev.scalar(a) for a in args]
 
 
+# Functions of one value the evaluator applies to each element of an array argument (for
+# corrections/dynamic.lifted: inside SUMPRODUCT, where Excel does so too)
+ELEMENTWISE: set[str] = {"LEFT", "RIGHT", "TEXT"}
+
+
 def _elementwise(name, f, low=1, high=None):
     """A scalar function lifted over array arguments."""
     def run(ev, args):
         _arity(args, low, high if high is not None else low)
         return ev.lift(f, *args)
     FUNCTIONS[name] = run
+    ELEMENTWISE.add(name)
 
 
 # --- LET, LAMBDA and the LAMBDA helpers -----------------------------------------------------
