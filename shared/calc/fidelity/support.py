@@ -106,6 +106,8 @@ def layer_roles() -> dict[str, str]:
     # in their common forms, the rest flagged), but for random draws (the engine's own RANDARRAY).
     roles.update(dict.fromkeys((name for name in dynamic.FAMILY if name not in ("ANCHORARRAY", "RANDARRAY")), "evaluated"))
     roles["SUMPRODUCT"] = "evaluated"  # where a function of one value is given a range in it (dynamic.lifted)
+    # given an array in a legacy array formula (dynamic.legacy_of_arrays)
+    roles.update(dict.fromkeys(dynamic.NOT_LIFTED, "evaluated"))
     roles["_prefixes"] = ",".join(prefixes)
     return roles
 

@@ -20,7 +20,10 @@ cells holding an "a"; Microsoft: "SUMPRODUCT function"). IronCalc 0.9.1 reads su
 one cell, the one in the formula's row (it renders it `@A1:A9`), and answers a wrong number
 without an error; given an array it calculates (`ROUND(B1:B9*1.5,0)`) it answers #N/IMPL!. A
 cell whose SUMPRODUCT holds either is evaluated here (`sumproduct_of_arrays`), always, with the
-`@` IronCalc put inside SUMPRODUCT's arguments taken out (`lifted`).
+`@` IronCalc put inside SUMPRODUCT's arguments taken out (`lifted`). Likewise a legacy
+(Ctrl+Shift+Enter) array formula applying ISNUMBER, ISTEXT, ISBLANK, ..., ROUND, MOD, NOT, N or
+VALUE to an array (`{=SUM(IF(ISNUMBER(B1:B9),B1:B9))}`), which IronCalc answers as if every
+element were the first (`legacy_of_arrays`).
 
 At load (`clear_spill_tails`) the cells a dynamic array spilled into in the file are emptied,
 so no saved value is ever read as a constant, and their areas are kept in the model's
@@ -52,7 +55,7 @@ EVALUATED = frozenset(
 # them wrongly in forms the corpus shows (regression.py): always ours (_ROUTED).
 CLASSIC = ("TREND",)
 # every other FAMILY function is written with a prefix in a file
-HINTS = (b"_XLFN.", b"_XLETA.", *(name.encode() + b"(" for name in CLASSIC), b"SUMPRODUCT(")
+HINTS = (b"_XLFN.", b"_XLETA.", *(name.encode() + b"(" for name in CLASSIC), b"SUMPRODUCT(", b"CHOOSE({")
 _MENTION = re.compile(
     r"(?<![A-Za-z0-9_.])(?:_xlfn\.|_xlws\.)*(?:" + "|".join(sorted(FAMILY, key=len, reverse=True))
     + r")\s*\(|_xleta\.|\$?[A-Za-z]{1,3}\$?\d+#",
@@ -66,10 +69,51 @@ def mentions(formula: str) -> bool:
     has IronCalc intersect a range inside SUMPRODUCT (`lifted`)."""
     if _SUMPRODUCT.search(formula) and sumproduct_of_arrays(formula):
         return True
+    if _CHOOSE_OF_ARRAY.search(formula):
+        return True  # CHOOSE({1,2},...): always ours (_engine_misreads)
+    if "@" not in formula and _NOT_LIFTED_MENTION.search(formula) and legacy_of_arrays(formula):
+        return True  # ours only in a legacy array formula (targets)
     return bool(_MENTION.search(formula)) and bool(_MENTION.search(_STRING.sub('""', formula)))
 
 
+# Functions of one value IronCalc 0.9.1 does not apply to each element of an array even in a
+# legacy (Ctrl+Shift+Enter) array formula: it answers the first element's result for all of
+# them, or FALSE for each, or #N/IMPL! (measured: {=ISNUMBER(B1:B4)} is FALSE four times for 1.4,
+# "x", -3.6, TRUE, {=ISERROR(A1:A4)} FALSE four times with two errors among them;
+# {=SUM(IF(ISNUMBER(B1:B3),B1:B3))} 0; ROUND, MOD, NOT alike; N and VALUE #N/IMPL! or #VALUE!).
+NOT_LIFTED = frozenset({
+    "ISBLANK", "ISERR", "ISERROR", "ISEVEN", "ISLOGICAL", "ISNA", "ISNONTEXT", "ISNUMBER", "ISODD", "ISTEXT",
+    "MOD", "NOT", "ROUND", "ROUNDUP", "ROUNDDOWN", "N", "VALUE",
+})
+_NOT_LIFTED_MENTION = re.compile(
+    r"(?<![A-Za-z0-9_.])(?:" + "|".join(sorted(NOT_LIFTED, key=len, reverse=True)) + r")\s*\(", re.IGNORECASE
+)
+# in a sheet's XML: an array formula and one of those functions (functions/layer.may_need_plan)
+LEGACY_HINTS = tuple(name.encode() + b"(" for name in NOT_LIFTED)
+
+
+def may_hold_legacy_arrays(sheet_xml_upper: bytes) -> bool:
+    return b'T="ARRAY"' in sheet_xml_upper and any(h in sheet_xml_upper for h in LEGACY_HINTS)
+
+
+def legacy_of_arrays(formula: str) -> bool:
+    """Whether a formula applies a NOT_LIFTED function to a range or an array: in a legacy
+    array formula, IronCalc 0.9.1 answers that wrongly."""
+    tree = _parsed(formula)
+    return not isinstance(tree, Unsupported) and _not_lifted_of_array(tree)
+
+
+def _not_lifted_of_array(node) -> bool:
+    if not isinstance(node, tuple):
+        return False
+    if node[0] == "call" and node[1] in NOT_LIFTED and any(_holds_array(a) for a in node[2]):
+        return True
+    parts = node[2] if node[0] == "call" else [p for p in node[1:] if isinstance(p, tuple)]
+    return any(_not_lifted_of_array(part) for part in parts)
+
+
 _SUMPRODUCT = re.compile(r"(?<![A-Za-z0-9_.])SUMPRODUCT\s*\(", re.IGNORECASE)
+_CHOOSE_OF_ARRAY = re.compile(r"(?<![A-Za-z0-9_.])CHOOSE\s*\(\s*\{", re.IGNORECASE)
 
 
 def sumproduct_of_arrays(formula: str) -> bool:
@@ -109,7 +153,7 @@ def _holds_array(node) -> bool:
         return len(node[1]) * len(node[1][0]) > 1 if node[1] else False
     if kind == "call":
         return node[1] in ELEMENTWISE and any(_holds_array(a) for a in node[2])
-    if kind in ("op", "neg", "pos", "percent", "at"):
+    if kind in ("op", "neg", "pos", "percent"):
         return any(_holds_array(part) for part in node[1:] if isinstance(part, tuple))
     return False
 
@@ -297,7 +341,9 @@ def _engine_misreads(node) -> bool:
     argument left out (`SORT(A2:A9,,-1)`: #VALUE!), EXPAND with the rows or the columns left
     out (`EXPAND(A1:B1,,3)`: #VALUE!), XLOOKUP returning a whole row or column of a range
     (#VALUE!), XLOOKUP and XMATCH over an array constant (#N/A where Excel
-    finds the item: formulas' test.xlsx LOOKUP!R162:AF197)."""
+    finds the item: formulas' test.xlsx LOOKUP!R162:AF197) or given several lookup values
+    (`XLOOKUP({"a";"c"},A1:A5,B1:B5)`: #N/A, Excel one answer for each), CHOOSE given an
+    array of indexes (`VLOOKUP(x,CHOOSE({1,2},B1:B9,A1:A9),2,FALSE)`: #N/A or #VALUE!)."""
     if not isinstance(node, tuple):
         return False
     if node[0] == "call":
@@ -312,6 +358,10 @@ def _engine_misreads(node) -> bool:
             return True
         if name in ("XLOOKUP", "XMATCH") and len(args) > 1 and args[1][0] == "array":
             return True
+        if name == "CHOOSE" and args and args[0][0] == "array":
+            return True  # an array of indexes: IronCalc answers #VALUE!, Excel an array of choices
+        if name in ("XLOOKUP", "XMATCH") and args and _holds_array(args[0]):
+            return True  # several lookup values: IronCalc answers #N/A, Excel one answer each
         if name == "XLOOKUP" and len(args) > 2 and args[2][0] == "ref" and ":" in args[2][1]:
             from shared.calc.corrections.dynamic.evaluate import _REF
 
@@ -396,7 +446,9 @@ def targets(model, found: list[tuple[int, int, int, str]], areas: list[list[int]
     arrays_in_sumproduct = {(s, r, c) for s, r, c, f in found if _SUMPRODUCT.search(f) and sumproduct_of_arrays(f)}
     found = [(s, r, c, (lifted(f) if "@" in f else None) or f) for s, r, c, f in found]
     trees = {(s, r, c): _parsed(f) for s, r, c, f in found}
-    routed = _routed(found, trees, sheets_of) | arrays_in_sumproduct
+    # an array formula, legacy or dynamic: IronCalc calculates both as array formulas
+    legacy_of = {(s, r, c) for s, r, c, f in found if (s, r, c) in by_anchor and legacy_of_arrays(f)}
+    routed = _routed(found, trees, sheets_of) | arrays_in_sumproduct | legacy_of
     planned, refused = [], []
     for sheet, row, col, formula in found:
         key = (sheet, row, col)

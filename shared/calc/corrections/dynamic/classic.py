@@ -11,12 +11,13 @@ correction layer (corrections/dates.py), so the 1900 count is the right one for 
 from __future__ import annotations
 
 import datetime
+import functools
 import math
 import re
 
 from shared.calc.corrections.dynamic import values as v
 from shared.calc.corrections.dynamic.functions import ELEMENTWISE, _arity, _opt, function
-from shared.calc.corrections.dynamic.values import MISSING, Err
+from shared.calc.corrections.dynamic.values import MISSING, Err, Grid, Ref
 
 _LAST_SERIAL = 2958465  # 9999-12-31
 ELEMENTWISE.update({"FIND", "SEARCH", "EXACT", "YEAR", "MONTH", "DAY", "WEEKDAY"})
@@ -46,27 +47,52 @@ def _find(find, within, start, *, wildcards: bool, case: bool):
     if needle == "":
         return float(at)
     if wildcards:
-        pattern = "".join(
-            re.escape(part[1]) if part.startswith("~") and len(part) == 2 else
-            "." if part == "?" else ".*" if part == "*" else re.escape(part)
-            for part in re.findall(r"~[?*~]|[?*]|[^?*~]+|~", needle)
-        )
-        found = re.compile(pattern, re.IGNORECASE | re.DOTALL).search(text, at - 1)
+        found = _wildcard(needle).search(text, at - 1)
         return float(found.start() + 1) if found else v.VALUE
     index = (text if case else text.lower()).find(needle if case else needle.lower(), at - 1)
     return float(index + 1) if index >= 0 else v.VALUE
 
 
-@function("FIND")
-def _find_function(ev, args):
-    _arity(args, 2, 3)
-    return ev.lift(lambda f, w, s: _find(f, w, s, wildcards=False, case=True), args[0], args[1], _opt(args, 2, 1.0))
+@functools.lru_cache(maxsize=1024)
+def _wildcard(needle: str) -> re.Pattern:
+    """SEARCH's pattern: ? any character, * any run, ~ before either (or ~) the character itself;
+    case-insensitive."""
+    pattern = "".join(
+        re.escape(part[1]) if part.startswith("~") and len(part) == 2 else
+        "." if part == "?" else ".*" if part == "*" else re.escape(part)
+        for part in re.findall(r"~[?*~]|[?*]|[^?*~]+|~", needle)
+    )
+    return re.compile(pattern, re.IGNORECASE | re.DOTALL)
 
 
-@function("SEARCH")
-def _search_function(ev, args):
-    _arity(args, 2, 3)
-    return ev.lift(lambda f, w, s: _find(f, w, s, wildcards=True, case=False), args[0], args[1], _opt(args, 2, 1.0))
+def _finder(wildcards: bool, case: bool):
+    def run(ev, args):
+        _arity(args, 2, 3)
+        find, within, start = args[0], args[1], _opt(args, 2, 1.0)
+        if not isinstance(find, (Ref, Grid)) and not isinstance(start, (Ref, Grid)) \
+                and not isinstance(find, Err) and not isinstance(start, Err):
+            # one text sought from one start in each cell (the usual form over a range): the
+            # pattern and the start are worked out once
+            needle, at = v.to_text(find), _start(start)
+            if needle and not isinstance(at, Err) and at >= 1:
+                pattern = _wildcard(needle) if wildcards else re.compile(
+                    re.escape(needle), 0 if case else re.IGNORECASE)
+
+                def each(text):
+                    if isinstance(text, Err):
+                        return text
+                    text = v.to_text(text)
+                    if at > len(text):
+                        return v.VALUE
+                    found = pattern.search(text, at - 1)
+                    return float(found.start() + 1) if found else v.VALUE
+                return ev.lift(each, within)
+        return ev.lift(lambda f, w, s: _find(f, w, s, wildcards=wildcards, case=case), find, within, start)
+    return run
+
+
+function("FIND")(_finder(wildcards=False, case=True))
+function("SEARCH")(_finder(wildcards=True, case=False))
 
 
 @function("EXACT")

@@ -49,6 +49,12 @@ class Book:
         self.read_cell = read_cell
         self.spills = spills  # (sheet, row, col) -> (rows, cols) or Err, this calculation's
         self._names: dict | None = None
+        # ranges read since the model last changed: many cells read the same range
+        self._read: dict[Ref, Grid] = {}
+
+    def changed(self) -> None:
+        """The model's values changed (a cell written, a recalculation): read ranges again."""
+        self._read.clear()
 
     def defined(self, name: str, sheet: int) -> str | None:
         if self._names is None:
@@ -57,6 +63,13 @@ class Book:
         return self._names.get((name.upper(), sheet)) or self._names.get((name.upper(), None))
 
     def read(self, ref: Ref) -> Grid:
+        kept = self._read.get(ref)
+        if kept is not None:
+            return kept
+        grid = self._read[ref] = self._read_cells(ref)
+        return grid
+
+    def _read_cells(self, ref: Ref) -> Grid:
         rows = []
         for r in range(ref.top, ref.bottom + 1):
             line = []
@@ -240,16 +253,33 @@ class Evaluator:
             return function(*[g.rows[0][0] if g is not None else a for g, a in zip(grids, args)])
         rows = max(s[0] for s in shapes)
         cols = max(s[1] for s in shapes)
+        if all(g is None or g.shape == (rows, cols) for g in grids):
+            # the common case (one array, or arrays of one size, with single values): row by row
+            arrays = [i for i, g in enumerate(grids) if g is not None]
+            if len(arrays) == 1:  # one array among single values: the function of its element
+                at, fixed = arrays[0], list(args)
+
+                def one(x):
+                    fixed[at] = x
+                    return function(*fixed)
+                return Grid([[one(x) for x in row] for row in grids[at].rows])
+            return Grid([
+                [function(*items) for items in zip(*[
+                    g.rows[r] if g is not None else [a] * cols for g, a in zip(grids, args)
+                ])]
+                for r in range(rows)
+            ])
+        sizes = [g.shape if g is not None else None for g in grids]
         out = []
         for r in range(rows):
             line = []
             for c in range(cols):
                 items, missing = [], False
-                for g, a in zip(grids, args):
+                for g, a, size in zip(grids, args, sizes):
                     if g is None:
                         items.append(a)
                         continue
-                    gr, gc = g.shape
+                    gr, gc = size
                     rr = 0 if gr == 1 else r
                     cc = 0 if gc == 1 else c
                     if rr >= gr or cc >= gc:

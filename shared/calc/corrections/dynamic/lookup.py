@@ -222,3 +222,82 @@ def _xlookup(ev, args):
         result = ev.grid(pick(at))
         return result.rows[0][0] if result.shape == (1, 1) else v.CALC
     return ev.lift(run, value, match_mode, search_mode)
+
+
+# --- VLOOKUP, HLOOKUP and MATCH, exact matches --------------------------------------------------
+# Evaluated here where their table is an array the layer computes (`CHOOSE({1,2},B:B,A:A)`, the
+# left lookup of Microsoft's examples): exact matches only, as their pages describe them (text
+# without case, `?` and `*` wildcards and `~` before them, a number never equal to a text).
+# An approximate match over such an array is left unanswered (flagged), not guessed.
+
+
+def _exact_mode(ev, flag):
+    flag = ev.scalar(flag)
+    if isinstance(flag, Err):
+        return flag
+    exact = v.to_bool(flag) if not isinstance(flag, str) else v.VALUE
+    if isinstance(exact, Err):
+        return exact
+    if exact:  # TRUE (1, or omitted): an approximate match
+        raise Unsupported("an approximate match over an array the layer computes")
+    return True
+
+
+def _exact_position(value, items: list):
+    if isinstance(value, Err):
+        return value
+    if value is None or value is MISSING:
+        raise Unsupported("a blank lookup value")
+    at = position(value, items, 2 if isinstance(value, str) else 0, 1)
+    return v.NA if at is None else at
+
+
+def _table_lookup(across: bool):
+    def run(ev, args):
+        _arity(args, 3, 4)
+        table = ev.grid(args[1])
+        mode = _exact_mode(ev, args[3] if len(args) > 3 and args[3] is not MISSING else True)
+        if isinstance(mode, Err):
+            return mode
+        lines = table.rows if across else table.columns()
+        keys = lines[0]
+
+        def one(value, index):
+            n = v.to_number(index)
+            if isinstance(n, Err):
+                return n
+            n = int(n)
+            if n < 1:
+                return v.VALUE
+            if n > len(lines):
+                return v.REF
+            at = _exact_position(value, keys)
+            return at if isinstance(at, Err) else lines[n - 1][at]
+        return ev.lift(one, args[0], args[2])
+    return run
+
+
+function("VLOOKUP")(_table_lookup(across=False))
+function("HLOOKUP")(_table_lookup(across=True))
+
+
+@function("MATCH")
+def _match(ev, args):
+    _arity(args, 2, 3)
+    found = _vector(ev, args[1])
+    if found is None:
+        return v.NA
+    items, _ = found
+    flag = ev.scalar(_opt(args, 2, 1.0))
+    if isinstance(flag, Err):
+        return flag
+    kind = v.to_number(flag)
+    if isinstance(kind, Err):
+        return kind
+    if kind != 0:
+        raise Unsupported("an approximate MATCH over an array the layer computes")
+
+    def one(value):
+        at = _exact_position(value, items)
+        return at if isinstance(at, Err) else float(at + 1)
+    return ev.lift(one, args[0])

@@ -103,6 +103,7 @@ def settle(model, target, state: State, read_cell, write_cell) -> Settled:
     if same:
         written = (*contents[0][0], ref) if key in state.areas else None
         return Settled(written=written)
+    state.book.changed()  # the model's cells change from here (even if a write is refused)
     # IronCalc refuses single cells of an array formula's area: whole areas are cleared
     for h, w in {previous, (rows, cols)}:
         try:
@@ -121,6 +122,7 @@ def settle(model, target, state: State, read_cell, write_cell) -> Settled:
         if model.get_cell_style(*cell) != style:
             model.set_cell_style(*cell, style)
     state.areas[key] = (rows, cols)
+    state.book.changed()
     return Settled(changed=True, written=(*contents[0][0], ref))
 
 

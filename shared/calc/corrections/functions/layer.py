@@ -153,6 +153,8 @@ def may_need_plan(xlsx: bytes) -> bool:
                     part = package.read(name).upper()
                     if any(hint in part for hint in registry.HINTS + dynamic.HINTS + power.HINTS):
                         return True
+                    if dynamic.may_hold_legacy_arrays(part):
+                        return True
     except zipfile.BadZipFile:
         return True
     return False
@@ -500,9 +502,13 @@ def _settle(model, the_plan: Plan, written: dict, unsupported: dict, read_cell, 
                 model.set_cell_style(*key, style)
             written[key] = value
             changed = True
+            if arrays is not None:
+                arrays.book.changed()
         if not changed:
             break
         model.evaluate()
+        if arrays is not None:
+            arrays.book.changed()
     else:
         for key in written:
             unsupported[key] = "corrected values did not settle (a cycle)"

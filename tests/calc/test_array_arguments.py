@@ -1,0 +1,200 @@
+"""Arrays given to functions of one value, through the correction layer.
+
+- Inside SUMPRODUCT such a function is applied to each cell of a range, as in every Excel
+  (ECMA-376 Part 1, 18.17.7: SUMPRODUCT's argument-list is "array of numbers"; Microsoft's
+  SUMPRODUCT page, example 3, multiplies conditions over ranges). IronCalc 0.9.1 reads the range
+  as the one cell in the formula's row (it renders `@A1:A5`) and answers a plausible wrong number.
+- In a legacy (Ctrl+Shift+Enter) array formula, likewise (Microsoft: "Guidelines and examples of
+  array formulas"); IronCalc 0.9.1 answers ISNUMBER, ISTEXT, ROUND, MOD, ... of an array as if
+  every element were the first.
+
+Expected values are worked from the data by that rule: how many cells hold an "a", how many
+characters there are, and so on.
+"""
+
+import io
+import zipfile
+
+import openpyxl
+import pytest
+from openpyxl.worksheet.formula import ArrayFormula
+
+from shared.calc.corrections.dynamic import legacy_of_arrays, lifted, sumproduct_of_arrays
+
+from .conftest import add_name, to_bytes, uploaded_and_stored
+
+
+def search_book() -> bytes:
+    """Five names in A1:A5 (an input), a search term in C1 (an input), and in row 1 beside
+    them: how many names hold the term, their characters, and the length of the name in the
+    formula's own row outside SUMPRODUCT (Excel intersects there)."""
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    for row, name in enumerate(["Alpha", "beta", "Gamma", "delta", "Omega"], start=1):
+        ws.cell(row, 1, name)
+    ws["C1"] = "ta"
+    ws["E1"] = "=SUMPRODUCT(--ISNUMBER(SEARCH(C1,A1:A5)))"
+    ws["F1"] = "=SUMPRODUCT(LEN(A1:A5))+LEN(A1:A5)"
+    ws["G1"] = "=SUMPRODUCT(N(A1:A5))"
+    add_name(wb, "names", "Sheet!$A$1:$A$5")
+    add_name(wb, "term", "Sheet!$C$1")
+    add_name(wb, "found", "Sheet!$E$1")
+    add_name(wb, "characters", "Sheet!$F$1")
+    add_name(wb, "numbers", "Sheet!$G$1")
+    return to_bytes(wb)
+
+
+@pytest.mark.parametrize("loaded", ["uploaded", "stored"])
+def test_a_function_of_one_value_inside_sumproduct_reads_every_cell(loaded):
+    # GIVEN the workbook as an upload has it and as a job gets it
+    workbook = dict(zip(("uploaded", "stored"), uploaded_and_stored(search_book())))[loaded]
+
+    # WHEN jobs search for terms
+    # THEN every name holding the term counts (IronCalc alone: 0, only A1 was read)
+    assert workbook.calculate({"term": "ta"}, ["found"])["found"] == 2  # beta, delta
+    assert workbook.calculate({"term": "A"}, ["found"])["found"] == 5
+    assert workbook.calculate({"term": "mm"}, ["found"])["found"] == 1
+    # AND new data is read the same way
+    out = workbook.calculate({"names": [["ta"], ["x"], ["xta"], ["TA"], [""]], "term": "ta"}, ["found"])
+    assert out["found"] == 3
+    # AND outside SUMPRODUCT the range is still the cell of the formula's row: 24 + LEN(A1)
+    assert workbook.calculate({}, ["characters"])["characters"] == 24 + 5
+
+
+def test_what_the_layer_cannot_read_as_excel_is_flagged_not_guessed():
+    # GIVEN N of a range inside SUMPRODUCT (N of a reference reads one cell, not each one)
+    workbook, _ = uploaded_and_stored(search_book())
+
+    workbook.calculate({}, ["numbers"])
+
+    # THEN the cell is named in the flags
+    flags = [str(f) for f in workbook.correction_flags()]
+    assert any("G1" in f and "N of a range" in f for f in flags), flags
+
+
+def test_the_filled_workbook_keeps_the_formula_as_written():
+    workbook, _ = uploaded_and_stored(search_book())
+    workbook.calculate({"term": "ta"}, ["found"])
+
+    with zipfile.ZipFile(io.BytesIO(workbook.to_xlsx())) as package:
+        sheet = package.read("xl/worksheets/sheet1.xml").decode()
+
+    # THEN the formula has no @ (IronCalc's mark of an intersection) and the value is ours
+    assert "SUMPRODUCT(--ISNUMBER(SEARCH(C1,A1:A5)))</f><v>2</v>" in sheet
+
+
+@pytest.mark.parametrize(
+    ("formula", "expected"),
+    [
+        ('=SUMPRODUCT(--ISNUMBER(SEARCH("a",@A1:A3)))', '=SUMPRODUCT(--ISNUMBER(SEARCH("a",A1:A3)))'),
+        ("=SUMPRODUCT(LEN(@A1:A3))+LEN(@A1:A3)", "=SUMPRODUCT(LEN(A1:A3))+LEN(@A1:A3)"),
+        ('=SUMPRODUCT(--("@"=@A1:A3))', '=SUMPRODUCT(--("@"=A1:A3))'),
+        ("=SUMPRODUCT(A1:A3,B1:B3)", None),  # IronCalc reads these right: left to it
+        ("=SUM(@A1:A3)", None),
+    ],
+)
+def test_only_the_intersections_inside_sumproduct_are_taken_out(formula, expected):
+    assert lifted(formula) == expected
+
+
+@pytest.mark.parametrize(
+    ("formula", "ours"),
+    [
+        ('=SUMPRODUCT(--ISNUMBER(SEARCH("a",@A1:A3)))', True),  # a range IronCalc intersects
+        ("=SUMPRODUCT(ROUND(B1:B3*1.5,0))", True),  # an array IronCalc does not round (#N/IMPL!)
+        ("=SUMPRODUCT(ABS({1,-2}))", True),
+        ("=SUMPRODUCT(A1:A3,B1:B3)", False),  # ranges and operators: IronCalc's
+        ('=SUMPRODUCT((A1:A3="x")*B1:B3)', False),
+        ("=SUMPRODUCT(ROUND(SUM(A1:A3),0))", False),  # one value rounded
+        ("=ROUND(A1:A3,0)", False),  # outside SUMPRODUCT Excel intersects too
+    ],
+)
+def test_the_cells_evaluated_by_the_layer_are_those_ironcalc_reads_as_one_value(formula, ours):
+    assert sumproduct_of_arrays(formula) is ours
+
+
+def legacy_book() -> bytes:
+    """Values in A1:A4 (an input) and legacy array formulas over them in row 1: the sum of the
+    numbers, the count of texts, and each cell tested (C1:C4, a four-cell array formula)."""
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    for row, value in enumerate([1, "x", 3, True], start=1):
+        ws.cell(row, 1, value)
+    ws["B1"] = ArrayFormula("B1", "=SUM(IF(ISNUMBER(A1:A4),A1:A4))")
+    ws["B2"] = ArrayFormula("B2", "=SUM(IF(ISTEXT(A1:A4),1,0))")
+    ws["B3"] = ArrayFormula("B3", "=SUM(ROUND(IF(ISNUMBER(A1:A4),A1:A4,0)*1.5,0))")
+    ws["C1"] = ArrayFormula("C1:C4", "=ISNUMBER(A1:A4)")
+    add_name(wb, "values", "Sheet!$A$1:$A$4")
+    add_name(wb, "numbers", "Sheet!$B$1")
+    add_name(wb, "texts", "Sheet!$B$2")
+    add_name(wb, "rounded", "Sheet!$B$3")
+    add_name(wb, "tested", "Sheet!$C$1:$C$4")
+    return to_bytes(wb)
+
+
+@pytest.mark.parametrize("loaded", ["uploaded", "stored"])
+def test_a_legacy_array_formula_applies_each_function_to_every_element(loaded):
+    workbook = dict(zip(("uploaded", "stored"), uploaded_and_stored(legacy_book())))[loaded]
+
+    # WHEN a job calculates the file's values, and then others
+    first = workbook.calculate({}, ["numbers", "texts", "rounded", "tested"])
+    second = workbook.calculate({"values": [["a"], [2], [2.5], ["b"]]}, ["numbers", "texts", "rounded", "tested"])
+
+    # THEN each element is tested and rounded (IronCalc alone: 0, 0, 2 and FALSE four times)
+    assert first == {"numbers": 4, "texts": 1, "rounded": 7, "tested": [True, False, True, False]}
+    assert second == {"numbers": 4.5, "texts": 2, "rounded": 7, "tested": [False, True, True, False]}
+    assert workbook.correction_flags() == []
+
+
+@pytest.mark.parametrize(
+    ("formula", "ours"),
+    [
+        ("=SUM(IF(ISNUMBER(A1:A4),A1:A4))", True),
+        ("=SUM(ROUND(A1:A3*1.5,0))", True),
+        ("=SUM(IF(MOD(A1:A4,2)=0,1,0))", True),
+        ("=SUM(IF(ISNUMBER(A1),A1))", False),  # one cell
+        ("=SUM(LEN(A1:A4))", False),  # LEN: IronCalc applies it to each element
+        ("=ISNUMBER(@A1:A4)", False),  # not an array formula (IronCalc's @)
+    ],
+)
+def test_the_legacy_array_formulas_evaluated_by_the_layer(formula, ours):
+    assert legacy_of_arrays(formula) is ours
+
+
+def test_an_excel_365_formula_applies_each_function_to_every_element():
+    # GIVEN the same formulas as Excel 365 saves them (dynamic arrays, cm="1")
+    from .test_dynamic_arrays import excel365
+
+    wb = openpyxl.load_workbook(io.BytesIO(legacy_book()))
+    for workbook in uploaded_and_stored(excel365(wb)):
+        # THEN each element is tested, as in a legacy array formula
+        out = workbook.calculate({}, ["numbers", "texts", "tested"])
+        assert out == {"numbers": 4, "texts": 1, "tested": [True, False, True, False]}
+
+
+def test_a_lookup_to_the_left_through_choose_of_an_array():
+    # GIVEN codes in A1:A3 and names in B1:B3 (inputs), and lookups of a name's code through
+    # CHOOSE({1,2},B,A), the left lookup Excel answers without Ctrl+Shift+Enter
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    for row, (code, name) in enumerate([("A-1", "ant"), ("B-2", "bee"), ("C-3", "cat")], start=1):
+        ws.cell(row, 1, code)
+        ws.cell(row, 2, name)
+    ws["D1"] = "bee"
+    ws["E1"] = "=VLOOKUP(D1,CHOOSE({1,2},B1:B3,A1:A3),2,FALSE)"
+    ws["E2"] = "=VLOOKUP(D1,CHOOSE({1,2},B1:B3,A1:A3),2,TRUE)"
+    add_name(wb, "table", "Sheet!$A$1:$B$3")
+    add_name(wb, "name", "Sheet!$D$1")
+    add_name(wb, "code", "Sheet!$E$1")
+    add_name(wb, "approximate", "Sheet!$E$2")
+
+    for workbook in uploaded_and_stored(to_bytes(wb)):
+        # THEN the exact lookup finds the code (IronCalc alone: #N/A), in every job
+        assert workbook.calculate({}, ["code"])["code"] == "B-2"
+        assert workbook.calculate({"name": "CAT"}, ["code"])["code"] == "C-3"  # without case
+        assert workbook.calculate({"name": "c*"}, ["code"])["code"] == "C-3"  # a wildcard
+        assert workbook.calculate({"name": "dog"}, ["code"])["code"] == "#N/A"
+        # AND the approximate one, which the layer does not answer over a computed array, is flagged
+        workbook.calculate({}, ["approximate"])
+        flags = [str(f) for f in workbook.correction_flags()]
+        assert any("E2" in f and "approximate" in f for f in flags), flags
