@@ -198,3 +198,29 @@ def test_a_lookup_to_the_left_through_choose_of_an_array():
         workbook.calculate({}, ["approximate"])
         flags = [str(f) for f in workbook.correction_flags()]
         assert any("E2" in f and "approximate" in f for f in flags), flags
+
+
+def test_an_array_of_criteria_counts_for_each():
+    # GIVEN fruit in A1:A5 (an input) with counts by an array of criteria, the number of distinct
+    # values, and a criterion that reads as a date (the reader's locale decides it in Excel)
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    for row, fruit in enumerate(["apples", "oranges", "peaches", "apples", "kiwis"], start=1):
+        ws.cell(row, 1, fruit)
+    ws["C1"] = '=SUM(COUNTIF(A1:A5,{"apples","kiwis"}))'
+    ws["C2"] = "=SUMPRODUCT(1/COUNTIF(A1:A5,A1:A5))"
+    ws["C3"] = '=SUM(COUNTIF(A1:A5,{">1/1/2020","x"}))'
+    add_name(wb, "fruit", "Sheet!$A$1:$A$5")
+    add_name(wb, "chosen", "Sheet!$C$1")
+    add_name(wb, "distinct", "Sheet!$C$2")
+    add_name(wb, "dated", "Sheet!$C$3")
+
+    for workbook in uploaded_and_stored(to_bytes(wb)):
+        # THEN each criterion is counted (IronCalc alone: 0) and the distinct values are 4
+        assert workbook.calculate({}, ["chosen", "distinct"]) == {"chosen": 3, "distinct": 4}
+        out = workbook.calculate({"fruit": [["kiwis"], ["KIWIS"], ["x"], ["y"], ["apples"]]}, ["chosen", "distinct"])
+        assert out == {"chosen": 3, "distinct": 4}  # without case
+        # AND a criterion read by the locale is flagged, not guessed
+        workbook.calculate({}, ["dated"])
+        flags = [str(f) for f in workbook.correction_flags()]
+        assert any("C3" in f and "locale" in f for f in flags), flags

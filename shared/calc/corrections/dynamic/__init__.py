@@ -71,6 +71,8 @@ def mentions(formula: str) -> bool:
         return True
     if _CHOOSE_OF_ARRAY.search(formula):
         return True  # CHOOSE({1,2},...): always ours (_engine_misreads)
+    if _CRITERIA_CALL.search(formula) and criteria_of_arrays(formula):
+        return True
     if "@" not in formula and _NOT_LIFTED_MENTION.search(formula) and legacy_of_arrays(formula):
         return True  # ours only in a legacy array formula (targets)
     return bool(_MENTION.search(formula)) and bool(_MENTION.search(_STRING.sub('""', formula)))
@@ -113,6 +115,38 @@ def _not_lifted_of_array(node) -> bool:
 
 
 _SUMPRODUCT = re.compile(r"(?<![A-Za-z0-9_.])SUMPRODUCT\s*\(", re.IGNORECASE)
+_CRITERIA_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:COUNTIFS?|SUMIFS?|AVERAGEIFS?)\s*\(", re.IGNORECASE)
+# in a sheet's XML (uppercased): such a call with an array constant after it, in one formula
+_CRITERIA_HINT = re.compile(rb"(?:COUNTIFS?|SUMIFS|AVERAGEIFS?)\([^<]*\{")
+
+
+def may_hold_criteria_arrays(sheet_xml_upper: bytes) -> bool:
+    return bool(_CRITERIA_HINT.search(sheet_xml_upper))
+
+
+def criteria_of_arrays(formula: str) -> bool:
+    """Whether COUNTIF(S), SUMIFS or AVERAGEIF(S) is given an array of criteria
+    (`SUM(COUNTIF(A:A,{"x","y"}))`): IronCalc 0.9.1 answers 0 where Excel counts each. SUMIF
+    alone is right in IronCalc (measured) and left to it."""
+    from shared.calc.corrections.dynamic.criteria import CRITERIA_ARGUMENTS
+
+    tree = _parsed((lifted(formula) if "@" in formula else None) or formula)
+    if isinstance(tree, Unsupported):
+        return False
+
+    def walk(node) -> bool:
+        if not isinstance(node, tuple):
+            return False
+        if node[0] == "call":
+            positions = CRITERIA_ARGUMENTS.get(node[1]) if node[1] != "SUMIF" else None
+            args = node[2]
+            if positions and any(i < len(args) and _holds_array(args[i]) for i in positions(len(args))):
+                return True
+            return any(walk(a) for a in args)
+        return any(walk(part) for part in node[1:] if isinstance(part, tuple))
+    return walk(tree)
+
+
 _CHOOSE_OF_ARRAY = re.compile(r"(?<![A-Za-z0-9_.])CHOOSE\s*\(\s*\{", re.IGNORECASE)
 
 
@@ -448,7 +482,8 @@ def targets(model, found: list[tuple[int, int, int, str]], areas: list[list[int]
     trees = {(s, r, c): _parsed(f) for s, r, c, f in found}
     # an array formula, legacy or dynamic: IronCalc calculates both as array formulas
     legacy_of = {(s, r, c) for s, r, c, f in found if (s, r, c) in by_anchor and legacy_of_arrays(f)}
-    routed = _routed(found, trees, sheets_of) | arrays_in_sumproduct | legacy_of
+    criteria_arrays = {(s, r, c) for s, r, c, f in found if _CRITERIA_CALL.search(f) and criteria_of_arrays(f)}
+    routed = _routed(found, trees, sheets_of) | arrays_in_sumproduct | legacy_of | criteria_arrays
     planned, refused = [], []
     for sheet, row, col, formula in found:
         key = (sheet, row, col)

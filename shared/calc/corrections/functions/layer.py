@@ -153,7 +153,7 @@ def may_need_plan(xlsx: bytes) -> bool:
                     part = package.read(name).upper()
                     if any(hint in part for hint in registry.HINTS + dynamic.HINTS + power.HINTS):
                         return True
-                    if dynamic.may_hold_legacy_arrays(part):
+                    if dynamic.may_hold_legacy_arrays(part) or dynamic.may_hold_criteria_arrays(part):
                         return True
     except zipfile.BadZipFile:
         return True
