@@ -19,7 +19,11 @@ import openpyxl
 import pytest
 from openpyxl.worksheet.formula import ArrayFormula
 
-from shared.calc.corrections.dynamic import legacy_of_arrays, lifted, sumproduct_of_arrays
+from shared.calc.corrections.dynamic import (
+    legacy_of_arrays,
+    lifted,
+    sumproduct_of_arrays,
+)
 
 from .conftest import add_name, to_bytes, uploaded_and_stored
 

@@ -16,7 +16,12 @@ import math
 import re
 
 from shared.calc.corrections.dynamic import values as v
-from shared.calc.corrections.dynamic.functions import ELEMENTWISE, _arity, _opt, function
+from shared.calc.corrections.dynamic.functions import (
+    ELEMENTWISE,
+    _arity,
+    _opt,
+    function,
+)
 from shared.calc.corrections.dynamic.values import MISSING, Err, Grid, Ref
 
 _LAST_SERIAL = 2958465  # 9999-12-31
