@@ -32,6 +32,7 @@ corrections (`spill_areas`), to tell them from cells a user filled.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 
@@ -65,17 +66,25 @@ _STRING = re.compile(r'"(?:[^"]|"")*"')
 
 
 def mentions(formula: str) -> bool:
-    """Whether a formula (outside text literals) calls a FAMILY function, reads a spill, or
-    has IronCalc intersect a range inside SUMPRODUCT (`lifted`)."""
+    """Whether a formula (outside text literals) calls a FAMILY function, reads a spill, gives
+    SUMPRODUCT an array IronCalc reads as one value (`sumproduct_of_arrays`), CHOOSE an array of
+    indexes, or a criteria argument an array constant (`criteria_of_arrays`). Cheap for the
+    formulas of a large workbook: only those with SUMPRODUCT, or COUNTIF... and a `{`, are parsed."""
     if _SUMPRODUCT.search(formula) and sumproduct_of_arrays(formula):
         return True
     if _CHOOSE_OF_ARRAY.search(formula):
         return True  # CHOOSE({1,2},...): always ours (_engine_misreads)
-    if _CRITERIA_CALL.search(formula) and criteria_of_arrays(formula):
+    if "{" in formula and _CRITERIA_CALL.search(formula) and criteria_of_arrays(formula):
         return True
-    if "@" not in formula and _NOT_LIFTED_MENTION.search(formula) and legacy_of_arrays(formula):
-        return True  # ours only in a legacy array formula (targets)
     return bool(_MENTION.search(formula)) and bool(_MENTION.search(_STRING.sub('""', formula)))
+
+
+def mentions_in_array_formula(formula: str) -> bool:
+    """For the anchor of an array formula (legacy or dynamic), beyond `mentions`: a NOT_LIFTED
+    function given an array, or criteria given one (a range of criteria there is an array). Only
+    array formulas are parsed for these: plain formulas with ROUND or COUNTIF are left alone."""
+    return bool(_NOT_LIFTED_MENTION.search(formula)) and legacy_of_arrays(formula) \
+        or bool(_CRITERIA_CALL.search(formula)) and criteria_of_arrays(formula)
 
 
 # Functions of one value IronCalc 0.9.1 does not apply to each element of an array even in a
@@ -156,8 +165,18 @@ def sumproduct_of_arrays(formula: str) -> bool:
     (`SUMPRODUCT(ROUND(B1:B9*1.5,0))`, #N/IMPL! in IronCalc 0.9.1)."""
     if "@" in formula and lifted(formula) is not None:
         return True
+    if not _elementwise_call().search(formula):
+        return False  # ranges and operators alone (SUMPRODUCT((A1:A9="x")*B1:B9)): not parsed
     tree = _parsed(formula)
     return not isinstance(tree, Unsupported) and _elementwise_of_array(tree, False)
+
+
+@functools.lru_cache(maxsize=1)
+def _elementwise_call() -> re.Pattern:
+    from shared.calc.corrections.dynamic.functions import ELEMENTWISE
+
+    names = "|".join(sorted((re.escape(n) for n in ELEMENTWISE), key=len, reverse=True))
+    return re.compile(r"(?<![A-Za-z0-9_.])(?:" + names + r")\s*\(", re.IGNORECASE)
 
 
 def _elementwise_of_array(node, inside: bool) -> bool:
@@ -481,7 +500,8 @@ def targets(model, found: list[tuple[int, int, int, str]], areas: list[list[int]
     found = [(s, r, c, (lifted(f) if "@" in f else None) or f) for s, r, c, f in found]
     trees = {(s, r, c): _parsed(f) for s, r, c, f in found}
     # an array formula, legacy or dynamic: IronCalc calculates both as array formulas
-    legacy_of = {(s, r, c) for s, r, c, f in found if (s, r, c) in by_anchor and legacy_of_arrays(f)}
+    legacy_of = {(s, r, c) for s, r, c, f in found
+                 if (s, r, c) in by_anchor and _NOT_LIFTED_MENTION.search(f) and legacy_of_arrays(f)}
     criteria_arrays = {(s, r, c) for s, r, c, f in found if _CRITERIA_CALL.search(f) and criteria_of_arrays(f)}
     routed = _routed(found, trees, sheets_of) | arrays_in_sumproduct | legacy_of | criteria_arrays
     planned, refused = [], []

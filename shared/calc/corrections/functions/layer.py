@@ -175,9 +175,11 @@ def plan(model, date1904: bool = False, spill_areas: list | None = None) -> Plan
     sheets = [p["name"] for p in model.get_worksheets_properties()]
     index_of = {name.upper(): i for i, name in enumerate(sheets)}
     found, arrays, watched = [], [], []
+    anchors = {(s, r, c) for s, r, c, *_ in spill_areas or []}  # the file's array formulas
     for sheet, row, col in model.get_all_cells():
         formula = model.get_cell_formula(sheet, row, col)
-        if formula and dynamic.mentions(formula):
+        if formula and (dynamic.mentions(formula) or (sheet, row, col) in anchors
+                        and dynamic.mentions_in_array_formula(formula)):
             arrays.append((sheet, row, col, formula))
         elif formula and registry.mentions(formula):
             found.append((sheet, row, col, formula))
