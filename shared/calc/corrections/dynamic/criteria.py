@@ -104,7 +104,7 @@ def _grid(ev, value) -> Grid:
     return ev.grid(value)
 
 
-def _matches(ev, pairs: list, shape) -> list[list[bool]] | Err:
+def _matches(pairs: list, shape) -> list[list[bool]]:
     """Which cells meet every (range, criteria value) pair; `shape` the ranges' common size."""
     keep = [[True] * shape[1] for _ in range(shape[0])]
     for grid, value in pairs:
@@ -141,7 +141,7 @@ def _conditional(kind: str, summed: int | None, first_pair: int, single: bool):
             return v.VALUE
 
         def one(*values):
-            keep = _matches(ev, list(zip(ranges, values)), shape)
+            keep = _matches(list(zip(ranges, values)), shape)
             picked = [x for krow, trow in zip(keep, total.rows) for k, x in zip(krow, trow) if k]
             if summed is None:
                 return float(len(picked))
