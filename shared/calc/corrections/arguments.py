@@ -69,7 +69,7 @@ import re
 
 from openpyxl.formula.tokenizer import Token
 
-from shared.calc.corrections.formula_tokens import replace_call, rewrite_calls
+from shared.calc.corrections.formula_tokens import SINGLE_CELL, one_cell, replace_call, rewrite_calls
 from shared.calc.corrections.lookups import parse_range
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 
@@ -101,7 +101,6 @@ DIRECT_VALUES = frozenset({
     "DEVSQ", "AVEDEV", "SUMSQ", "MODE", "MODE.SNGL", "KURT", "STDEVPA", "VARPA",
 })
 _NUMBER = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*")
-_CELL = re.compile(r"(?:(?:'(?:[^']|'')+'|[^'!\[\]:*?/\\,()\s]+)!)?\$?[A-Za-z]{1,3}\$?\d{1,7}")
 
 
 def _literal(token: Token) -> str | None:
@@ -180,7 +179,7 @@ def array_count_reason(formula: str, array_formula: bool) -> str | None:
                 number = _literal(first)
                 risky = number not in (None, "#VALUE!") or (
                     first.type == Token.OPERAND and first.subtype == Token.RANGE
-                    and (_CELL.fullmatch(first.value.lstrip("@")) is not None
+                    and (SINGLE_CELL.fullmatch(first.value.lstrip("@")) is not None
                          or parse_range(first.value.lstrip("@")) is not None)
                 )
             elif first.type == Token.ARRAY:
@@ -189,7 +188,7 @@ def array_count_reason(formula: str, array_formula: bool) -> str | None:
                     and tokens[i].subtype in (Token.TEXT, Token.LOGICAL) for i in meaningful
                 )
             else:
-                risky = _one_cell(tokens, meaningful) \
+                risky = one_cell(tokens, meaningful) \
                     or expression_kind(tokens, meaningful) is not None
             if risky:
                 text = "".join(tokens[i].value for i in meaningful)
@@ -266,7 +265,7 @@ def expression_kind(tokens: list[Token], positions: list[int]) -> str | None:
             depth += 1 if token.subtype == Token.OPEN else -1
         elif token.type == Token.OPERAND:
             if token.subtype == Token.RANGE:
-                if not _CELL.fullmatch(token.value.lstrip("@")):
+                if not SINGLE_CELL.fullmatch(token.value.lstrip("@")):
                     return None
             elif token.subtype not in _SCALAR_OPERANDS:
                 return None
@@ -314,23 +313,10 @@ def _size(tokens: list[Token], positions: list[int]) -> tuple[int, int] | None:
     if len(meaningful) != 1 or tokens[meaningful[0]].type != Token.OPERAND:
         return None
     text = tokens[meaningful[0]].value.lstrip("@")
-    if _CELL.fullmatch(text):
+    if SINGLE_CELL.fullmatch(text):
         return 1, 1
     box = parse_range(text)
     return None if box is None else (box.rows, box.cols)
-
-
-def _one_cell(tokens: list[Token], meaningful: list[int]) -> bool:
-    """Whether an argument is one cell, maybe behind prefix operators and in parentheses
-    (`B1`, `+Sheet2!B1`, `(B1)`): no range, name or call."""
-    operands = [i for i in meaningful if tokens[i].type == Token.OPERAND]
-    if len(operands) != 1 or tokens[operands[0]].subtype != Token.RANGE:
-        return False
-    if not _CELL.fullmatch(tokens[operands[0]].value.lstrip("@")):
-        return False
-    return all(
-        tokens[i].type in (Token.OP_PRE, Token.PAREN) for i in meaningful if i != operands[0]
-    )
 
 
 def _separators(tokens: list[Token], opened: int, closed: int) -> list[int]:
@@ -394,7 +380,7 @@ def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
                     changed = True
                     continue
             if meaningful and (
-                _one_cell(tokens, meaningful) or expression_kind(tokens, meaningful)
+                one_cell(tokens, meaningful) or expression_kind(tokens, meaningful)
             ):
                 # the number Excel reads from the cell's or the expression's value
                 values[meaningful[0]] = "--(" + values[meaningful[0]]

@@ -52,7 +52,7 @@ import re
 
 from openpyxl.formula.tokenizer import Token
 
-from shared.calc.corrections.formula_tokens import replace_call, rewrite_calls
+from shared.calc.corrections.formula_tokens import is_single_cell, pure, replace_call, rewrite_calls
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 
 MENTION = re.compile(rb"(?i)(?:YEAR|MONTH|DAY|WEEKDAY|DATE|DATEVALUE|TODAY|NOW|EDATE|EOMONTH|HOUR|MINUTE|SECOND|YEARFRAC)\(")
@@ -75,7 +75,6 @@ _SERIAL_ARGUMENTS = {
 _SERIAL_RESULT = {
     "DATE", "DATEVALUE", "TODAY", "NOW", "EDATE", "EOMONTH", "WORKDAY", "WORKDAY.INTL",
 }
-_SINGLE_CELL = re.compile(r"(?:(?:'(?:[^']|'')+'|[^'!\[\]:*?/\\,()\s]+)!)?\$?[A-Za-z]{1,3}\$?\d{1,7}")
 # a blank is 0 and FALSE/TRUE are 0/1 (N); text is IronCalc's to read as a date
 _EARLY = "AND(NOT(ISTEXT({x})),N({x})>=0,N({x})<61)"
 # Excel's answer for serials 0-60 (1900 system), by function; {x} the argument, {rest} the
@@ -130,30 +129,11 @@ def _scalar(tokens: list[Token], positions: list[int]) -> bool:
                 return False
             continue
         if token.type == Token.OPERAND and token.subtype == Token.RANGE:
-            if not _SINGLE_CELL.fullmatch(token.value.lstrip("@")):
+            if not is_single_cell(token):
                 return False
             continue
         if token.type == Token.ARRAY:
             return False
-    return True
-
-
-def _pure(tokens: list[Token], positions: list[int]) -> bool:
-    """An argument of constants and single cells joined by operators (no function, range or
-    name): cheap to repeat and never an array."""
-    if not positions:
-        return False
-    for i in positions:
-        token = tokens[i]
-        if token.type == Token.OPERAND:
-            if token.subtype == Token.NUMBER:
-                continue
-            if token.subtype == Token.RANGE and _SINGLE_CELL.fullmatch(token.value.lstrip("@")):
-                continue
-            return False
-        if token.type in (Token.OP_IN, Token.OP_PRE, Token.WSPACE) or token.type == Token.PAREN:
-            continue
-        return False
     return True
 
 
@@ -169,7 +149,7 @@ def _single_value_rule(rules: dict[str, str], tokens, values, name, opened, clos
         return False
     x = "".join(values[i] for i in args[0]).strip()  # inner calls already rewritten
     rest = "".join("," + "".join(values[i] for i in arg) for arg in args[1:])
-    if _pure(tokens, args[0]):
+    if pure(tokens, args[0]):
         text = rules[name].format(x=x if len(args[0]) == 1 else "(" + x + ")", rest=rest)
     else:  # computed once
         text = f"LET({_LET_NAME},{x}," + rules[name].format(x=_LET_NAME, rest=rest) + ")"
@@ -186,7 +166,7 @@ def _earlier_first(tokens, values, name, opened, closed, args) -> bool:
     basis = "," + "".join(values[i] for i in args[2]) if len(args) == 3 else ""
     call = values[opened]  # YEARFRAC( as written
     rule = "IF(N({s})>N({e})," + call + "{e},{s}" + basis + ")," + call + "{s},{e}" + basis + "))"
-    if all(_pure(tokens, a) for a in args[:2]):
+    if all(pure(tokens, a) for a in args[:2]):
         start, end = (x if len(a) == 1 and x == tokens[a[0]].value else f"({x})" for x, a in ((start, args[0]), (end, args[1])))
         text = rule.format(s=start, e=end)
     else:  # computed once
@@ -222,7 +202,7 @@ def _in_1900(tokens, values, name, opened, closed, args) -> bool:
         return True
     if _earlier_first(tokens, values, name, opened, closed, args):
         return True
-    if name == "DATE" and len(args) == 3 and all(_pure(tokens, a) for a in args):
+    if name == "DATE" and len(args) == 3 and all(pure(tokens, a) for a in args):
         y, m, d = ("(" + "".join(tokens[i].value for i in a).strip() + ")" for a in args)
         replace_call(values, opened, closed, _EXCEL_DATE.format(y=y, m=m, d=d))
         return True

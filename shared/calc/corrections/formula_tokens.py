@@ -62,6 +62,48 @@ def rewrite_calls(formula: str, handle) -> str | None:
     return "".join(values) if changed else None
 
 
+# one cell, maybe on another sheet (`B1`, `$B$1`, `'My sheet'!B1`), as IronCalc renders it
+SINGLE_CELL = re.compile(r"(?:(?:'(?:[^']|'')+'|[^'!\[\]:*?/\\,()\s]+)!)?\$?[A-Za-z]{1,3}\$?\d{1,7}")
+
+
+def is_single_cell(token: Token) -> bool:
+    """Whether a token is a reference to one cell (IronCalc's `@` aside)."""
+    return token.type == Token.OPERAND and token.subtype == Token.RANGE \
+        and SINGLE_CELL.fullmatch(token.value.lstrip("@")) is not None
+
+
+def meaningful(tokens: list[Token], positions: list[int]) -> list[int]:
+    """The positions that are not white space."""
+    return [i for i in positions if tokens[i].type != Token.WSPACE]
+
+
+def one_cell(tokens: list[Token], positions: list[int]) -> bool:
+    """Whether an argument is one cell, maybe behind prefix operators and in parentheses
+    (`B1`, `+Sheet2!B1`, `(B1)`): no range, name or call."""
+    kept = meaningful(tokens, positions)
+    operands = [i for i in kept if tokens[i].type == Token.OPERAND]
+    if len(operands) != 1 or not is_single_cell(tokens[operands[0]]):
+        return False
+    return all(tokens[i].type in (Token.OP_PRE, Token.PAREN) for i in kept if i != operands[0])
+
+
+def pure(tokens: list[Token], positions: list[int], literals=frozenset({Token.NUMBER})) -> bool:
+    """Whether an argument is literals of the given subtypes and single cells joined by
+    operators (no function, range or name): one value, cheap to repeat, never an array."""
+    kept = meaningful(tokens, positions)
+    if not kept:
+        return False
+    for i in kept:
+        token = tokens[i]
+        if token.type == Token.OPERAND:
+            if token.subtype in literals or is_single_cell(token):
+                continue
+            return False
+        if token.type not in (Token.OP_IN, Token.OP_PRE, Token.PAREN):
+            return False
+    return True
+
+
 def replace_call(values: list[str], opened: int, closed: int, text: str) -> None:
     """Put `text` in place of the whole call from token `opened` to token `closed`."""
     values[opened] = text

@@ -29,52 +29,23 @@ import re
 
 from openpyxl.formula.tokenizer import Token
 
-from shared.calc.corrections.formula_tokens import replace_call, rewrite_calls
+from shared.calc.corrections.formula_tokens import meaningful, one_cell, pure, replace_call, rewrite_calls
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 
 MENTION = re.compile(rb"(?i)CONVERT\(")
 KEYWORDS = (b"CONVERT(",)
 CELSIUS = ("C", "cel")
 _KELVIN_OFFSET = "273.15"
-_SINGLE_CELL = re.compile(r"(?:(?:'(?:[^']|'')+'|[^'!\[\]:*?/\\,()\s]+)!)?\$?[A-Za-z]{1,3}\$?\d{1,7}")
-
-
-def _meaningful(tokens: list[Token], positions: list[int]) -> list[int]:
-    return [i for i in positions if tokens[i].type != Token.WSPACE]
-
-
-def _one_cell(tokens: list[Token], positions: list[int]) -> bool:
-    kept = _meaningful(tokens, positions)
-    return len(kept) == 1 and tokens[kept[0]].type == Token.OPERAND and tokens[kept[0]].subtype == Token.RANGE \
-        and bool(_SINGLE_CELL.fullmatch(tokens[kept[0]].value.lstrip("@")))
-
-
-def _pure(tokens: list[Token], positions: list[int]) -> bool:
-    """Constants and single cells joined by operators: one value, cheap to repeat."""
-    kept = _meaningful(tokens, positions)
-    if not kept:
-        return False
-    for i in kept:
-        token = tokens[i]
-        if token.type == Token.OPERAND:
-            if token.subtype in (Token.NUMBER, Token.TEXT, Token.LOGICAL):
-                continue
-            if token.subtype == Token.RANGE and _SINGLE_CELL.fullmatch(token.value.lstrip("@")):
-                continue
-            return False
-        if token.type in (Token.OP_IN, Token.OP_PRE) or token.type == Token.PAREN:
-            continue
-        return False
-    return True
+_LITERALS = frozenset({Token.NUMBER, Token.TEXT, Token.LOGICAL})
 
 
 def _logical(tokens: list[Token], positions: list[int]) -> bool:
-    kept = _meaningful(tokens, positions)
+    kept = meaningful(tokens, positions)
     return len(kept) == 1 and tokens[kept[0]].type == Token.OPERAND and tokens[kept[0]].subtype == Token.LOGICAL
 
 
 def _text_literal(tokens: list[Token], positions: list[int]) -> str | None:
-    kept = _meaningful(tokens, positions)
+    kept = meaningful(tokens, positions)
     if len(kept) == 1 and tokens[kept[0]].type == Token.OPERAND and tokens[kept[0]].subtype == Token.TEXT:
         return tokens[kept[0]].value[1:-1].replace('""', '"')
     return None
@@ -95,12 +66,12 @@ def _convert(tokens, values, name, opened, closed, args) -> bool:
             text = None
         else:
             text = f"({to_kelvin})"
-    elif _pure(tokens, args[2]) and _pure(tokens, args[0]):
+    elif all(pure(tokens, args[i], _LITERALS) for i in (2, 0)):
         celsius = ",".join(f'EXACT({unit_to},"{unit}")' for unit in CELSIUS)
         text = f"IF(OR({celsius}),{to_kelvin},{prefix}{x},{unit_from},{unit_to}))"
     else:
         text = None
-    if _one_cell(tokens, args[0]):
+    if one_cell(tokens, args[0]):
         call = text if text is not None else "".join(values[opened:closed + 1])
         text = f"IF(ISLOGICAL({x}),#VALUE!,{call})"
     if text is None:
