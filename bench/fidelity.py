@@ -20,6 +20,7 @@ import argparse
 import contextlib
 import io
 import json
+import re
 import sys
 import time
 from collections import Counter, defaultdict
@@ -242,9 +243,8 @@ def _job_times(wb, module, name: str, off, *, warm: bool) -> dict[str, tuple[flo
     return times
 
 
-def whole_column_timing(lookups: int = 50, rows: int = 1000) -> str:
-    """Job time of a workbook with `lookups` approximate VLOOKUPs over whole columns, with IronCalc
-    alone and with the correction layer (which bounds them to the data at load)."""
+def _band_table(rows: int):
+    """A new workbook and its sheet with bands 10, 20, ... in A1:A`rows` and 1, 2, ... beside them."""
     import openpyxl
 
     wb = openpyxl.Workbook()
@@ -252,6 +252,13 @@ def whole_column_timing(lookups: int = 50, rows: int = 1000) -> str:
     for r in range(1, rows + 1):
         ws.cell(r, 1, r * 10)
         ws.cell(r, 2, r)
+    return wb, ws
+
+
+def whole_column_timing(lookups: int = 50, rows: int = 1000) -> str:
+    """Job time of a workbook with `lookups` approximate VLOOKUPs over whole columns, with IronCalc
+    alone and with the correction layer (which bounds them to the data at load)."""
+    wb, ws = _band_table(rows)
     for r in range(1, lookups + 1):
         ws.cell(r, 4, f"=VLOOKUP({r * 97 + 5},$A:$B,2,TRUE)")
     times = _job_times(
@@ -279,10 +286,29 @@ def array_argument_timing(cells: int = 200, rows: int = 1000) -> str:
     for r in range(1, cells + 1):
         ws.cell(r, 3, f"term{r % 10}")
         ws.cell(r, 4, f'=SUMPRODUCT(--ISNUMBER(SEARCH(C{r}&"",$A$1:$A${rows})))')
-    times = _job_times(wb, dynamic, "sumproduct_of_arrays", lambda formula: False, warm=True)
+    times = _job_times(wb, dynamic, "_SUMPRODUCT", re.compile(r"(?!)"), warm=True)
     return (
         f"{cells} SUMPRODUCT(--ISNUMBER(SEARCH(...))) over {rows} rows, one job: IronCalc alone (wrong) "
         f"{times['alone'][1]:.3f} s, with the layer evaluating them {times['corrected'][1]:.3f} s."
+    )
+
+
+def typed_lookup_timing(lookups: int = 2000, rows: int = 100) -> str:
+    """Upload load and job time of a workbook with `lookups` approximate VLOOKUPs of numbers in
+    cells over a `rows`-row band table: the layer watches each lookup value (a text or logical
+    value there is evaluated as Excel does, a number left to IronCalc), what that costs a job
+    whose values are all numbers, against IronCalc alone."""
+    from shared.calc.corrections import dynamic
+
+    wb, ws = _band_table(rows)
+    for r in range(1, lookups + 1):
+        ws.cell(r, 4, (r * 7) % (rows * 10))
+        ws.cell(r, 5, f"=VLOOKUP(D{r},$A$1:$B${rows},2)")
+    times = _job_times(wb, dynamic, "_LOOKUP_CALL", re.compile(r"(?!)"), warm=True)
+    return (
+        f"{lookups} approximate VLOOKUPs of numbers in cells over {rows} rows, upload load and one job: "
+        f"IronCalc alone {times['alone'][0]:.2f} s and {times['alone'][1]:.3f} s, with the layer watching "
+        f"their lookup values {times['corrected'][0]:.2f} s and {times['corrected'][1]:.3f} s."
     )
 
 
@@ -316,6 +342,7 @@ def main() -> int:
     print(big_workbook_timing())
     print(whole_column_timing())
     print(array_argument_timing())
+    print(typed_lookup_timing())
     return 0
 
 

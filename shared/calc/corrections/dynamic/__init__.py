@@ -56,7 +56,8 @@ EVALUATED = frozenset(
 # them wrongly in forms the corpus shows (regression.py): always ours (_ROUTED).
 CLASSIC = ("TREND",)
 # every other FAMILY function is written with a prefix in a file
-HINTS = (b"_XLFN.", b"_XLETA.", *(name.encode() + b"(" for name in CLASSIC), b"SUMPRODUCT(", b"CHOOSE({")
+HINTS = (b"_XLFN.", b"_XLETA.", *(name.encode() + b"(" for name in CLASSIC), b"SUMPRODUCT(", b"CHOOSE({",
+         b"LOOKUP(", b"MATCH(")
 _MENTION = re.compile(
     r"(?<![A-Za-z0-9_.])(?:_xlfn\.|_xlws\.)*(?:" + "|".join(sorted(FAMILY, key=len, reverse=True))
     + r")\s*\(|_xleta\.|\$?[A-Za-z]{1,3}\$?\d+#",
@@ -66,25 +67,99 @@ _STRING = re.compile(r'"(?:[^"]|"")*"')
 
 
 def mentions(formula: str) -> bool:
-    """Whether a formula (outside text literals) calls a FAMILY function, reads a spill, gives
-    SUMPRODUCT an array IronCalc reads as one value (`sumproduct_of_arrays`), CHOOSE an array of
-    indexes, or a criteria argument an array constant (`criteria_of_arrays`). Cheap for the
-    formulas of a large workbook: only those with SUMPRODUCT, or COUNTIF... and a `{`, are parsed."""
-    if _SUMPRODUCT.search(formula) and sumproduct_of_arrays(formula):
-        return True
-    if _CHOOSE_OF_ARRAY.search(formula):
-        return True  # CHOOSE({1,2},...): always ours (_engine_misreads)
-    if "{" in formula and _CRITERIA_CALL.search(formula) and criteria_of_arrays(formula):
-        return True
-    return bool(_MENTION.search(formula)) and bool(_MENTION.search(_STRING.sub('""', formula)))
+    """Whether the evaluator here takes a formula that is not an array formula (`select`)."""
+    return select(formula) is not None
 
 
-def mentions_in_array_formula(formula: str) -> bool:
-    """For the anchor of an array formula (legacy or dynamic), beyond `mentions`: a NOT_LIFTED
-    function given an array, or criteria given one (a range of criteria there is an array). Only
-    array formulas are parsed for these: plain formulas with ROUND or COUNTIF are left alone."""
-    return bool(_NOT_LIFTED_MENTION.search(formula)) and legacy_of_arrays(formula) \
-        or bool(_CRITERIA_CALL.search(formula)) and criteria_of_arrays(formula)
+@dataclass
+class Selected:
+    """A formula the evaluator here takes (`select`): as evaluated (`lifted`), its parse tree (or
+    the Unsupported the parser raised; None until first needed), and whether it is always
+    evaluated here, whatever IronCalc answers: an array IronCalc reads as one value, in SUMPRODUCT
+    (`sumproduct_of_arrays`), a legacy array formula (`legacy_of_arrays`) or criteria
+    (`criteria_of_arrays`)."""
+
+    formula: str
+    tree: object = None
+    always: bool = False
+    # the references and names approximate lookups read their lookup values from
+    # (`approximate_lookups`): ours in a calculation where one holds a text or a logical value
+    when_text: list = field(default_factory=list)
+
+    def parsed(self):
+        if self.tree is None:
+            self.tree = _parsed(self.formula)
+        return self.tree
+
+
+def select(formula: str, array_formula: bool = False) -> Selected | None:
+    """Whether the evaluator here takes a formula (None: IronCalc's alone): it calls a FAMILY
+    function or reads a spill, gives SUMPRODUCT an array IronCalc reads as one value, CHOOSE an
+    array of indexes, or a criteria argument an array constant; an array formula (legacy or
+    dynamic, `array_formula`) also a NOT_LIFTED function or criteria given an array. Cheap for
+    the formulas of a large workbook: a formula is parsed once, and only when one of these
+    functions is in it."""
+    family = bool(_MENTION.search(formula)) and bool(_MENTION.search(_STRING.sub('""', formula)))
+    choose = bool(_CHOOSE_OF_ARRAY.search(formula))  # always ours (_engine_misreads)
+    sumproduct = bool(_SUMPRODUCT.search(formula))
+    legacy = array_formula and bool(_NOT_LIFTED_MENTION.search(formula))
+    # criteria given an array select an array formula or one with an array constant; in any
+    # formula selected otherwise, they make it always ours
+    criteria_select = array_formula or "{" in formula
+    criteria = (family or choose or sumproduct or legacy or criteria_select) \
+        and bool(_CRITERIA_CALL.search(formula))
+    lookup = bool(_LOOKUP_CALL.search(formula))
+    if not (family or choose or sumproduct or legacy or criteria or lookup):
+        return None
+    found = Selected((lifted(formula) if "@" in formula else None) or formula)
+    in_sumproduct = sumproduct and (
+        found.formula != formula
+        or bool(_elementwise_call().search(formula)) and _elementwise_of_array(found.parsed(), False)
+    )
+    in_legacy = legacy and _not_lifted_of_array(found.parsed())
+    in_criteria = criteria and _criteria_of_array(found.parsed())
+    lookups = approximate_lookups(found.parsed()) if lookup else []
+    misread = any(table[0] == "array" or value[0] in ("str", "bool") or descending
+                  for value, table, descending in lookups)
+    found.when_text = [value for value, _, _ in lookups if value[0] in ("ref", "name") and ":" not in value[1]]
+    if not (family or choose or in_sumproduct or in_legacy or in_criteria and criteria_select or lookups):
+        return None
+    found.always = bool(in_sumproduct or in_legacy or in_criteria or misread)
+    return found
+
+
+_LOOKUP_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:[VH]?LOOKUP|MATCH)\s*\(", re.IGNORECASE)
+
+
+def approximate_lookups(node, out: list | None = None) -> list[tuple]:
+    """(lookup value, lookup range or array, whether a literal negative match_type) of the
+    approximate VLOOKUP, HLOOKUP, MATCH (1 or -1) and LOOKUP calls in a parse tree:
+    range_lookup or match_type absent or not a literal 0 or FALSE. IronCalc 0.9.1 answers them
+    as Excel does over numbers sorted ascending, not otherwise: a text or logical lookup value
+    among numbers finds the last number (Excel: #N/A), MATCH -1 over data not sorted descending
+    the last item (Excel: #N/A), and over array constants of mixed or unsorted items it differs
+    in 102 of the 543 lookups Excel saved in formulas' test.xlsx
+    (lookup.approximate_position); a two-dimensional lookup_vector is #ERROR!."""
+    out = [] if out is None else out
+    if not isinstance(node, tuple):
+        return out
+    if node[0] == "call":
+        name, args = node[1], node[2]
+        flag = {"VLOOKUP": 3, "HLOOKUP": 3, "MATCH": 2}.get(name)
+        if name in ("VLOOKUP", "HLOOKUP", "MATCH", "LOOKUP") and len(args) > 1 \
+                and (flag is None or len(args) <= flag or args[flag] not in _EXACT):
+            descending = name == "MATCH" and len(args) > 2 and args[2][0] == "neg"
+            out.append((args[0][1] if args[0][0] == "at" else args[0], args[1], descending))
+        for arg in args:
+            approximate_lookups(arg, out)
+        return out
+    for part in node[1:]:
+        if isinstance(part, tuple):
+            approximate_lookups(part, out)
+    return out
+
+
+_EXACT = (("num", 0.0), ("bool", False))
 
 
 # Functions of one value IronCalc 0.9.1 does not apply to each element of an array even in a
@@ -110,12 +185,11 @@ def may_hold_legacy_arrays(sheet_xml_upper: bytes) -> bool:
 def legacy_of_arrays(formula: str) -> bool:
     """Whether a formula applies a NOT_LIFTED function to a range or an array: in a legacy
     array formula, IronCalc 0.9.1 answers that wrongly."""
-    tree = _parsed(formula)
-    return not isinstance(tree, Unsupported) and _not_lifted_of_array(tree)
+    return _not_lifted_of_array(_parsed(formula))
 
 
 def _not_lifted_of_array(node) -> bool:
-    if not isinstance(node, tuple):
+    if not isinstance(node, tuple):  # a leaf, or the Unsupported of an unreadable formula
         return False
     if node[0] == "call" and node[1] in NOT_LIFTED and any(_holds_array(a) for a in node[2]):
         return True
@@ -137,23 +211,21 @@ def criteria_of_arrays(formula: str) -> bool:
     """Whether COUNTIF(S), SUMIFS or AVERAGEIF(S) is given an array of criteria
     (`SUM(COUNTIF(A:A,{"x","y"}))`): IronCalc 0.9.1 answers 0 where Excel counts each. SUMIF
     alone is right in IronCalc (measured) and left to it."""
+    return _criteria_of_array(_parsed((lifted(formula) if "@" in formula else None) or formula))
+
+
+def _criteria_of_array(node) -> bool:
     from shared.calc.corrections.dynamic.criteria import CRITERIA_ARGUMENTS
 
-    tree = _parsed((lifted(formula) if "@" in formula else None) or formula)
-    if isinstance(tree, Unsupported):
+    if not isinstance(node, tuple):  # a leaf, or the Unsupported of an unreadable formula
         return False
-
-    def walk(node) -> bool:
-        if not isinstance(node, tuple):
-            return False
-        if node[0] == "call":
-            positions = CRITERIA_ARGUMENTS.get(node[1]) if node[1] != "SUMIF" else None
-            args = node[2]
-            if positions and any(i < len(args) and _holds_array(args[i]) for i in positions(len(args))):
-                return True
-            return any(walk(a) for a in args)
-        return any(walk(part) for part in node[1:] if isinstance(part, tuple))
-    return walk(tree)
+    if node[0] == "call":
+        positions = CRITERIA_ARGUMENTS.get(node[1]) if node[1] != "SUMIF" else None
+        args = node[2]
+        if positions and any(i < len(args) and _holds_array(args[i]) for i in positions(len(args))):
+            return True
+        return any(_criteria_of_array(a) for a in args)
+    return any(_criteria_of_array(part) for part in node[1:] if isinstance(part, tuple))
 
 
 _CHOOSE_OF_ARRAY = re.compile(r"(?<![A-Za-z0-9_.])CHOOSE\s*\(\s*\{", re.IGNORECASE)
@@ -167,8 +239,7 @@ def sumproduct_of_arrays(formula: str) -> bool:
         return True
     if not _elementwise_call().search(formula):
         return False  # ranges and operators alone (SUMPRODUCT((A1:A9="x")*B1:B9)): not parsed
-    tree = _parsed(formula)
-    return not isinstance(tree, Unsupported) and _elementwise_of_array(tree, False)
+    return _elementwise_of_array(_parsed(formula), False)
 
 
 @functools.lru_cache(maxsize=1)
@@ -311,6 +382,9 @@ class DynamicTarget:
     # (sheet, row, col) of XLOOKUP/XMATCH lookup values read from a cell: when one is blank in a
     # calculation, the cell is ours (IronCalc reads a blank lookup value as 0)
     when_blank: list = field(default_factory=list)
+    # (sheet, row, col) of approximate lookups' lookup values read from a cell: when one holds a
+    # text or a logical value in a calculation, the cell is ours (`approximate_lookups`)
+    when_text: list = field(default_factory=list)
 
     @property
     def address(self) -> str:
@@ -449,13 +523,36 @@ def _blank_lookups(node, out: list) -> list:
 
 
 def _watched_cells(formula: str, tree, sheet: int, sheets_of) -> list[tuple[int, int, int]]:
-    from shared.calc.corrections.dynamic.evaluate import _REF
-
     if isinstance(tree, Unsupported) or not re.search(r"X(?:LOOKUP|MATCH)\s*\(", formula, re.IGNORECASE):
         return []
+    return _cells(_blank_lookups(tree, []), sheet, sheets_of)
+
+
+class _NameCells:
+    """A reference node's text, or the one cell a defined name stands for (`Sheet1!$B$2`;
+    None for any other name), the names read from the model once first needed."""
+
+    def __init__(self, model):
+        self._model = model
+        self._names: dict | None = None
+
+    def __call__(self, node, sheet: int) -> str | None:
+        if node[0] == "ref":
+            return node[1]
+        if self._names is None:
+            self._names = {(d["name"].upper(), d["scope"]): d["formula"]
+                           for d in self._model.get_defined_name_list()}
+        text = self._names.get((node[1].upper(), sheet)) or self._names.get((node[1].upper(), None))
+        return text.lstrip("=") if text and ":" not in text else None
+
+
+def _cells(references: list[str | None], sheet: int, sheets_of) -> list[tuple[int, int, int]]:
+    """(sheet, row, col) of one-cell references as written in a formula of `sheet`."""
+    from shared.calc.corrections.dynamic.evaluate import _REF
+
     cells = []
-    for text in _blank_lookups(tree, []):
-        match = _REF.fullmatch(text)
+    for text in references:
+        match = _REF.fullmatch(text) if text else None
         if match is None or not match.group("c1"):
             continue
         written = f"'{match.group('q')}'" if match.group("q") else match.group("p")
@@ -487,23 +584,20 @@ def _routed(found, trees: dict, sheets_of) -> set:
     return routed
 
 
-def targets(model, found: list[tuple[int, int, int, str]], areas: list[list[int]] | None):
-    """(targets, [(sheet, row, col, reason)]) of the cells whose formulas mention FAMILY;
-    `areas` None: not known (a model stored before they were kept)."""
+def targets(model, selected: list[tuple[int, int, int, Selected]], areas: list[list[int]] | None):
+    """(targets, [(sheet, row, col, reason)]) of the cells `select` took; `areas` None: not
+    known (a model stored before they were kept)."""
     known = areas is not None
     areas = areas or []
     by_anchor = {(s, r, c): (b, rt) for s, r, c, b, rt, d in areas}
     legacy = {(s, r, c) for s, r, c, b, rt, d in areas if not d}
     names = {p["name"].upper(): i for i, p in enumerate(model.get_worksheets_properties())}
     sheets_of = lambda name: names.get(name.upper())  # noqa: E731
-    arrays_in_sumproduct = {(s, r, c) for s, r, c, f in found if _SUMPRODUCT.search(f) and sumproduct_of_arrays(f)}
-    found = [(s, r, c, (lifted(f) if "@" in f else None) or f) for s, r, c, f in found]
-    trees = {(s, r, c): _parsed(f) for s, r, c, f in found}
-    # an array formula, legacy or dynamic: IronCalc calculates both as array formulas
-    legacy_of = {(s, r, c) for s, r, c, f in found
-                 if (s, r, c) in by_anchor and _NOT_LIFTED_MENTION.search(f) and legacy_of_arrays(f)}
-    criteria_arrays = {(s, r, c) for s, r, c, f in found if _CRITERIA_CALL.search(f) and criteria_of_arrays(f)}
-    routed = _routed(found, trees, sheets_of) | arrays_in_sumproduct | legacy_of | criteria_arrays
+    found = [(s, r, c, chosen.formula) for s, r, c, chosen in selected]
+    chosen_of = {(s, r, c): chosen for s, r, c, chosen in selected}
+    cell_of = _NameCells(model)
+    trees = {(s, r, c): chosen.parsed() for s, r, c, chosen in selected}
+    routed = _routed(found, trees, sheets_of) | {(s, r, c) for s, r, c, chosen in selected if chosen.always}
     planned, refused = [], []
     for sheet, row, col, formula in found:
         key = (sheet, row, col)
@@ -511,6 +605,7 @@ def targets(model, found: list[tuple[int, int, int, str]], areas: list[list[int]
                                key in routed, key in legacy)
         if not target.always:
             target.when_blank = _watched_cells(formula, trees[key], sheet, sheets_of)
+            target.when_text = _cells([cell_of(node, sheet) for node in chosen_of[key].when_text], sheet, sheets_of)
         try:
             target.check(trees[key])
         except Unsupported as exc:

@@ -11,7 +11,6 @@ correction layer (corrections/dates.py), so the 1900 count is the right one for 
 from __future__ import annotations
 
 import datetime
-import functools
 import math
 import re
 
@@ -22,6 +21,7 @@ from shared.calc.corrections.dynamic.functions import (
     _opt,
     function,
 )
+from shared.calc.corrections.dynamic.regex import wildcard
 from shared.calc.corrections.dynamic.values import MISSING, Err, Grid, Ref
 
 _LAST_SERIAL = 2958465  # 9999-12-31
@@ -52,22 +52,10 @@ def _find(find, within, start, *, wildcards: bool, case: bool):
     if needle == "":
         return float(at)
     if wildcards:
-        found = _wildcard(needle).search(text, at - 1)
+        found = wildcard(needle).search(text, at - 1)
         return float(found.start() + 1) if found else v.VALUE
     index = (text if case else text.lower()).find(needle if case else needle.lower(), at - 1)
     return float(index + 1) if index >= 0 else v.VALUE
-
-
-@functools.lru_cache(maxsize=1024)
-def _wildcard(needle: str) -> re.Pattern:
-    """SEARCH's pattern: ? any character, * any run, ~ before either (or ~) the character itself;
-    case-insensitive."""
-    pattern = "".join(
-        re.escape(part[1]) if part.startswith("~") and len(part) == 2 else
-        "." if part == "?" else ".*" if part == "*" else re.escape(part)
-        for part in re.findall(r"~[?*~]|[?*]|[^?*~]+|~", needle)
-    )
-    return re.compile(pattern, re.IGNORECASE | re.DOTALL)
 
 
 def _finder(wildcards: bool, case: bool):
@@ -80,7 +68,7 @@ def _finder(wildcards: bool, case: bool):
             # pattern and the start are worked out once
             needle, at = v.to_text(find), _start(start)
             if needle and not isinstance(at, Err) and at >= 1:
-                pattern = _wildcard(needle) if wildcards else re.compile(
+                pattern = wildcard(needle) if wildcards else re.compile(
                     re.escape(needle), 0 if case else re.IGNORECASE)
 
                 def each(text):

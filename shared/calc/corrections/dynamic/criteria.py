@@ -22,7 +22,7 @@ import re
 
 from shared.calc.corrections.dynamic import values as v
 from shared.calc.corrections.dynamic.functions import function
-from shared.calc.corrections.dynamic.lookup import _wildcard
+from shared.calc.corrections.dynamic.regex import wildcard
 from shared.calc.corrections.dynamic.values import Err, Grid, Ref
 from shared.calc.corrections.functions.text_format import Unsupported
 
@@ -74,7 +74,7 @@ def criterion(value):
             return lambda x: x is not None
         return _never
     if op in ("=", "<>"):
-        pattern = _wildcard(rest)
+        pattern = wildcard(rest)
         same = lambda x: isinstance(x, str) and bool(pattern.fullmatch(x))  # noqa: E731
         return same if op == "=" else (lambda x: not same(x))
     folded, compare = rest.casefold(), _COMPARE[op]

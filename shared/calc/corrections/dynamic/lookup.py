@@ -22,26 +22,12 @@ regex.py refuses the patterns Python's `re` would read otherwise.
 from __future__ import annotations
 
 import math
-import re
 
 from shared.calc.corrections.dynamic import values as v
 from shared.calc.corrections.dynamic.functions import _arity, _opt, function
-from shared.calc.corrections.dynamic.regex import compile_pattern
+from shared.calc.corrections.dynamic.regex import compile_pattern, wildcard
 from shared.calc.corrections.dynamic.values import MISSING, Err, Grid, Ref
 from shared.calc.corrections.functions.text_format import Unsupported
-
-
-def _wildcard(pattern: str) -> re.Pattern:
-    out, i = [], 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if ch == "~" and i + 1 < len(pattern) and pattern[i + 1] in "*?~":
-            out.append(re.escape(pattern[i + 1]))
-            i += 2
-            continue
-        out.append(".*" if ch == "*" else "." if ch == "?" else re.escape(ch))
-        i += 1
-    return re.compile("".join(out), re.IGNORECASE | re.DOTALL)
 
 
 def _rank(x) -> int:
@@ -82,7 +68,7 @@ def position(value, items: list, match_mode: int, search_mode: int):
         pattern = compile_pattern(value)
         return next((i for i in order if isinstance(items[i], str) and pattern.search(items[i])), None)
     if match_mode == 2 and isinstance(value, str):
-        pattern = _wildcard(value)
+        pattern = wildcard(value)
         return next((i for i in order if isinstance(items[i], str) and pattern.fullmatch(items[i])), None)
     best = None
     for i in order:
@@ -224,23 +210,66 @@ def _xlookup(ev, args):
     return ev.lift(run, value, match_mode, search_mode)
 
 
-# --- VLOOKUP, HLOOKUP and MATCH, exact matches --------------------------------------------------
-# Evaluated here where their table is an array the layer computes (`CHOOSE({1,2},B:B,A:A)`, the
-# left lookup of Microsoft's examples): exact matches only, as their pages describe them (text
-# without case, `?` and `*` wildcards and `~` before them, a number never equal to a text).
-# An approximate match over such an array is left unanswered (flagged), not guessed.
+# --- VLOOKUP, HLOOKUP, MATCH and LOOKUP ----------------------------------------------------------
+# Exact matches as their pages describe them (text without case, `?` and `*` wildcards and `~`
+# before them, a number never equal to a text). Approximate matches (VLOOKUP/HLOOKUP with
+# range_lookup TRUE or omitted, MATCH 1 or -1, LOOKUP always) as Excel answers them, which the
+# pages leave to "sorted data": `approximate_position`.
+
+
+def approximate_position(value, items: list, descending: bool = False) -> int | None:
+    """The 0-based position an approximate VLOOKUP/HLOOKUP/MATCH/LOOKUP finds, or None (#N/A).
+
+    Only items of the lookup value's own type take part (a number, a text, a logical value;
+    blanks and errors never): a text looked up among numbers is #N/A, not the last number, and
+    a blank lookup value is 0. Ascending (MATCH 1 and the others): the last item not greater
+    than the value before the first greater one, the first item of the whole range excepted
+    (a greater first item does not stop the search); an equal item stops it after the equal
+    items that follow it (the last of `Delta, Delta` in IronCalc's MATCH.xlsx). Descending
+    (MATCH -1): the last item not smaller before the first smaller one. Text without case.
+    On sorted data this is the binary search's answer; on unsorted data and on data of mixed
+    types it is the answer Excel saved for all 543 approximate lookups of formulas'
+    test.xlsx (LOOKUP!R44:Y145, over array constants of numbers, texts, logical values and "")
+    and the lookups of pycel's lookup.xlsx and IronCalc's MATCH.xlsx."""
+    if value is None or value is MISSING:
+        value = 0.0
+    kind, found, equal = _rank(value), None, False
+    for at, item in enumerate(items):
+        if _rank(item) != kind:
+            continue
+        order = _order(item, value)
+        if equal and order != 0:
+            break  # past the run of equal items
+        if descending:
+            if order < 0:
+                break
+            found = at
+            if order == 0:
+                break
+        elif order <= 0:
+            found = at
+            equal = order == 0 and at > 0
+        elif at > 0:
+            break
+    return found
+
+
+def _approximate(value, items: list, descending: bool = False):
+    if isinstance(value, Err):
+        return value
+    at = approximate_position(value, items, descending)
+    return v.NA if at is None else at
 
 
 def _exact_mode(ev, flag):
+    """True for an exact match, False for an approximate one, or the Err Excel answers."""
     flag = ev.scalar(flag)
     if isinstance(flag, Err):
         return flag
     exact = v.to_bool(flag) if not isinstance(flag, str) else v.VALUE
     if isinstance(exact, Err):
         return exact
-    if exact:  # TRUE (1, or omitted): an approximate match
-        raise Unsupported("an approximate match over an array the layer computes")
-    return True
+    return not exact  # TRUE (1, or omitted): an approximate match
 
 
 def _exact_position(value, items: list):
@@ -255,10 +284,12 @@ def _exact_position(value, items: list):
 def _table_lookup(across: bool):
     def run(ev, args):
         _arity(args, 3, 4)
+        if isinstance(args[1], str):  # a text for a table: IronCalc's HVLOOKUP.xlsx, saved by Excel
+            return v.VALUE
         table = ev.grid(args[1])
-        mode = _exact_mode(ev, args[3] if len(args) > 3 and args[3] is not MISSING else True)
-        if isinstance(mode, Err):
-            return mode
+        exact = _exact_mode(ev, args[3] if len(args) > 3 and args[3] is not MISSING else True)
+        if isinstance(exact, Err):
+            return exact
         lines = table.rows if across else table.columns()
         keys = lines[0]
 
@@ -271,7 +302,7 @@ def _table_lookup(across: bool):
                 return v.VALUE
             if n > len(lines):
                 return v.REF
-            at = _exact_position(value, keys)
+            at = _exact_position(value, keys) if exact else _approximate(value, keys)
             return at if isinstance(at, Err) else lines[n - 1][at]
         return ev.lift(one, args[0], args[2])
     return run
@@ -294,10 +325,42 @@ def _match(ev, args):
     kind = v.to_number(flag)
     if isinstance(kind, Err):
         return kind
-    if kind != 0:
-        raise Unsupported("an approximate MATCH over an array the layer computes")
 
     def one(value):
-        at = _exact_position(value, items)
+        if kind == 0:
+            at = _exact_position(value, items)
+        else:
+            at = _approximate(value, items, descending=kind < 0)
         return at if isinstance(at, Err) else float(at + 1)
+    return ev.lift(one, args[0])
+
+
+@function("LOOKUP")
+def _lookup(ev, args):
+    """Microsoft's "LOOKUP function": the vector form searches lookup_vector and answers the
+    result_vector's item at the same position; the array form (two arguments) searches the
+    first row of an array wider than tall, else its first column, and answers the last row's
+    or column's item. A lookup_vector of several rows and columns is searched as the array form
+    would search it (pycel's lookup.xlsx, Lookup!B28:I30); a result_vector of several rows and
+    columns is #N/A."""
+    _arity(args, 2, 3)
+    table = ev.grid(args[1])
+    rows, cols = table.shape
+    across = cols > rows
+    lines = table.rows if across else table.columns()
+    if len(args) == 3:
+        result = ev.grid(args[2])
+        if min(result.shape) > 1:
+            return v.NA
+        answers = result.cells()
+    else:
+        answers = lines[-1]
+
+    def one(value):
+        at = _approximate(value, lines[0])
+        if isinstance(at, Err):
+            return at
+        if at >= len(answers):
+            raise Unsupported("a LOOKUP result_vector shorter than its lookup_vector")
+        return answers[at]
     return ev.lift(one, args[0])

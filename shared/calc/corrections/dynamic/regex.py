@@ -13,6 +13,7 @@ in `re`). `\\d`, `\\w`, `\\s`, `\\b` are ASCII in PCRE2 without its Unicode opti
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -77,3 +78,15 @@ def compile_pattern(pattern: str, case_sensitive: bool = True) -> Pattern:
     except re.error as exc:  # PCRE2 may read what `re` cannot: not Excel's #VALUE! for sure
         raise Unsupported(f"a regular expression Python cannot read ({exc})") from None
     return Pattern(compiled, ascii_only)
+
+
+@functools.lru_cache(maxsize=1024)
+def wildcard(pattern: str) -> re.Pattern:
+    """Excel's wildcards (SEARCH, MATCH, VLOOKUP, COUNTIF...): ? any character, * any run, ~
+    before either (or ~) the character itself; case-insensitive."""
+    text = "".join(
+        re.escape(part[1]) if part.startswith("~") and len(part) == 2 else
+        "." if part == "?" else ".*" if part == "*" else re.escape(part)
+        for part in re.findall(r"~[?*~]|[?*]|[^?*~]+|~", pattern)
+    )
+    return re.compile(text, re.IGNORECASE | re.DOTALL)

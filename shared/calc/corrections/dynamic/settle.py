@@ -62,7 +62,8 @@ _ENGINE_ERRORS = {"#N/IMPL!", "#ERROR!"}
 def settle(model, target, state: State, read_cell, write_cell) -> Settled:
     key = (target.sheet, target.row, target.col)
     if not target.always and key not in state.areas \
-            and not any(read_cell(model, *cell)[0] == "empty" for cell in target.when_blank):
+            and not any(read_cell(model, *cell)[0] == "empty" for cell in target.when_blank) \
+            and not any(read_cell(model, *cell)[0] in ("s", "b") for cell in target.when_text):
         kind, value = read_cell(model, *key)
         if kind != "e" or value not in _ENGINE_ERRORS:
             return Settled()  # IronCalc's value stands

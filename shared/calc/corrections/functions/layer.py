@@ -178,9 +178,9 @@ def plan(model, date1904: bool = False, spill_areas: list | None = None) -> Plan
     anchors = {(s, r, c) for s, r, c, *_ in spill_areas or []}  # the file's array formulas
     for sheet, row, col in model.get_all_cells():
         formula = model.get_cell_formula(sheet, row, col)
-        if formula and (dynamic.mentions(formula) or (sheet, row, col) in anchors
-                        and dynamic.mentions_in_array_formula(formula)):
-            arrays.append((sheet, row, col, formula))
+        selected = dynamic.select(formula, (sheet, row, col) in anchors) if formula else None
+        if selected is not None:
+            arrays.append((sheet, row, col, selected))
         elif formula and registry.mentions(formula):
             found.append((sheet, row, col, formula))
         elif formula and power.mentions(formula) and not formula.startswith("{"):
