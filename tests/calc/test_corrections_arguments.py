@@ -10,6 +10,7 @@ and #REF! for an empty height or width.
 """
 
 import math
+import statistics
 
 import openpyxl
 import pytest
@@ -187,6 +188,62 @@ def test_left_right_mid_counts_from_cells_keep_the_formulas_as_written_in_the_ex
     for cell, (formula, _) in COUNTS_FROM_CELLS.items():
         # IronCalc renders `+A1` as `A1` in every formula (rewritten or not)
         assert exported[cell].value == formula.replace(",+", ","), cell
+
+
+# A logical value where PHI, F.DIST, WEIBULL.DIST, STANDARDIZE, LARGE's and SMALL's k and RANK's
+# number expect a number: Excel reads TRUE as 1 (formulas' test.xlsx, Excel-saved, sheet
+# STATISTICAL: Y84 PHI of a TRUE cell 0.2420, Y57 LARGE with k TRUE the largest, Y95 SMALL the
+# smallest, Y90 RANK.EQ of TRUE #N/A as for a 1 not in the list). IronCalc 0.9.1 alone: #VALUE!.
+def test_logical_values_given_for_numbers_to_statistical_functions_are_numbers():
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    for row, value in enumerate([0.1, -10, 0.9, 2.2, -0.1], start=1):
+        ws.cell(row, 1, value)
+    ws["C1"] = True
+    ws["D1"] = "=PHI(C1)"
+    ws["D2"] = "=LARGE(A1:A5,C1)"
+    ws["D3"] = "=SMALL(A1:A5,C1)"
+    ws["D4"] = "=RANK.EQ(C1,A1:A5)"
+    ws["D5"] = "=STANDARDIZE(0,1,C1)"
+    add_name(wb, "flag", "Sheet!$C$1")
+    add_name(wb, "out", "Sheet!$D$1:$D$5")
+    for loaded in uploaded_and_stored(to_bytes(wb)):
+        phi, largest, smallest, rank, standardized = loaded.calculate({})["out"]
+        assert math.isclose(phi, 0.24197072451914337, rel_tol=1e-12)  # PHI(1)
+        assert (largest, smallest, rank, standardized) == (2.2, -10, "#N/A", -1)
+        # FALSE is 0: k 0 is #NUM!, and the standard deviation 0 too
+        phi, largest, smallest, rank, standardized = loaded.calculate({"flag": False})["out"]
+        assert math.isclose(phi, 0.3989422804014327, rel_tol=1e-12)  # PHI(0), the page's peak
+        assert (largest, smallest, standardized) == ("#NUM!", "#NUM!", "#NUM!")
+        # a number is as it is
+        assert loaded.calculate({"flag": 2})["out"][1:3] == [0.9, -0.1]
+
+
+def test_paired_data_of_different_sizes_are_not_available():
+    # SLOPE, INTERCEPT, RSQ, PEARSON, CORREL, STEYX, COVAR(IANCE) and FORECAST: "If known_y's and
+    # known_x's ... have a different number of data points, [it] returns the #N/A error value"
+    # (each page; pycel's stats.xlsx Stats!P3:R5 saved #N/A). IronCalc 0.9.1 alone: #VALUE!.
+    from shared.calc.corrections.arguments import rewrite_formula
+
+    assert rewrite_formula("=SLOPE(J3:N3,K4:N4)") == "#N/A"
+    assert rewrite_formula("=FORECAST(2.5,J3:N3,J4:N5)*2") == "#N/A*2"
+    assert rewrite_formula("=SLOPE(J3:N3,J4:N4)") is None  # five points each
+    assert rewrite_formula("=CORREL(A1:A3,Data)") is None  # a name: left to IronCalc
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    for col, (y, x) in enumerate([(1, -2), (2.1, -4), (3.1, -7), (4.1, -9), (5.1, -11)], start=1):
+        ws.cell(1, col, y)
+        ws.cell(2, col, x)
+    ws["A4"] = "=SLOPE(A1:E1,B2:E2)"
+    ws["A5"] = "=INTERCEPT(A1:E1,A2:E3)"
+    ws["A6"] = "=SLOPE(A1:E1,A2:E2)"
+    add_name(wb, "out", "Sheet!$A$4:$A$6")
+    for loaded in uploaded_and_stored(to_bytes(wb)):
+        short, long, fitted = loaded.calculate({})["out"]
+        assert (short, long) == ("#N/A", "#N/A")
+        # five points each: the least-squares slope of the SLOPE page's equation
+        expected = statistics.linear_regression([-2, -4, -7, -9, -11], [1, 2.1, 3.1, 4.1, 5.1]).slope
+        assert math.isclose(fitted, expected, rel_tol=1e-12)
 
 
 def test_left_right_mid_counts_that_may_be_ranges_are_left_to_ironcalc():

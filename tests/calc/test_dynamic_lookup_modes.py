@@ -6,6 +6,8 @@ Expected values: Microsoft's REGEXTEST page ("whether any part of supplied text 
 case-sensitive by default, PCRE2) and cells Excel saved in the corpus (cited per case).
 """
 
+import math
+
 import pytest
 
 from shared.calc.corrections.dynamic.evaluate import Book, Evaluator
@@ -91,6 +93,34 @@ def test_trend_is_evaluated_with_excels_rules():
     # formulas' test.xlsx STATISTICAL!S113 and AA113
     assert evaluate("=TREND({2;3;4;21;2},{2,1;2,2;5,3;2,4;4,1},{0.1,0.2,0.3})") == "#REF!"
     assert evaluate("=TREND({2;3;4;21;2},{2,1;2,2;5,3;2,4;4,1},{5,NA()})") == "#VALUE!"
+
+
+def test_linest_in_one_cell_is_its_first_item_as_excel_saved_it():
+    """pycel's stats.xlsx (Excel-saved, before dynamic arrays): Stats!G3 LINEST(J3:N3,J4:N4) in
+    one plain cell shows the slope, -0.44097...; G5, whose x never varies, 0. IronCalc 0.9.1
+    answers #REF! for both."""
+    from openpyxl import Workbook
+
+    from .conftest import add_name, to_bytes, uploaded_and_stored
+
+    wb = Workbook()
+    ws = wb.active
+    ws.title = "Stats"
+    for row, values in enumerate([[1, 2.1, 3.1, 4.1, 5.1], [-2, -4, -7, -9, -11], [1, 3, 6, 9, 12],
+                                  [1, 1, 1, 1, 1]], start=3):
+        for col, value in enumerate(values, start=10):
+            ws.cell(row, col, value)
+    ws["G3"] = "=LINEST(J3:N3,J4:N4)"
+    ws["G5"] = "=LINEST(J5:N5,J6:N6)"
+    add_name(wb, "slope", "Stats!$G$3")
+    add_name(wb, "flat", "Stats!$G$5")
+    add_name(wb, "x", "Stats!$J$4")
+    for book in uploaded_and_stored(to_bytes(wb)):
+        outputs = book.calculate({}, ["slope", "flat"])
+        assert math.isclose(outputs["slope"], -0.4409774436090227, rel_tol=1e-12)
+        assert outputs["flat"] == 0
+        # a job changing an x: the fit follows (y 1, 2.1, 3.1, 4.1, 5.1 against x 0, -4, -7, -9, -11)
+        assert book.calculate({"x": 0}, ["slope"])["slope"] < 0
 
 
 def test_a_blank_lookup_value_over_cells_is_read_as_excel_reads_it_in_every_job():

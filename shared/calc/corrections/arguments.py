@@ -57,6 +57,13 @@ Excel's rules (Microsoft support, each function's page):
   one whose count or start is such a literal, cell, range, expression or an array constant
   holding text or a logical value is flagged (`array_count_reason`, unfixable.py), for IronCalc
   answers #VALUE! for each TRUE or "2" in it (measured: {=LEFT("ciao",A1:A3)}).
+- PHI, F.DIST, F.DIST.RT, WEIBULL.DIST (and FDIST, WEIBULL), STANDARDIZE, LARGE's and SMALL's k
+  and RANK's number given a logical value: IronCalc 0.9.1 answers #VALUE! (from a cell, typed
+  or calculated, measured), Excel reads TRUE as 1 (`LOGICAL_NUMBERS`). The same rewrite as
+  LEFT's count: a typed literal as the number, one cell or a comparison as `--(...)`.
+- SLOPE, INTERCEPT, RSQ, PEARSON, CORREL, STEYX, COVAR, COVARIANCE.P/S and FORECAST given two
+  ranges of different numbers of cells are #N/A, as their pages say (`PAIRED`); IronCalc 0.9.1
+  answers #VALUE!. The call is written `#N/A` when both are plain ranges (known at load).
 - OFFSET(reference, rows, cols, [height], [width]): "If omitted, height is the same height as
   reference" (width likewise). IronCalc 0.9.1 reads an empty height or width (`OFFSET(A1,1,0,)`,
   `OFFSET(A1:A5,0,0,,1)`) as 0 and answers #REF!. The rewrite writes the reference's own
@@ -77,6 +84,8 @@ MODES = frozenset({"MODE", "MODE.SNGL"})
 _DIGIT = re.compile(r"\d")
 MENTION = re.compile(
     rb"(?i)(?:STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET)[A-Z.]*\(|(?:COUNT|AVERAGE)\([^<]*\{"
+    rb"|(?<![A-Z0-9_])(?:PHI|F\.?DIST(?:\.RT)?|WEIBULL(?:\.DIST)?|STANDARDIZE|LARGE|SMALL|RANK(?:\.EQ|\.AVG)?)\("
+    rb"|(?<![A-Z0-9_])(?:SLOPE|INTERCEPT|RSQ|PEARSON|CORREL|STEYX|COVAR|COVARIANCE\.[PS]|FORECAST(?:\.LINEAR)?)\("
     # LEFT/RIGHT/MID but those with a plain first argument and number literals after it
     rb"|(?<![A-Z.])(?:LEFT|RIGHT|MID)B?\("
     rb"(?![^(),\"<&]*(?:,\s*[+-]?(?:\d+\.?\d*|\.\d+)\s*){0,2}\))"
@@ -84,10 +93,35 @@ MENTION = re.compile(
 KEYWORDS = (
     b"STDEV", b"VAR", b"DEVSQ", b"AVEDEV", b"SUMSQ", b"MODE", b"KURT", b"OFFSET(", b"COUNT(",
     b"AVERAGE(", b"LEFT(", b"RIGHT(", b"MID(", b"LEFTB(", b"RIGHTB(", b"MIDB(",
+    b"PHI(", b"F.DIST(", b"F.DIST.RT(", b"FDIST(", b"WEIBULL.DIST(", b"WEIBULL(", b"STANDARDIZE(",
+    b"LARGE(", b"SMALL(", b"RANK(", b"RANK.EQ(", b"RANK.AVG(", b"SLOPE(", b"INTERCEPT(", b"RSQ(",
+    b"PEARSON(", b"CORREL(", b"STEYX(", b"COVAR(", b"COVARIANCE.P(", b"COVARIANCE.S(", b"FORECAST(",
+    b"FORECAST.LINEAR(",
 )
 # The arguments (by position) that are numbers: LEFT/RIGHT's num_chars, MID's start and count.
 COUNTS = {
     "LEFT": (1,), "RIGHT": (1,), "MID": (1, 2), "LEFTB": (1,), "RIGHTB": (1,), "MIDB": (1, 2),
+}
+# The number arguments (by position) of the functions IronCalc 0.9.1 answers #VALUE! for given a
+# logical value, from a cell, typed or calculated (measured), where Excel reads TRUE as 1 and
+# FALSE as 0 (Excel-saved: formulas' test.xlsx STATISTICAL!Y84 PHI(TRUE cell) 0.2420, Y57
+# LARGE(...,TRUE cell) and Y95 SMALL the first, W96 STANDARDIZE with a TRUE standard deviation
+# -1, Y89/Y90 RANK.AVG/RANK.EQ of TRUE #N/A as for 1). Not EDATE, EOMONTH, DEC2BIN, ISEVEN,
+# ISODD, MROUND, GCD or LCM: Excel answers #VALUE! there too (the same file, rows of column Y).
+LOGICAL_NUMBERS = {
+    "PHI": (0,), "F.DIST": (0, 1, 2), "F.DIST.RT": (0, 1, 2), "FDIST": (0, 1, 2),
+    "WEIBULL.DIST": (0, 1, 2), "WEIBULL": (0, 1, 2), "STANDARDIZE": (0, 1, 2), "LARGE": (1,),
+    "SMALL": (1,), "RANK": (0,), "RANK.EQ": (0,), "RANK.AVG": (0,),
+}
+# The paired data arguments (by position) of the functions whose pages say: "If known_y's and
+# known_x's [array1 and array2] ... have a different number of data points, [the function]
+# returns the #N/A error value" (SLOPE, INTERCEPT, RSQ, PEARSON, CORREL, STEYX, COVAR,
+# COVARIANCE.P, COVARIANCE.S, FORECAST). IronCalc 0.9.1 answers #VALUE! (pycel's stats.xlsx
+# Stats!P3:R5, formulas' test.xlsx STATISTICAL!S77, S91, W91, S101, W101: Excel #N/A).
+PAIRED = {
+    "SLOPE": (0, 1), "INTERCEPT": (0, 1), "RSQ": (0, 1), "PEARSON": (0, 1), "CORREL": (0, 1),
+    "STEYX": (0, 1), "COVAR": (0, 1), "COVARIANCE.P": (0, 1), "COVARIANCE.S": (0, 1),
+    "FORECAST": (1, 2), "FORECAST.LINEAR": (1, 2),
 }
 STATISTIC_MENTION = re.compile(rb"(?i)(?:COUNT|AVERAGE)\(")
 ARRAY_NAME = re.compile(rb"<(?:\w+:)?definedName\b[^>]*>\s*\{")
@@ -340,7 +374,10 @@ _PLAIN_COUNTS = re.compile(
     r'(?i)(?<![A-Z0-9_.])(?:LEFT|RIGHT|MID)B?\((?:[^(),"]|"(?:[^"]|"")*")*'
     r"(?:,\s*[+-]?(?:\d+\.?\d*|\.\d+)\s*){0,2}\)"
 )
-_OTHER_CALLS = re.compile(r"(?i)STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|COUNT|AVERAGE")
+_OTHER_CALLS = re.compile(
+    r"(?i)STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|COUNT|AVERAGE|PHI|F\.?DIST|WEIBULL|STANDARDIZE|LARGE|SMALL|RANK"
+    r"|SLOPE|INTERCEPT|RSQ|PEARSON|CORREL|STEYX|COVAR|FORECAST"
+)
 
 
 def rewrite_formula(formula: str) -> str | None:
@@ -369,8 +406,8 @@ def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
                 values[meaningful[0]] = "--(" + values[meaningful[0]]
                 values[meaningful[-1]] += ")"
                 changed = True
-    elif name in COUNTS:
-        for position in COUNTS[name]:
+    elif name in COUNTS or name in LOGICAL_NUMBERS:
+        for position in COUNTS.get(name) or LOGICAL_NUMBERS[name]:
             meaningful = [i for i in args[position] if tokens[i].type != Token.WSPACE] \
                 if position < len(args) else []
             if len(meaningful) == 1:
@@ -386,6 +423,11 @@ def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
                 values[meaningful[0]] = "--(" + values[meaningful[0]]
                 values[meaningful[-1]] += ")"
                 changed = True
+    elif name in PAIRED and len(args) > max(PAIRED[name]):
+        sizes = [_size(tokens, args[i]) for i in PAIRED[name]]
+        if None not in sizes and sizes[0][0] * sizes[0][1] != sizes[1][0] * sizes[1][1]:
+            replace_call(values, opened, closed, "#N/A")
+            changed = True
     elif name in ("COUNT", "AVERAGE") and args:
         changed = _constant_arrays(values, name, opened, closed, args)
     elif name == "OFFSET" and len(args) >= 4:

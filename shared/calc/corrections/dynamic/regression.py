@@ -1,7 +1,12 @@
-"""TREND in the dynamic-array evaluator, with Excel's fit and rules as
+"""TREND and LINEST in the dynamic-array evaluator, with Excel's fit and rules as
 shared/calc/formulas/regression.py holds them (measured on the corpus: shapes other than a
 variable per column or row of known_x's are #REF!, anything not a number among the values is
-#VALUE!).
+#VALUE!, collinear variables are removed).
+
+IronCalc 0.9.1 answers #REF! for LINEST in one cell of a workbook Excel saved before dynamic
+arrays (pycel's stats.xlsx Stats!G3:G29, where Excel shows the slope, the array's first item),
+#NUM! for collinear variables (LinestArrayExp!F21: Excel 0) and a wrong fit without `const`
+(formulas' test.xlsx STATISTICAL!AG63:AH63), so every LINEST cell is evaluated here too.
 
 IronCalc 0.9.1 answers #REF! for TREND(y,,new_x) (Microsoft's Excel 97 help for TREND:
 `TREND(B2:B13,,{13;14;15;16;17})`), a number for new_x's of the wrong width (formulas'
@@ -47,20 +52,28 @@ def _ours(value):
     return float(value)
 
 
-@function("TREND")
-def _trend(ev, args):
-    _arity(args, 1, 4)
+def _fitted(ev, args, fit: str):
+    """regression.trend or .linest (`fit`) of a call's four arguments, an omitted one MISSING."""
     from formulas.errors import FoundError
 
     from shared.calc.formulas import regression
 
     given = [_opt(args, i, None) for i in range(4)]
-    known_y = _block(ev, given[0])
-    known_x, new_x, const = (
-        regression.MISSING if given[i] is None else _block(ev, given[i]) for i in (1, 2, 3)
-    )
+    blocks = [_block(ev, given[0])] + [regression.MISSING if g is None else _block(ev, g) for g in given[1:]]
     try:
-        result = regression.trend(known_y, known_x, new_x, const)
+        result = getattr(regression, fit)(*blocks)
     except FoundError as exc:
         return Err(str(exc.err))
     return Grid([[_ours(x) for x in row] for row in result.tolist()])
+
+
+@function("TREND")
+def _trend(ev, args):
+    _arity(args, 1, 4)
+    return _fitted(ev, args, "trend")
+
+
+@function("LINEST")
+def _linest(ev, args):
+    _arity(args, 1, 4)
+    return _fitted(ev, args, "linest")
