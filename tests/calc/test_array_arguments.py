@@ -229,3 +229,23 @@ def test_an_array_of_criteria_counts_for_each():
         workbook.calculate({}, ["dated"])
         flags = [str(f) for f in workbook.correction_flags()]
         assert any("C3" in f and "locale" in f for f in flags), flags
+
+
+def test_ifs_and_switch_over_arrays_in_a_legacy_array_formula():
+    # GIVEN legacy array formulas applying IFS and SWITCH to a range (pycel's logical.xlsx
+    # Logical!O26:O44 and Switch!A44, saved by Excel: a one-cell array formula shows the first
+    # element's answer; IronCalc 0.9.1 answers #VALUE! and #N/A)
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws["A1"], ws["B1"], ws["C1"] = 0, 1, 2
+    ws["E1"] = ArrayFormula("E1", "=IFS(A1:C1,1,B1,2)")
+    ws["F1"] = ArrayFormula("F1:H1", "=SWITCH(A1:C1,0,\"zero\",1,\"one\",\"many\")")
+    add_name(wb, "first", "Sheet!$A$1")
+    add_name(wb, "ifs", "Sheet!$E$1")
+    add_name(wb, "names", "Sheet!$F$1:$H$1")
+    for workbook in uploaded_and_stored(to_bytes(wb)):
+        # THEN the first element 0 is FALSE: B1 (1) decides; SWITCH names each element
+        assert workbook.calculate({}, ["ifs", "names"]) == {"ifs": 2, "names": ["zero", "one", "many"]}
+        # AND a job changing the first element: TRUE for 5, an error for a text
+        assert workbook.calculate({"first": 5}, ["ifs", "names"]) == {"ifs": 1, "names": ["many", "one", "many"]}
+        assert workbook.calculate({"first": "x"}, ["ifs"]) == {"ifs": "#VALUE!"}

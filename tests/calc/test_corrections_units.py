@@ -86,3 +86,25 @@ def test_a_logical_value_is_not_a_number_to_convert():
 )
 def test_the_rewrite_touches_only_what_ironcalc_gets_wrong(formula, rewritten):
     assert rewrite_formula(formula) == rewritten
+
+
+def test_units_ironcalc_does_not_know_convert_with_excels_table():
+    # GIVEN CONVERT between units named in cells (inputs), and a formula built on it
+    workbook_bytes = named_formulas(
+        {"converted": "=CONVERT(A1,B1,B2)", "doubled": "=2*CONVERT(A1,B1,B2)"},
+        cells={"A1": 1500, "B1": "ms", "B2": "sec"},
+        names={"number": "$A$1", "unit_from": "$B$1", "unit_to": "$B$2"},
+    )
+    for workbook in uploaded_and_stored(workbook_bytes):
+        # THEN milliseconds convert (IronCalc alone: #N/A; formulas' test.xlsx EXTRA!AK42, saved
+        # by Excel, has 1 ms as 0.001 sec), and the cell built on it follows
+        assert workbook.calculate({}, ["converted", "doubled"]) == {
+            "converted": pytest.approx(1.5, rel=1e-12), "doubled": pytest.approx(3.0, rel=1e-12)}
+        # AND the Imperial hundredweight by its name hweight (EXTRA!U12: 50802.34544 g)
+        out = workbook.calculate({"number": 1, "unit_from": "hweight", "unit_to": "g"}, ["converted"])
+        assert out["converted"] == pytest.approx(50802.34544, rel=1e-12)
+        # AND units IronCalc knows stay its own; a unit nobody knows is #N/A; units of two kinds too
+        assert workbook.calculate({"number": 1, "unit_from": "mi", "unit_to": "m"}, ["converted"])["converted"] \
+            == pytest.approx(1609.344, rel=1e-12)
+        assert workbook.calculate({"unit_from": "furlong"}, ["converted"])["converted"] == "#N/A"
+        assert workbook.calculate({"unit_from": "ms", "unit_to": "g"}, ["converted"])["converted"] == "#N/A"

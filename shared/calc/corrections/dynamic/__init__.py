@@ -21,8 +21,8 @@ one cell, the one in the formula's row (it renders it `@A1:A9`), and answers a w
 without an error; given an array it calculates (`ROUND(B1:B9*1.5,0)`) it answers #N/IMPL!. A
 cell whose SUMPRODUCT holds either is evaluated here (`sumproduct_of_arrays`), always, with the
 `@` IronCalc put inside SUMPRODUCT's arguments taken out (`lifted`). Likewise a legacy
-(Ctrl+Shift+Enter) array formula applying ISNUMBER, ISTEXT, ISBLANK, ..., ROUND, MOD, NOT, N or
-VALUE to an array (`{=SUM(IF(ISNUMBER(B1:B9),B1:B9))}`), which IronCalc answers as if every
+(Ctrl+Shift+Enter) array formula applying ISNUMBER, ISTEXT, ISBLANK, ..., ROUND, MOD, NOT, N,
+VALUE, IFS or SWITCH to an array (`{=SUM(IF(ISNUMBER(B1:B9),B1:B9))}`), which IronCalc answers as if every
 element were the first (`legacy_of_arrays`).
 
 At load (`clear_spill_tails`) the cells a dynamic array spilled into in the file are emptied,
@@ -57,7 +57,7 @@ EVALUATED = frozenset(
 CLASSIC = ("TREND", "LINEST")
 # every other FAMILY function is written with a prefix in a file
 HINTS = (b"_XLFN.", b"_XLETA.", *(name.encode() + b"(" for name in CLASSIC), b"SUMPRODUCT(", b"CHOOSE({",
-         b"LOOKUP(", b"MATCH(")
+         b"LOOKUP(", b"MATCH(", b"CONVERT(")
 _MENTION = re.compile(
     r"(?<![A-Za-z0-9_.])(?:_xlfn\.|_xlws\.)*(?:" + "|".join(sorted(FAMILY, key=len, reverse=True))
     + r")\s*\(|_xleta\.|\$?[A-Za-z]{1,3}\$?\d+#",
@@ -85,6 +85,8 @@ class Selected:
     # the references and names approximate lookups read their lookup values from
     # (`approximate_lookups`): ours in a calculation where one holds a text or a logical value
     when_text: list = field(default_factory=list)
+    # errors of IronCalc's that make the cell ours, beyond the engine's own (#N/IMPL!, #ERROR!)
+    when_error: tuple = ()
 
     def parsed(self):
         if self.tree is None:
@@ -109,7 +111,8 @@ def select(formula: str, array_formula: bool = False) -> Selected | None:
     criteria = (family or choose or sumproduct or legacy or criteria_select) \
         and bool(_CRITERIA_CALL.search(formula))
     lookup = bool(_LOOKUP_CALL.search(formula))
-    if not (family or choose or sumproduct or legacy or criteria or lookup):
+    convert = bool(_CONVERT_CALL.search(formula))
+    if not (family or choose or sumproduct or legacy or criteria or lookup or convert):
         return None
     found = Selected((lifted(formula) if "@" in formula else None) or formula)
     in_sumproduct = sumproduct and (
@@ -122,10 +125,16 @@ def select(formula: str, array_formula: bool = False) -> Selected | None:
     misread = any(table[0] == "array" or value[0] in ("str", "bool") or descending
                   for value, table, descending in lookups)
     found.when_text = [value for value, _, _ in lookups if value[0] in ("ref", "name") and ":" not in value[1]]
-    if not (family or choose or in_sumproduct or in_legacy or in_criteria and criteria_select or lookups):
+    if not (family or choose or in_sumproduct or in_legacy or in_criteria and criteria_select or lookups
+            or convert):
         return None
     found.always = bool(in_sumproduct or in_legacy or in_criteria or misread)
+    if convert:  # a unit IronCalc does not know: #N/A where Excel converts (classic.CONVERT)
+        found.when_error = ("#N/A",)
     return found
+
+
+_CONVERT_CALL = re.compile(r"(?<![A-Za-z0-9_.])CONVERT\s*\(", re.IGNORECASE)
 
 
 _LOOKUP_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:[VH]?LOOKUP|MATCH)\s*\(", re.IGNORECASE)
@@ -166,10 +175,11 @@ _EXACT = (("num", 0.0), ("bool", False))
 # legacy (Ctrl+Shift+Enter) array formula: it answers the first element's result for all of
 # them, or FALSE for each, or #N/IMPL! (measured: {=ISNUMBER(B1:B4)} is FALSE four times for 1.4,
 # "x", -3.6, TRUE, {=ISERROR(A1:A4)} FALSE four times with two errors among them;
-# {=SUM(IF(ISNUMBER(B1:B3),B1:B3))} 0; ROUND, MOD, NOT alike; N and VALUE #N/IMPL! or #VALUE!).
+# {=SUM(IF(ISNUMBER(B1:B3),B1:B3))} 0; ROUND, MOD, NOT alike; N and VALUE #N/IMPL! or #VALUE!;
+# IFS over a range #VALUE!, SWITCH #N/A: pycel's logical.xlsx Logical!O26:O44, Switch!A44).
 NOT_LIFTED = frozenset({
     "ISBLANK", "ISERR", "ISERROR", "ISEVEN", "ISLOGICAL", "ISNA", "ISNONTEXT", "ISNUMBER", "ISODD", "ISTEXT",
-    "MOD", "NOT", "ROUND", "ROUNDUP", "ROUNDDOWN", "N", "VALUE",
+    "MOD", "NOT", "ROUND", "ROUNDUP", "ROUNDDOWN", "N", "VALUE", "IFS", "SWITCH",
 })
 _NOT_LIFTED_MENTION = re.compile(
     r"(?<![A-Za-z0-9_.])(?:" + "|".join(sorted(NOT_LIFTED, key=len, reverse=True)) + r")\s*\(", re.IGNORECASE
@@ -385,6 +395,8 @@ class DynamicTarget:
     # (sheet, row, col) of approximate lookups' lookup values read from a cell: when one holds a
     # text or a logical value in a calculation, the cell is ours (`approximate_lookups`)
     when_text: list = field(default_factory=list)
+    # errors IronCalc answers that make the cell ours in a calculation (Selected.when_error)
+    when_error: tuple = ()
 
     @property
     def address(self) -> str:
@@ -606,6 +618,7 @@ def targets(model, selected: list[tuple[int, int, int, Selected]], areas: list[l
         if not target.always:
             target.when_blank = _watched_cells(formula, trees[key], sheet, sheets_of)
             target.when_text = _cells([cell_of(node, sheet) for node in chosen_of[key].when_text], sheet, sheets_of)
+            target.when_error = chosen_of[key].when_error
         try:
             target.check(trees[key])
         except Unsupported as exc:

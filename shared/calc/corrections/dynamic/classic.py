@@ -1,6 +1,6 @@
 """Older one-value functions the evaluator applies to each cell of an array, as Excel does inside
 SUMPRODUCT and dynamic arrays: FIND, SEARCH, EXACT, YEAR, MONTH, DAY and WEEKDAY, as their
-pages on support.microsoft.com describe them.
+pages on support.microsoft.com describe them; and CONVERT, for the units IronCalc lacks.
 
 Dates are 1900-system serials as Excel counts them (Microsoft: "Excel incorrectly assumes that
 the year 1900 is a leap year"): serial 1 is 1900-01-01, 60 the phantom 1900-02-29, 0 is
@@ -166,3 +166,30 @@ def _weekday(ev, args):
         number = (iso - start) % 7 + 1
         return float(number - 1 if k == 3 else number)
     return ev.lift(one, args[0], 1.0 if len(args) < 2 or args[1] is MISSING else args[1])
+
+
+@function("CONVERT")
+def _convert(ev, args):
+    """CONVERT with Excel's whole unit table: every unit of Microsoft's "CONVERT function" page
+    with each prefix it allows (`Ysec`, `ms`, `hweight`, `pc`...), as the formulas package
+    (PyPI) holds it; IronCalc 0.9.1 knows fewer and answers #N/A (formulas' test.xlsx
+    EXTRA!U12:W12 and X41:AR59, saved by Excel). A logical value is #VALUE! once both units are
+    known, a number typed as text converts."""
+    _arity(args, 3)
+    from formulas.functions import XlError
+    from formulas.functions.eng import xconvert
+
+    def one(number, unit_from, unit_to):
+        for x in (number, unit_from, unit_to):
+            if isinstance(x, Err):
+                return x
+        if not isinstance(unit_from, str) or not isinstance(unit_to, str):
+            return v.NA
+        try:
+            result = xconvert(0.0 if number is None else number, unit_from, unit_to)
+        except (TypeError, ValueError):  # a text that is not a number
+            return v.VALUE
+        if isinstance(result, XlError):
+            return Err(str(result))
+        return float(result)
+    return ev.lift(one, *args)

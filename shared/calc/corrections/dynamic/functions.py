@@ -314,6 +314,56 @@ SPECIAL["IFERROR"] = _if_error(False)
 SPECIAL["IFNA"] = _if_error(True)
 
 
+@function("IFS")
+def _ifs(ev, args):
+    """Microsoft's "IFS function": the value of the first TRUE condition, #N/A when none is;
+    applied to each element of arrays (pycel's logical.xlsx Logical!O26:O44, legacy array
+    formulas over A:C, saved by Excel: the first element's answer)."""
+    if len(args) < 2 or len(args) % 2:
+        raise Unsupported("IFS with an odd number of arguments")
+
+    def pick(*items):
+        for condition, value in zip(items[::2], items[1::2]):
+            test = v.to_bool(0.0 if condition is None or condition is MISSING else condition)
+            if isinstance(test, Err):
+                return test
+            if test:
+                return _cell_arg(value)
+        return v.NA
+    return ev.lift(pick, *args)
+
+
+def _switch_key(x):
+    """SWITCH's comparison: a blank or an empty argument is 0, text without case, and values
+    of different types never equal (formulas' test.xlsx LOGICAL!R25:Z25, pycel's logical.xlsx
+    Switch!C32:C44, saved by Excel: a blank matches an empty argument, not FALSE or "")."""
+    if x is None or x is MISSING:
+        return (0, 0.0)
+    if isinstance(x, bool):
+        return (2, x)
+    if isinstance(x, str):
+        return (1, x.casefold())
+    return (0, x)
+
+
+@function("SWITCH")
+def _switch(ev, args):
+    if len(args) < 3:
+        raise Unsupported("SWITCH with fewer than three arguments")
+
+    def pick(expression, *items):
+        if isinstance(expression, Err):
+            return expression
+        key = _switch_key(expression)
+        for value, result in zip(items[::2], items[1::2]):
+            if isinstance(value, Err):
+                return value
+            if _switch_key(value) == key:
+                return _cell_arg(result)
+        return _cell_arg(items[-1]) if len(items) % 2 else v.NA
+    return ev.lift(pick, *args)
+
+
 def _logical(kind):
     def run(ev, args):
         found = []

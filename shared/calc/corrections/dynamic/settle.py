@@ -65,7 +65,7 @@ def settle(model, target, state: State, read_cell, write_cell) -> Settled:
             and not any(read_cell(model, *cell)[0] == "empty" for cell in target.when_blank) \
             and not any(read_cell(model, *cell)[0] in ("s", "b") for cell in target.when_text):
         kind, value = read_cell(model, *key)
-        if kind != "e" or value not in _ENGINE_ERRORS:
+        if kind != "e" or value not in _ENGINE_ERRORS and value not in target.when_error:
             return Settled()  # IronCalc's value stands
     evaluator = Evaluator(state.book, *key)
     try:
