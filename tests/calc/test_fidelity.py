@@ -140,6 +140,21 @@ def test_references_to_other_workbooks_are_left_out():
     assert report.skipped == {"external": 2}
 
 
+def test_bahttext_is_answered_on_ironcalc_not_named_unknown():
+    # BAHTTEXT is not in IronCalc 0.9.1; the correction layer answers it (Microsoft's page:
+    # BAHTTEXT(1234) is the Thai text below), so the upload does not name it unknown
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws["A1"] = 1234
+    ws["B1"] = "=BAHTTEXT(A1)"
+    data = excel_saved(wb, {"Sheet!B1": "หนึ่งพันสองร้อยสามสิบสี่บาทถ้วน"})
+
+    report = check(data, "ironcalc")
+
+    assert report.unsupported_functions == []
+    assert (report.cells_compared, report.cells_matching) == (1, 1)
+
+
 def test_functions_an_engine_does_not_know_are_named():
     wb = openpyxl.Workbook()
     ws = wb.active

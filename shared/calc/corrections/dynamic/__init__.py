@@ -44,17 +44,18 @@ FAMILY = (
     "FILTER", "SORT", "SORTBY", "UNIQUE", "SEQUENCE", "RANDARRAY", "XLOOKUP", "XMATCH",
     "VSTACK", "HSTACK", "TAKE", "DROP", "EXPAND", "CHOOSECOLS", "CHOOSEROWS", "TOCOL", "TOROW",
     "WRAPROWS", "WRAPCOLS", "TEXTSPLIT", "TEXTBEFORE", "TEXTAFTER", "VALUETOTEXT", "ARRAYTOTEXT",
-    "GROUPBY", "PIVOTBY", "PERCENTOF", "ANCHORARRAY", "TREND", "LINEST",
+    "GROUPBY", "PIVOTBY", "PERCENTOF", "ANCHORARRAY", "TREND", "LINEST", "BAHTTEXT",
 )
 # The FAMILY functions IronCalc 0.9.1 does not implement at all, evaluated only here: not unknown
-# to the service (GROUPBY and PIVOTBY, and ANCHORARRAY, which is how a file writes a spill
-# reference `A1#`); the forms the layer leaves out are flagged cell by cell instead.
+# to the service (GROUPBY and PIVOTBY, ANCHORARRAY, which is how a file writes a spill
+# reference `A1#`, and BAHTTEXT); the forms the layer leaves out are flagged cell by cell instead.
 EVALUATED = frozenset(
-    name for base in ("GROUPBY", "PIVOTBY", "ANCHORARRAY") for name in (base, "_XLFN." + base)
+    name for base in ("GROUPBY", "PIVOTBY", "ANCHORARRAY", "BAHTTEXT") for name in (base, "_XLFN." + base)
 )
 # Older functions, written without a prefix, evaluated here because IronCalc 0.9.1 answers
-# them wrongly in forms the corpus shows (regression.py): always ours (_ROUTED).
-CLASSIC = ("TREND", "LINEST")
+# them wrongly in forms the corpus shows (regression.py) or lacks them (BAHTTEXT, text.py):
+# always ours (_ROUTED).
+CLASSIC = ("TREND", "LINEST", "BAHTTEXT")
 # every other FAMILY function is written with a prefix in a file
 HINTS = (b"_XLFN.", b"_XLETA.", *(name.encode() + b"(" for name in CLASSIC), b"SUMPRODUCT(", b"CHOOSE({",
          b"LOOKUP(", b"MATCH(", b"CONVERT(")
@@ -434,7 +435,7 @@ class Occupied:
 # range holding an error: #NUM! in Excel, 'MATH & TRIG'!W49 of formulas' test.xlsx): always ours.
 _ROUTED = re.compile(
     r"(?<![A-Za-z0-9_.])(?:_xlfn\.)*(?:LAMBDA|MAP|REDUCE|SCAN|MAKEARRAY|BYROW|BYCOL|ISOMITTED"
-    r"|GROUPBY|PIVOTBY|PERCENTOF|TREND|LINEST)\s*\(|_xleta\.",
+    r"|GROUPBY|PIVOTBY|PERCENTOF|TREND|LINEST|BAHTTEXT)\s*\(|_xleta\.",
     re.IGNORECASE,
 )
 # COUNT and AVERAGE of a computed array: IronCalc counts none of its numbers (COUNT(TOCOL(...)) is 0)

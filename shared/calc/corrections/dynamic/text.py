@@ -164,3 +164,20 @@ def _arraytotext(ev, args):
     if not form:
         return ", ".join(_as_text(x, False) for x in grid.cells())
     return "{" + ";".join(",".join(_as_text(x, True) for x in row) for row in grid.rows) + "}"
+
+
+@function("BAHTTEXT")
+def _bahttext(ev, args):
+    """Microsoft's "BAHTTEXT function": a number as Thai text with "Baht", by the bahttext
+    package (PyPI, as the formulas package uses it); IronCalc 0.9.1 lacks the function. A logical
+    value is its number and a blank 0, text that is not a number #VALUE! (formulas' test.xlsx
+    TEXT!R6:AH6, saved by Excel)."""
+    _arity(args, 1)
+    from bahttext import bahttext
+
+    def one(x):
+        if isinstance(x, str) and not x.strip():
+            return v.VALUE
+        n = v.to_number(0.0 if x is None else x)
+        return n if isinstance(n, Err) else bahttext(n)
+    return ev.lift(one, args[0])
