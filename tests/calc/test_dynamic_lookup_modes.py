@@ -95,6 +95,21 @@ def test_trend_is_evaluated_with_excels_rules():
     assert evaluate("=TREND({2;3;4;21;2},{2,1;2,2;5,3;2,4;4,1},{5,NA()})") == "#VALUE!"
 
 
+def test_growth_and_logest_are_trend_and_linest_over_logarithms():
+    # ECMA-376 Part 4 and Microsoft's GROWTH page: months 11-16, units 33100 ... 220000, fitted
+    # 32618.20377 for month 11; LOGEST of the same: m 1.463275628, b 495.3047702
+    units = "{33100;47300;69000;102000;150000;220000}"
+    months = "{11;12;13;14;15;16}"
+    fitted = evaluate(f"=GROWTH({units},{months})")
+    assert math.isclose(fitted[0][0], 32618.20377, rel_tol=1e-9)
+    m, b = evaluate(f"=LOGEST({units},{months})")[0]
+    assert math.isclose(m, 1.463275628, rel_tol=1e-9) and math.isclose(b, 495.3047702, rel_tol=1e-9)
+    # Microsoft's GROWTH page: "If any of the numbers in known_y's is 0 or negative, GROWTH
+    # returns the #NUM! error value"; an error among them is #VALUE! (test.xlsx STATISTICAL!AB59)
+    assert evaluate("=GROWTH({1;0;3},{1;2;3})") == "#NUM!"
+    assert evaluate("=LOGEST({1;#N/A;3},{1;2;3})") == "#VALUE!"
+
+
 def test_linest_in_one_cell_is_its_first_item_as_excel_saved_it():
     """pycel's stats.xlsx (Excel-saved, before dynamic arrays): Stats!G3 LINEST(J3:N3,J4:N4) in
     one plain cell shows the slope, -0.44097...; G5, whose x never varies, 0. IronCalc 0.9.1

@@ -1,4 +1,5 @@
-"""Excel's LINEST and TREND for `formulas`, whose own (1.3.4) disagree with Excel.
+"""Excel's LINEST and TREND for `formulas`, whose own (1.3.4) disagree with Excel, and LOGEST and
+GROWTH on them for the correction layer (dynamic/regression.py).
 
 `functions()` gives the entries for formulas' function table (`formulas.get_functions()`).
 formulas registers these two under their plain names only (no `_XLFN.` alias), and so do we.
@@ -144,6 +145,41 @@ def trend(known_y: Any, known_x: Any = MISSING, new_x: Any = MISSING, const: Any
     fit = _Fit(_numbers(y), _numbers(x), const)
     values = _numbers(points) @ fit.slopes + fit.intercept
     return _overflow_as_num(np.asarray(values, dtype=object).reshape(shape)).view(Array)
+
+
+def logest(known_y: Any, known_x: Any = MISSING, const: Any = MISSING, stats: Any = MISSING):
+    """LOGEST: LINEST of the natural logarithms of y (Microsoft's LOGEST page: the statistics
+    are those of the linear model ln y = x1 ln m1 + ... + ln b), its first row raised back:
+    m_k ... m_1, b (1 when const is FALSE)."""
+    import numpy as np
+
+    out = linest(_logged(known_y, known_x), known_x, const, stats)
+    out[0, :] = [np.exp(v) if isinstance(v, float) else v for v in out[0, :]]
+    return _overflow_as_num(out)
+
+
+def growth(known_y: Any, known_x: Any = MISSING, new_x: Any = MISSING, const: Any = MISSING):
+    """GROWTH: the exponential of TREND over the natural logarithms of y."""
+    import numpy as np
+
+    out = trend(_logged(known_y, known_x), known_x, new_x, const)
+    for index, value in enumerate(out.flat):
+        if isinstance(value, float):
+            out.flat[index] = float(np.exp(value))
+    return _overflow_as_num(out)
+
+
+def _logged(known_y: Any, known_x: Any):
+    """y's natural logarithms, in y's shape, after the shapes are checked (#REF!): #VALUE! for a
+    value that is not a number, #NUM! for a number that is 0 or negative (Microsoft's GROWTH
+    and LOGEST pages)."""
+    import numpy as np
+
+    _regression_data(known_y, known_x)
+    numbers = _numbers(_block(known_y))
+    if (numbers <= 0).any():
+        raise excel_error("#NUM!")
+    return np.log(numbers).astype(object)
 
 
 def _overflow_as_num(out):

@@ -44,7 +44,7 @@ FAMILY = (
     "FILTER", "SORT", "SORTBY", "UNIQUE", "SEQUENCE", "RANDARRAY", "XLOOKUP", "XMATCH",
     "VSTACK", "HSTACK", "TAKE", "DROP", "EXPAND", "CHOOSECOLS", "CHOOSEROWS", "TOCOL", "TOROW",
     "WRAPROWS", "WRAPCOLS", "TEXTSPLIT", "TEXTBEFORE", "TEXTAFTER", "VALUETOTEXT", "ARRAYTOTEXT",
-    "GROUPBY", "PIVOTBY", "PERCENTOF", "ANCHORARRAY", "TREND", "LINEST", "BAHTTEXT",
+    "GROUPBY", "PIVOTBY", "PERCENTOF", "ANCHORARRAY", "TREND", "LINEST", "LOGEST", "GROWTH", "BAHTTEXT",
 )
 # The FAMILY functions IronCalc 0.9.1 does not implement at all, evaluated only here: not unknown
 # to the service (GROUPBY and PIVOTBY, ANCHORARRAY, which is how a file writes a spill
@@ -55,7 +55,7 @@ EVALUATED = frozenset(
 # Older functions, written without a prefix, evaluated here because IronCalc 0.9.1 answers
 # them wrongly in forms the corpus shows (regression.py) or lacks them (BAHTTEXT, text.py):
 # always ours (_ROUTED).
-CLASSIC = ("TREND", "LINEST", "BAHTTEXT")
+CLASSIC = ("TREND", "LINEST", "LOGEST", "GROWTH", "BAHTTEXT")
 # every other FAMILY function is written with a prefix in a file
 HINTS = (b"_XLFN.", b"_XLETA.", *(name.encode() + b"(" for name in CLASSIC), b"SUMPRODUCT(", b"CHOOSE({",
          b"LOOKUP(", b"MATCH(", b"CONVERT(")
@@ -435,7 +435,7 @@ class Occupied:
 # range holding an error: #NUM! in Excel, 'MATH & TRIG'!W49 of formulas' test.xlsx): always ours.
 _ROUTED = re.compile(
     r"(?<![A-Za-z0-9_.])(?:_xlfn\.)*(?:LAMBDA|MAP|REDUCE|SCAN|MAKEARRAY|BYROW|BYCOL|ISOMITTED"
-    r"|GROUPBY|PIVOTBY|PERCENTOF|TREND|LINEST|BAHTTEXT)\s*\(|_xleta\.",
+    r"|GROUPBY|PIVOTBY|PERCENTOF|TREND|LINEST|LOGEST|GROWTH|BAHTTEXT)\s*\(|_xleta\.",
     re.IGNORECASE,
 )
 # COUNT and AVERAGE of a computed array: IronCalc counts none of its numbers (COUNT(TOCOL(...)) is 0)

@@ -1,4 +1,4 @@
-"""TREND and LINEST in the dynamic-array evaluator, with Excel's fit and rules as
+"""TREND, LINEST, GROWTH and LOGEST in the dynamic-array evaluator, with Excel's fit and rules as
 shared/calc/formulas/regression.py holds them (measured on the corpus: shapes other than a
 variable per column or row of known_x's are #REF!, anything not a number among the values is
 #VALUE!, collinear variables are removed).
@@ -6,7 +6,9 @@ variable per column or row of known_x's are #REF!, anything not a number among t
 IronCalc 0.9.1 answers #REF! for LINEST in one cell of a workbook Excel saved before dynamic
 arrays (pycel's stats.xlsx Stats!G3:G29, where Excel shows the slope, the array's first item),
 #NUM! for collinear variables (LinestArrayExp!F21: Excel 0) and a wrong fit without `const`
-(formulas' test.xlsx STATISTICAL!AG63:AH63), so every LINEST cell is evaluated here too.
+(formulas' test.xlsx STATISTICAL!AG63:AH63), so every LINEST cell is evaluated here too; and
+LOGEST and GROWTH, which IronCalc answers alike (LOGEST in one cell #REF!, STATISTICAL!R59;
+an error among the values passed on where Excel answers #VALUE!, AB59:AF59 and AA51:AF51).
 
 IronCalc 0.9.1 answers #REF! for TREND(y,,new_x) (Microsoft's Excel 97 help for TREND:
 `TREND(B2:B13,,{13;14;15;16;17})`), a number for new_x's of the wrong width (formulas'
@@ -77,3 +79,15 @@ def _trend(ev, args):
 def _linest(ev, args):
     _arity(args, 1, 4)
     return _fitted(ev, args, "linest")
+
+
+@function("LOGEST")
+def _logest(ev, args):
+    _arity(args, 1, 4)
+    return _fitted(ev, args, "logest")
+
+
+@function("GROWTH")
+def _growth(ev, args):
+    _arity(args, 1, 4)
+    return _fitted(ev, args, "growth")
