@@ -159,3 +159,18 @@ def test_ranges_written_to_their_data_and_approximate_lookups_keep_their_own_rul
     assert model.get_cell_formula(0, 2, 3) == "=VLOOKUP(A2,Data!$A$1:$D$6,2,FALSE)"
     assert model.get_cell_formula(0, 3, 3) == "=VLOOKUP(600,Bands!$A$1:$B$3,2,TRUE)&MATCH(A2,Data!$A$1:$A$10,0)"
     assert model.get_formatted_cell_value(0, 3, 3) == "0.093"
+
+
+def test_an_approximate_lookup_or_convert_on_the_sheet_does_not_keep_a_range_whole():
+    # GIVEN approximate lookups (evaluated by the layer when their lookup value is a text) and
+    # CONVERT (when IronCalc lacks a unit) on the sheet the whole-column lookups search: such
+    # cells answer one value in their own cell and never spill
+    wb = catalogue()
+    wb["Data"]["B12"] = "=VLOOKUP(A2,A1:C6,3)"
+    wb["Data"]["C12"] = '=CONVERT(B12,"g","kg")'
+
+    # WHEN it is loaded
+    model, _, _ = get_engine("ironcalc")._load(to_bytes(wb))
+
+    # THEN the exact lookups over Data!A:D are bounded as before
+    assert model.get_cell_formula(0, 2, 2) == "=VLOOKUP(A2,Data!$A$1:$D$10,3,FALSE)"

@@ -52,7 +52,7 @@ def _spilling_sheets(model, data: bytes) -> dict[int, list[tuple[int, int]]]:
     for sheet, row, col in model.get_all_cells():
         if sheet in flagged:
             formula = model.get_cell_formula(sheet, row, col)
-            if formula and dynamic.mentions(formula):
+            if formula and dynamic.may_spill(formula):
                 anchors[sheet].append((row, col))
     for sheet, row, col, _bottom, _right, is_dynamic in dynamic.spill_areas(data):
         if is_dynamic:

@@ -72,6 +72,13 @@ def mentions(formula: str) -> bool:
     return select(formula) is not None
 
 
+def may_spill(formula: str) -> bool:
+    """Whether a formula the evaluator takes may answer an array that spills: any it takes but
+    for its approximate lookups or CONVERT alone (Selected.watched)."""
+    found = select(formula)
+    return found is not None and not found.watched
+
+
 @dataclass
 class Selected:
     """A formula the evaluator here takes (`select`): as evaluated (`lifted`), its parse tree (or
@@ -83,6 +90,9 @@ class Selected:
     formula: str
     tree: object = None
     always: bool = False
+    # taken only for its approximate lookups or CONVERT: one value in its own cell, never a
+    # spill (`may_spill`)
+    watched: bool = False
     # the references and names approximate lookups read their lookup values from
     # (`approximate_lookups`): ours in a calculation where one holds a text or a logical value
     when_text: list = field(default_factory=list)
@@ -99,9 +109,10 @@ def select(formula: str, array_formula: bool = False) -> Selected | None:
     """Whether the evaluator here takes a formula (None: IronCalc's alone): it calls a FAMILY
     function or reads a spill, gives SUMPRODUCT an array IronCalc reads as one value, CHOOSE an
     array of indexes, or a criteria argument an array constant; an array formula (legacy or
-    dynamic, `array_formula`) also a NOT_LIFTED function or criteria given an array. Cheap for
-    the formulas of a large workbook: a formula is parsed once, and only when one of these
-    functions is in it."""
+    dynamic, `array_formula`) also a NOT_LIFTED function or criteria given an array. And, only
+    in the calculations where IronCalc would differ (`watched`), one with approximate lookups
+    (`approximate_lookups`) or CONVERT. Cheap for the formulas of a large workbook: a formula is
+    parsed once, and only when one of these functions is in it."""
     family = bool(_MENTION.search(formula)) and bool(_MENTION.search(_STRING.sub('""', formula)))
     choose = bool(_CHOOSE_OF_ARRAY.search(formula))  # always ours (_engine_misreads)
     sumproduct = bool(_SUMPRODUCT.search(formula))
@@ -126,8 +137,8 @@ def select(formula: str, array_formula: bool = False) -> Selected | None:
     misread = any(table[0] == "array" or value[0] in ("str", "bool") or descending
                   for value, table, descending in lookups)
     found.when_text = [value for value, _, _ in lookups if value[0] in ("ref", "name") and ":" not in value[1]]
-    if not (family or choose or in_sumproduct or in_legacy or in_criteria and criteria_select or lookups
-            or convert):
+    found.watched = not (family or choose or in_sumproduct or in_legacy or in_criteria and criteria_select)
+    if found.watched and not (lookups or convert):
         return None
     found.always = bool(in_sumproduct or in_legacy or in_criteria or misread)
     if convert:  # a unit IronCalc does not know: #N/A where Excel converts (classic.CONVERT)
