@@ -96,6 +96,9 @@ def test_the_lookups_the_layer_watches():
     assert select('=LOOKUP(A1,{1,2,3})').always is True
     assert select('=MATCH("x",B1:B9)').always is True
     assert select("=VLOOKUP(A1,B1:C9,2,FALSE)") is None
+    # a formula calling a function the layer does not evaluate stays IronCalc's
+    assert select("=EXP(VLOOKUP(A1,B1:C9,2))") is None
+    assert select("=ROUND(VLOOKUP(A1,B1:C9,2),2)") is not None
 
 
 def test_the_position_excel_finds_in_unsorted_and_mixed_items():

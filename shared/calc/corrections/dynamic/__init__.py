@@ -111,8 +111,9 @@ def select(formula: str, array_formula: bool = False) -> Selected | None:
     array of indexes, or a criteria argument an array constant; an array formula (legacy or
     dynamic, `array_formula`) also a NOT_LIFTED function or criteria given an array. And, only
     in the calculations where IronCalc would differ (`watched`), one with approximate lookups
-    (`approximate_lookups`) or CONVERT. Cheap for the formulas of a large workbook: a formula is
-    parsed once, and only when one of these functions is in it."""
+    (`approximate_lookups`) or CONVERT whose every function the evaluator has. Cheap for the
+    formulas of a large workbook: a formula is parsed once, and only when one of these functions
+    is in it."""
     family = bool(_MENTION.search(formula)) and bool(_MENTION.search(_STRING.sub('""', formula)))
     choose = bool(_CHOOSE_OF_ARRAY.search(formula))  # always ours (_engine_misreads)
     sumproduct = bool(_SUMPRODUCT.search(formula))
@@ -138,12 +139,27 @@ def select(formula: str, array_formula: bool = False) -> Selected | None:
                   for value, table, descending in lookups)
     found.when_text = [value for value, _, _ in lookups if value[0] in ("ref", "name") and ":" not in value[1]]
     found.watched = not (family or choose or in_sumproduct or in_legacy or in_criteria and criteria_select)
-    if found.watched and not (lookups or convert):
-        return None
+    if found.watched and not ((lookups or convert) and _evaluable(found.parsed())):
+        return None  # (a job would find out only then that the layer cannot answer it)
     found.always = bool(in_sumproduct or in_legacy or in_criteria or misread)
     if convert:  # a unit IronCalc does not know: #N/A where Excel converts (classic.CONVERT)
         found.when_error = ("#N/A",)
     return found
+
+
+def _evaluable(node) -> bool:
+    """Whether the evaluator here has every function a parse tree calls."""
+    from shared.calc.corrections.dynamic.functions import FUNCTIONS, SPECIAL
+
+    if isinstance(node, Unsupported):
+        return False
+    if isinstance(node, list):
+        return all(_evaluable(item) for item in node)
+    if not isinstance(node, tuple):
+        return True
+    if node[0] == "call" and node[1] not in FUNCTIONS and node[1] not in SPECIAL:
+        return False
+    return all(_evaluable(part) for part in node[1:] if isinstance(part, (tuple, list)))
 
 
 _CONVERT_CALL = re.compile(r"(?<![A-Za-z0-9_.])CONVERT\s*\(", re.IGNORECASE)
