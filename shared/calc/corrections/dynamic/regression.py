@@ -55,7 +55,8 @@ def _ours(value):
 
 
 def _fitted(ev, args, fit: str):
-    """regression.trend or .linest (`fit`) of a call's four arguments, an omitted one MISSING."""
+    """regression.trend, .linest, .logest or .growth (`fit`) of a call's four arguments, an
+    omitted one MISSING."""
     from formulas.errors import FoundError
 
     from shared.calc.formulas import regression
@@ -69,25 +70,12 @@ def _fitted(ev, args, fit: str):
     return Grid([[_ours(x) for x in row] for row in result.tolist()])
 
 
-@function("TREND")
-def _trend(ev, args):
-    _arity(args, 1, 4)
-    return _fitted(ev, args, "trend")
+def _regression(fit: str):
+    def run(ev, args):
+        _arity(args, 1, 4)
+        return _fitted(ev, args, fit)
+    return run
 
 
-@function("LINEST")
-def _linest(ev, args):
-    _arity(args, 1, 4)
-    return _fitted(ev, args, "linest")
-
-
-@function("LOGEST")
-def _logest(ev, args):
-    _arity(args, 1, 4)
-    return _fitted(ev, args, "logest")
-
-
-@function("GROWTH")
-def _growth(ev, args):
-    _arity(args, 1, 4)
-    return _fitted(ev, args, "growth")
+for _name in ("TREND", "LINEST", "LOGEST", "GROWTH"):
+    function(_name)(_regression(_name.lower()))
