@@ -83,7 +83,7 @@ def correct_model(model, data: bytes, inputs: list[InputBox]) -> ModelCorrection
     `inputs` are the named input ranges (sheet index, top, left, bottom, right)."""
     fixes: list[Rewrite] = []
     for rewrite in (correct_external, _correct_references, _inline_names, _index_ranges, _intersect_ranges, _correct_dates,
-                    _correct_arguments, _correct_units, correct_filtered_subtotals, correct_holidays,
+                    _correct_arguments, _correct_units, _correct_charset, correct_filtered_subtotals, correct_holidays,
                     correct_array_constants, correct_ref_ranges, correct_pivot_data):
         fixes = _merged(fixes, rewrite(model, data))
     candidates, arrays = survey(data)
@@ -150,6 +150,19 @@ def _correct_units(model, data: bytes) -> list[Rewrite]:
     if not candidates:
         return []
     return units.correct_units(model, sorted(candidates - arrays))
+
+
+def _correct_charset(model, data: bytes) -> list[Rewrite]:
+    """CHAR and CODE in a workbook saved by Excel for Mac (charset.py); any other workbook costs
+    a look at its docProps/app.xml."""
+    from shared.calc.corrections import charset
+
+    if not charset.saved_on_mac(data):
+        return []
+    candidates, arrays = survey(data, charset.MENTION, charset.KEYWORDS)
+    if not candidates:
+        return []
+    return charset.correct_charset(model, sorted(candidates - arrays))
 
 
 def _correct_references(model, data: bytes) -> list[Rewrite]:
