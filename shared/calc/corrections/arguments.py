@@ -76,7 +76,7 @@ import re
 
 from openpyxl.formula.tokenizer import Token
 
-from shared.calc.corrections.formula_tokens import SINGLE_CELL, one_cell, replace_call, rewrite_calls
+from shared.calc.corrections.formula_tokens import SINGLE_CELL, one_cell, replace_call, rewrite_calls, without_spaces
 from shared.calc.corrections.lookups import parse_range
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 
@@ -174,7 +174,7 @@ def typed_text_reason(formula: str) -> str | None:
         if name not in DIRECT_VALUES or name in MODES:
             continue
         for arg in args:
-            meaningful = [i for i in arg if tokens[i].type != Token.WSPACE]
+            meaningful = without_spaces(tokens, arg)
             if len(meaningful) != 1:
                 continue
             token = tokens[meaningful[0]]
@@ -204,7 +204,7 @@ def array_count_reason(formula: str, array_formula: bool) -> str | None:
         return None
     for name, _, _, args in calls(tokens):
         for position in COUNTS.get(name, ()):
-            meaningful = [i for i in args[position] if tokens[i].type != Token.WSPACE] \
+            meaningful = without_spaces(tokens, args[position]) \
                 if position < len(args) else []
             if not meaningful:
                 continue
@@ -277,7 +277,7 @@ def expression_kind(tokens: list[Token], positions: list[int]) -> str | None:
     `ISNUMBER(A1)`, `LEFT(A1,2)`, with literals and single cells only); None for anything else:
     a reference, a name (it may be several cells), a range, another function (IF, INDEX, ...
     may give a reference) or an array (their logical values and text Excel ignores)."""
-    meaningful = [i for i in positions if tokens[i].type != Token.WSPACE]
+    meaningful = without_spaces(tokens, positions)
     if len(meaningful) < 2:
         return None
     depth, found, calls, first_call = 0, [], 0, None  # (depth, operator) outside calls
@@ -343,7 +343,7 @@ def _constant_arrays(values, name, opened, closed, args) -> bool:
 
 def _size(tokens: list[Token], positions: list[int]) -> tuple[int, int] | None:
     """(height, width) of a plain reference argument."""
-    meaningful = [i for i in positions if tokens[i].type != Token.WSPACE]
+    meaningful = without_spaces(tokens, positions)
     if len(meaningful) != 1 or tokens[meaningful[0]].type != Token.OPERAND:
         return None
     text = tokens[meaningful[0]].value.lstrip("@")
@@ -391,7 +391,7 @@ def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
     changed = False
     if name in DIRECT_VALUES:
         for arg in args:
-            meaningful = [i for i in arg if tokens[i].type != Token.WSPACE]
+            meaningful = without_spaces(tokens, arg)
             if len(meaningful) == 1:
                 number = _literal(tokens[meaningful[0]])
                 if number == "#VALUE!" and name in MODES:
@@ -408,7 +408,7 @@ def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
                 changed = True
     elif name in COUNTS or name in LOGICAL_NUMBERS:
         for position in COUNTS.get(name) or LOGICAL_NUMBERS[name]:
-            meaningful = [i for i in args[position] if tokens[i].type != Token.WSPACE] \
+            meaningful = without_spaces(tokens, args[position]) \
                 if position < len(args) else []
             if len(meaningful) == 1:
                 number = _literal(tokens[meaningful[0]])
@@ -436,7 +436,7 @@ def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
             return False
         separators = _separators(tokens, opened, closed)
         for position, fill in ((3, size[0]), (4, size[1])):
-            if position < len(args) and not [i for i in args[position] if tokens[i].type != Token.WSPACE]:
+            if position < len(args) and not without_spaces(tokens, args[position]):
                 values[separators[position - 1]] += str(fill)  # the comma before it
                 changed = True
     return changed

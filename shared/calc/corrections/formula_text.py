@@ -16,7 +16,7 @@ import re
 
 from openpyxl.formula.tokenizer import Token
 
-from shared.calc.corrections.formula_tokens import replace_call, rewrite_calls, tokenize
+from shared.calc.corrections.formula_tokens import replace_call, rewrite_calls, tokenize, without_spaces
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 from shared.calc.corrections.package import survey
 from shared.calc.refs import column_number
@@ -65,7 +65,7 @@ def keep_formula_text(model, data: bytes, rewrites: list[Rewrite]) -> list[Rewri
         def handle(tokens, values, name, opened, closed, args) -> bool:
             if name != "FORMULATEXT" or len(args) != 1:
                 return False
-            meaningful = [i for i in args[0] if tokens[i].type != Token.WSPACE]
+            meaningful = without_spaces(tokens, args[0])
             match = _CELL.fullmatch(tokens[meaningful[0]].value.lstrip("@")) if len(meaningful) == 1 else None
             if match is None:
                 return False

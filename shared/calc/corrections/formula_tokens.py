@@ -72,7 +72,7 @@ def is_single_cell(token: Token) -> bool:
         and SINGLE_CELL.fullmatch(token.value.lstrip("@")) is not None
 
 
-def meaningful(tokens: list[Token], positions: list[int]) -> list[int]:
+def without_spaces(tokens: list[Token], positions: list[int]) -> list[int]:
     """The positions that are not white space."""
     return [i for i in positions if tokens[i].type != Token.WSPACE]
 
@@ -80,7 +80,7 @@ def meaningful(tokens: list[Token], positions: list[int]) -> list[int]:
 def one_cell(tokens: list[Token], positions: list[int]) -> bool:
     """Whether an argument is one cell, maybe behind prefix operators and in parentheses
     (`B1`, `+Sheet2!B1`, `(B1)`): no range, name or call."""
-    kept = meaningful(tokens, positions)
+    kept = without_spaces(tokens, positions)
     operands = [i for i in kept if tokens[i].type == Token.OPERAND]
     if len(operands) != 1 or not is_single_cell(tokens[operands[0]]):
         return False
@@ -90,7 +90,7 @@ def one_cell(tokens: list[Token], positions: list[int]) -> bool:
 def pure(tokens: list[Token], positions: list[int], literals=frozenset({Token.NUMBER})) -> bool:
     """Whether an argument is literals of the given subtypes and single cells joined by
     operators (no function, range or name): one value, cheap to repeat, never an array."""
-    kept = meaningful(tokens, positions)
+    kept = without_spaces(tokens, positions)
     if not kept:
         return False
     for i in kept:

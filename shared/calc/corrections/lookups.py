@@ -27,6 +27,7 @@ from functools import lru_cache
 
 from openpyxl.formula.tokenizer import Token, Tokenizer
 
+from shared.calc.corrections.formula_tokens import without_spaces
 from shared.calc.refs import MAX_COLS, MAX_ROWS, CellBox, column_letters, column_number
 
 LOOKUP_FUNCTIONS = frozenset({"VLOOKUP", "HLOOKUP", "MATCH", "LOOKUP"})
@@ -161,7 +162,7 @@ def _mode(function: str, args: list[list[int]], tokens: list[Token]) -> str:
 
 
 def _range_arg(arg: list[int], tokens: list[Token]) -> RangeArg:
-    meaningful = [i for i in arg if tokens[i].type != Token.WSPACE]
+    meaningful = without_spaces(tokens, arg)
     text = "".join(t.value for t in tokens[min(arg):max(arg) + 1]).strip() if arg else ""
     if meaningful and tokens[meaningful[0]].type == Token.ARRAY:
         return RangeArg(None, text, literal=True)  # an array constant {1,2;3,4}

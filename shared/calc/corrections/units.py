@@ -29,7 +29,7 @@ import re
 
 from openpyxl.formula.tokenizer import Token
 
-from shared.calc.corrections.formula_tokens import meaningful, one_cell, pure, replace_call, rewrite_calls
+from shared.calc.corrections.formula_tokens import one_cell, pure, replace_call, rewrite_calls, without_spaces
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 
 MENTION = re.compile(rb"(?i)CONVERT\(")
@@ -40,12 +40,12 @@ _LITERALS = frozenset({Token.NUMBER, Token.TEXT, Token.LOGICAL})
 
 
 def _logical(tokens: list[Token], positions: list[int]) -> bool:
-    kept = meaningful(tokens, positions)
+    kept = without_spaces(tokens, positions)
     return len(kept) == 1 and tokens[kept[0]].type == Token.OPERAND and tokens[kept[0]].subtype == Token.LOGICAL
 
 
 def _text_literal(tokens: list[Token], positions: list[int]) -> str | None:
-    kept = meaningful(tokens, positions)
+    kept = without_spaces(tokens, positions)
     if len(kept) == 1 and tokens[kept[0]].type == Token.OPERAND and tokens[kept[0]].subtype == Token.TEXT:
         return tokens[kept[0]].value[1:-1].replace('""', '"')
     return None
