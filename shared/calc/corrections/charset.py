@@ -21,21 +21,17 @@ import re
 
 from shared.calc.corrections.formula_tokens import replace_call, rewrite_calls
 from shared.calc.corrections.model import Rewrite, rewrite_cells
-from shared.calc.xlsx.package import open_package
+from shared.calc.xlsx.package import application, open_package
 
 MENTION = re.compile(rb"(?i)(?<![A-Z0-9_.])(?:CHAR|CODE)\(")
 KEYWORDS = (b"CHAR(", b"CODE(")
 MAC_ROMAN = bytes(range(128, 256)).decode("mac_roman")
 _TABLE = '"' + MAC_ROMAN.replace('"', '""') + '"'
-_SAVED_ON_MAC = re.compile(rb"<Application>[^<]*Macintosh[^<]*</Application>")
 
 
 def saved_on_mac(data: bytes) -> bool:
-    """Whether Excel for Mac saved the workbook (docProps/app.xml)."""
-    try:
-        return bool(_SAVED_ON_MAC.search(open_package(data).read("docProps/app.xml")))
-    except KeyError:
-        return False
+    """Whether Excel for Mac saved the workbook (docProps/app.xml: "Microsoft Macintosh Excel")."""
+    return "Macintosh" in (application(open_package(data)) or "")
 
 
 def _mac_roman(tokens, values, name, opened, closed, args) -> bool:
