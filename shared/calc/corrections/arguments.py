@@ -82,22 +82,6 @@ from shared.calc.corrections.model import Rewrite, rewrite_cells
 
 MODES = frozenset({"MODE", "MODE.SNGL"})
 _DIGIT = re.compile(r"\d")
-MENTION = re.compile(
-    rb"(?i)(?:STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET)[A-Z.]*\(|(?:COUNT|AVERAGE)\([^<]*\{"
-    rb"|(?<![A-Z0-9_])(?:PHI|F\.?DIST(?:\.RT)?|WEIBULL(?:\.DIST)?|STANDARDIZE|LARGE|SMALL|RANK(?:\.EQ|\.AVG)?)\("
-    rb"|(?<![A-Z0-9_])(?:SLOPE|INTERCEPT|RSQ|PEARSON|CORREL|STEYX|COVAR|COVARIANCE\.[PS]|FORECAST(?:\.LINEAR)?)\("
-    # LEFT/RIGHT/MID but those with a plain first argument and number literals after it
-    rb"|(?<![A-Z.])(?:LEFT|RIGHT|MID)B?\("
-    rb"(?![^(),\"<&]*(?:,\s*[+-]?(?:\d+\.?\d*|\.\d+)\s*){0,2}\))"
-)
-KEYWORDS = (
-    b"STDEV", b"VAR", b"DEVSQ", b"AVEDEV", b"SUMSQ", b"MODE", b"KURT", b"OFFSET(", b"COUNT(",
-    b"AVERAGE(", b"LEFT(", b"RIGHT(", b"MID(", b"LEFTB(", b"RIGHTB(", b"MIDB(",
-    b"PHI(", b"F.DIST(", b"F.DIST.RT(", b"FDIST(", b"WEIBULL.DIST(", b"WEIBULL(", b"STANDARDIZE(",
-    b"LARGE(", b"SMALL(", b"RANK(", b"RANK.EQ(", b"RANK.AVG(", b"SLOPE(", b"INTERCEPT(", b"RSQ(",
-    b"PEARSON(", b"CORREL(", b"STEYX(", b"COVAR(", b"COVARIANCE.P(", b"COVARIANCE.S(", b"FORECAST(",
-    b"FORECAST.LINEAR(",
-)
 # The arguments (by position) that are numbers: LEFT/RIGHT's num_chars, MID's start and count.
 COUNTS = {
     "LEFT": (1,), "RIGHT": (1,), "MID": (1, 2), "LEFTB": (1,), "RIGHTB": (1,), "MIDB": (1, 2),
@@ -123,6 +107,20 @@ PAIRED = {
     "STEYX": (0, 1), "COVAR": (0, 1), "COVARIANCE.P": (0, 1), "COVARIANCE.S": (0, 1),
     "FORECAST": (1, 2), "FORECAST.LINEAR": (1, 2),
 }
+# their names as their calls are written (`F.DIST(`), for the scans of the sheet XML
+_NUMBER_CALLS = tuple(sorted((*LOGICAL_NUMBERS, *PAIRED), key=len, reverse=True))
+MENTION = re.compile(
+    rb"(?i)(?:STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET)[A-Z.]*\(|(?:COUNT|AVERAGE)\([^<]*\{"
+    rb"|(?<![A-Z0-9_])(?:" + "|".join(re.escape(n) for n in _NUMBER_CALLS).encode() + rb")\("
+    # LEFT/RIGHT/MID but those with a plain first argument and number literals after it
+    rb"|(?<![A-Z.])(?:LEFT|RIGHT|MID)B?\("
+    rb"(?![^(),\"<&]*(?:,\s*[+-]?(?:\d+\.?\d*|\.\d+)\s*){0,2}\))"
+)
+KEYWORDS = (
+    b"STDEV", b"VAR", b"DEVSQ", b"AVEDEV", b"SUMSQ", b"MODE", b"KURT", b"OFFSET(", b"COUNT(",
+    b"AVERAGE(", b"LEFT(", b"RIGHT(", b"MID(", b"LEFTB(", b"RIGHTB(", b"MIDB(",
+    *(name.encode() + b"(" for name in _NUMBER_CALLS),
+)
 STATISTIC_MENTION = re.compile(rb"(?i)(?:COUNT|AVERAGE)\(")
 ARRAY_NAME = re.compile(rb"<(?:\w+:)?definedName\b[^>]*>\s*\{")
 _ELEMENT = re.compile(
@@ -375,8 +373,7 @@ _PLAIN_COUNTS = re.compile(
     r"(?:,\s*[+-]?(?:\d+\.?\d*|\.\d+)\s*){0,2}\)"
 )
 _OTHER_CALLS = re.compile(
-    r"(?i)STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|COUNT|AVERAGE|PHI|F\.?DIST|WEIBULL|STANDARDIZE|LARGE|SMALL|RANK"
-    r"|SLOPE|INTERCEPT|RSQ|PEARSON|CORREL|STEYX|COVAR|FORECAST"
+    r"(?i)STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|COUNT|AVERAGE|" + "|".join(re.escape(n) for n in _NUMBER_CALLS)
 )
 
 
