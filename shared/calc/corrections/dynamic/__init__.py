@@ -74,9 +74,8 @@ def mentions(formula: str) -> bool:
 
 def may_spill(formula: str) -> bool:
     """Whether a formula the evaluator takes may answer an array that spills: any it takes but
-    for its approximate lookups or CONVERT alone (Selected.watched)."""
-    found = select(formula)
-    return found is not None and not found.watched
+    for its approximate lookups or CONVERT alone (Selected.watched), which are not parsed here."""
+    return select(formula, watch=False) is not None
 
 
 @dataclass
@@ -105,7 +104,7 @@ class Selected:
         return self.tree
 
 
-def select(formula: str, array_formula: bool = False) -> Selected | None:
+def select(formula: str, array_formula: bool = False, watch: bool = True) -> Selected | None:
     """Whether the evaluator here takes a formula (None: IronCalc's alone): it calls a FAMILY
     function or reads a spill, gives SUMPRODUCT an array IronCalc reads as one value, CHOOSE an
     array of indexes, or a criteria argument an array constant; an array formula (legacy or
@@ -113,7 +112,7 @@ def select(formula: str, array_formula: bool = False) -> Selected | None:
     in the calculations where IronCalc would differ (`watched`), one with approximate lookups
     (`approximate_lookups`) or CONVERT whose every function the evaluator has. Cheap for the
     formulas of a large workbook: a formula is parsed once, and only when one of these functions
-    is in it."""
+    is in it. `watch` False: none is taken for its approximate lookups or CONVERT (`watched`)."""
     family = bool(_MENTION.search(formula)) and bool(_MENTION.search(_STRING.sub('""', formula)))
     choose = bool(_CHOOSE_OF_ARRAY.search(formula))  # always ours (_engine_misreads)
     sumproduct = bool(_SUMPRODUCT.search(formula))
@@ -123,8 +122,8 @@ def select(formula: str, array_formula: bool = False) -> Selected | None:
     criteria_select = array_formula or "{" in formula
     criteria = (family or choose or sumproduct or legacy or criteria_select) \
         and bool(_CRITERIA_CALL.search(formula))
-    lookup = bool(_LOOKUP_CALL.search(formula))
-    convert = bool(_CONVERT_CALL.search(formula))
+    lookup = watch and bool(_LOOKUP_CALL.search(formula))
+    convert = watch and bool(_CONVERT_CALL.search(formula))
     if not (family or choose or sumproduct or legacy or criteria or lookup or convert):
         return None
     found = Selected((lifted(formula) if "@" in formula else None) or formula)
