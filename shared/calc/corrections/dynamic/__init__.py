@@ -567,22 +567,13 @@ def _watched_cells(formula: str, tree, sheet: int, sheets_of) -> list[tuple[int,
     return _cells(_blank_lookups(tree, []), sheet, sheets_of)
 
 
-class _NameCells:
-    """A reference node's text, or the one cell a defined name stands for (`Sheet1!$B$2`;
-    None for any other name), the names read from the model once first needed."""
-
-    def __init__(self, model):
-        self._model = model
-        self._names: dict | None = None
-
-    def __call__(self, node, sheet: int) -> str | None:
-        if node[0] == "ref":
-            return node[1]
-        if self._names is None:
-            self._names = {(d["name"].upper(), d["scope"]): d["formula"]
-                           for d in self._model.get_defined_name_list()}
-        text = self._names.get((node[1].upper(), sheet)) or self._names.get((node[1].upper(), None))
-        return text.lstrip("=") if text and ":" not in text else None
+def _reference(node, sheet: int, resolve) -> str | None:
+    """A reference node's text, or the one cell a defined name stands for (`Sheet1!$B$2`, by
+    `resolve(name, sheet)`; None for any other name)."""
+    if node[0] == "ref":
+        return node[1]
+    text = resolve(node[1], sheet)
+    return text.lstrip("=") if text and ":" not in text else None
 
 
 def _cells(references: list[str | None], sheet: int, sheets_of) -> list[tuple[int, int, int]]:
@@ -623,9 +614,10 @@ def _routed(found, trees: dict, sheets_of) -> set:
     return routed
 
 
-def targets(model, selected: list[tuple[int, int, int, Selected]], areas: list[list[int]] | None):
+def targets(model, selected: list[tuple[int, int, int, Selected]], areas: list[list[int]] | None, resolve):
     """(targets, [(sheet, row, col, reason)]) of the cells `select` took; `areas` None: not
-    known (a model stored before they were kept)."""
+    known (a model stored before they were kept); `resolve(name, sheet)` a defined name's
+    formula text, or None."""
     known = areas is not None
     areas = areas or []
     by_anchor = {(s, r, c): (b, rt) for s, r, c, b, rt, d in areas}
@@ -634,7 +626,6 @@ def targets(model, selected: list[tuple[int, int, int, Selected]], areas: list[l
     sheets_of = lambda name: names.get(name.upper())  # noqa: E731
     found = [(s, r, c, chosen.formula) for s, r, c, chosen in selected]
     chosen_of = {(s, r, c): chosen for s, r, c, chosen in selected}
-    cell_of = _NameCells(model)
     trees = {(s, r, c): chosen.parsed() for s, r, c, chosen in selected}
     routed = _routed(found, trees, sheets_of) | {(s, r, c) for s, r, c, chosen in selected if chosen.always}
     planned, refused = [], []
@@ -644,7 +635,8 @@ def targets(model, selected: list[tuple[int, int, int, Selected]], areas: list[l
                                key in routed, key in legacy)
         if not target.always:
             target.when_blank = _watched_cells(formula, trees[key], sheet, sheets_of)
-            target.when_text = _cells([cell_of(node, sheet) for node in chosen_of[key].when_text], sheet, sheets_of)
+            target.when_text = _cells([_reference(node, sheet, resolve) for node in chosen_of[key].when_text],
+                                      sheet, sheets_of)
             target.when_error = chosen_of[key].when_error
         try:
             target.check(trees[key])

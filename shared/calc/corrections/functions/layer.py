@@ -189,14 +189,14 @@ def plan(model, date1904: bool = False, spill_areas: list | None = None) -> Plan
         return None
     targets, flags = [], []
     occupied: set = set()
+    context = _Context(model, date1904)
     if arrays:  # Excel 365's array functions: evaluated whole by the dynamic package
-        planned, refused = dynamic.targets(model, arrays, spill_areas)
+        planned, refused = dynamic.targets(model, arrays, spill_areas, context.resolve)
         targets.extend(planned)
         for sheet, row, col, reason in refused:
             names = dynamic.called(model.get_cell_formula(sheet, row, col))
             flags.append(Flag(sheets[sheet], cell_name(row, col), f"{names}: {reason}"))
         occupied = dynamic.Occupied(model, spill_areas or []).cells
-    context = _Context(model, date1904)
     for sheet, row, col, formula in found:
         try:
             targets.append(_target(sheet, row, col, formula, index_of, context))
