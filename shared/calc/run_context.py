@@ -16,16 +16,15 @@ integer lies between them.
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 import hashlib
 import math
 import random
 import uuid
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+from shared.calc.scoped import holding
 from shared.calc.values import datetime_to_serial
 
 _DAYS_1900_TO_1904 = 1462  # serial of a date in the 1904 system = 1900 serial - 1462
@@ -75,14 +74,9 @@ class RunContext:
 _current: contextvars.ContextVar[RunContext | None] = contextvars.ContextVar("sheetcalc_run", default=None)
 
 
-@contextlib.contextmanager
-def running(context: RunContext | None) -> Iterator[None]:
+def running(context: RunContext | None):
     """Calculations inside the block answer NOW/TODAY/RAND/RANDBETWEEN from `context`."""
-    token = _current.set(context)
-    try:
-        yield
-    finally:
-        _current.reset(token)
+    return holding(_current, context)
 
 
 def current_or_fresh() -> RunContext:

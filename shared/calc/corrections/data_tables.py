@@ -27,12 +27,12 @@ and the upload says so.
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Callable
 
 from shared.calc.refs import parse_cell
+from shared.calc.scoped import holding
 from shared.calc.values import EMPTY
 from shared.calc.xlsx.data_tables import DataTable, box
 
@@ -43,13 +43,8 @@ Cell = tuple[int, int]  # (row, col) on the table's sheet
 _limit: contextvars.ContextVar[int | None] = contextvars.ContextVar("sheetcalc_data_table_limit", default=None)
 
 
-@contextlib.contextmanager
-def substitution_limit(limit: int | None) -> Iterator[None]:
-    token = _limit.set(limit)
-    try:
-        yield
-    finally:
-        _limit.reset(token)
+def substitution_limit(limit: int | None):
+    return holding(_limit, limit)
 
 
 @dataclass(frozen=True)

@@ -110,6 +110,8 @@ def layer_roles() -> dict[str, str]:
     roles.update(dict.fromkeys(dynamic.NOT_LIFTED, "evaluated"))
     # given an array of criteria (dynamic.criteria_of_arrays)
     roles.update(dict.fromkeys(("COUNTIF", "COUNTIFS", "SUMIFS", "AVERAGEIF", "AVERAGEIFS"), "evaluated"))
+    # in the calculations where IronCalc answers an error Excel does not (dynamic.WHEN_ERROR)
+    roles.update(dict.fromkeys((name for names in dynamic.WHEN_ERROR for name in names), "evaluated"))
     roles["_prefixes"] = ",".join(prefixes)
     return roles
 

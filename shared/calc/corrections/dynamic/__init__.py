@@ -58,7 +58,7 @@ EVALUATED = frozenset(
 CLASSIC = ("TREND", "LINEST", "LOGEST", "GROWTH", "BAHTTEXT")
 # every other FAMILY function is written with a prefix in a file
 HINTS = (b"_XLFN.", b"_XLETA.", *(name.encode() + b"(" for name in CLASSIC), b"SUMPRODUCT(", b"CHOOSE({",
-         b"LOOKUP(", b"MATCH(", b"CONVERT(")
+         b"LOOKUP(", b"MATCH(", b"CONVERT(", b"VALUE(")
 _MENTION = re.compile(
     r"(?<![A-Za-z0-9_.])(?:_xlfn\.|_xlws\.)*(?:" + "|".join(sorted(FAMILY, key=len, reverse=True))
     + r")\s*\(|_xleta\.|\$?[A-Za-z]{1,3}\$?\d+#",
@@ -74,7 +74,8 @@ def mentions(formula: str) -> bool:
 
 def may_spill(formula: str) -> bool:
     """Whether a formula the evaluator takes may answer an array that spills: any it takes but
-    for its approximate lookups or CONVERT alone (Selected.watched), which are not parsed here."""
+    for its approximate lookups or the errors of IronCalc's it corrects alone (Selected.watched),
+    which are not parsed here."""
     return select(formula, watch=False) is not None
 
 
@@ -89,8 +90,8 @@ class Selected:
     formula: str
     tree: object = None
     always: bool = False
-    # taken only for its approximate lookups or CONVERT: one value in its own cell, never a
-    # spill (`may_spill`)
+    # taken only for its approximate lookups or for IronCalc's errors (when_error): one value in
+    # its own cell, never a spill (`may_spill`)
     watched: bool = False
     # the references and names approximate lookups read their lookup values from
     # (`approximate_lookups`): ours in a calculation where one holds a text or a logical value
@@ -110,9 +111,9 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     array of indexes, or a criteria argument an array constant; an array formula (legacy or
     dynamic, `array_formula`) also a NOT_LIFTED function or criteria given an array. And, only
     in the calculations where IronCalc would differ (`watched`), one with approximate lookups
-    (`approximate_lookups`) or CONVERT whose every function the evaluator has. Cheap for the
-    formulas of a large workbook: a formula is parsed once, and only when one of these functions
-    is in it. `watch` False: none is taken for its approximate lookups or CONVERT (`watched`)."""
+    (`approximate_lookups`) or the functions of _WHEN_ERROR, whose every function the evaluator
+    has. Cheap for the formulas of a large workbook: a formula is parsed once, and only when one
+    of these functions is in it. `watch` False: none is taken for its approximate lookups or _WHEN_ERROR (`watched`)."""
     family = bool(_MENTION.search(formula)) and bool(_MENTION.search(_STRING.sub('""', formula)))
     choose = bool(_CHOOSE_OF_ARRAY.search(formula))  # always ours (_engine_misreads)
     sumproduct = bool(_SUMPRODUCT.search(formula))
@@ -123,8 +124,8 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     criteria = (family or choose or sumproduct or legacy or criteria_select) \
         and bool(_CRITERIA_CALL.search(formula))
     lookup = watch and bool(_LOOKUP_CALL.search(formula))
-    convert = watch and bool(_CONVERT_CALL.search(formula))
-    if not (family or choose or sumproduct or legacy or criteria or lookup or convert):
+    when_error = tuple(code for call, codes in _WHEN_ERROR if watch and call.search(formula) for code in codes)
+    if not (family or choose or sumproduct or legacy or criteria or lookup or when_error):
         return None
     found = Selected((lifted(formula) if "@" in formula else None) or formula)
     in_sumproduct = sumproduct and (
@@ -137,12 +138,13 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     misread = any(table[0] == "array" or value[0] in ("str", "bool") or descending
                   for value, table, descending in lookups)
     found.when_text = [value for value, _, _ in lookups if value[0] in ("ref", "name") and ":" not in value[1]]
+    if when_error and _TRAPS.search(formula):
+        found.when_text += trapped_readings(found.parsed())
     found.watched = not (family or choose or in_sumproduct or in_legacy or in_criteria and criteria_select)
-    if found.watched and not ((lookups or convert) and _evaluable(found.parsed())):
+    if found.watched and not ((lookups or when_error) and _evaluable(found.parsed())):
         return None  # (a job would find out only then that the layer cannot answer it)
     found.always = bool(in_sumproduct or in_legacy or in_criteria or misread)
-    if convert:  # a unit IronCalc does not know: #N/A where Excel converts (classic.CONVERT)
-        found.when_error = ("#N/A",)
+    found.when_error = when_error
     return found
 
 
@@ -161,7 +163,40 @@ def _evaluable(node) -> bool:
     return all(_evaluable(part) for part in node[1:] if isinstance(part, (tuple, list)))
 
 
-_CONVERT_CALL = re.compile(r"(?<![A-Za-z0-9_.])CONVERT\s*\(", re.IGNORECASE)
+# Functions taken in the calculations where IronCalc answers one of these errors where Excel
+# does not (Selected.when_error): CONVERT with a unit IronCalc lacks (#N/A where Excel converts,
+# classic.CONVERT); VALUE, DATEVALUE and TIMEVALUE of a text IronCalc cannot read (#VALUE!
+# where Excel reads a date, a time or a number: number_text).
+_READERS = ("VALUE", "DATEVALUE", "TIMEVALUE")
+WHEN_ERROR = {("CONVERT",): ("#N/A",), _READERS: ("#VALUE!",)}
+_WHEN_ERROR = tuple(
+    (re.compile(r"(?<![A-Za-z0-9_.])(?:" + "|".join(names) + r")\s*\(", re.IGNORECASE), codes)
+    for names, codes in WHEN_ERROR.items()
+)
+
+
+# Functions that turn an error into a value: a #VALUE! of IronCalc's inside them never shows in
+# the cell (`IFERROR(VALUE(A1),0)`), so the text they read is watched instead (trapped_readings)
+_TRAPS = re.compile(r"(?<![A-Za-z0-9_.])(?:IFERROR|IFNA|ISERROR|ISERR|ISNUMBER|ISNA)\s*\(", re.IGNORECASE)
+
+
+def trapped_readings(node, out: list | None = None) -> list:
+    """The cells and names (of one cell) whose text VALUE, DATEVALUE or TIMEVALUE reads in a
+    parse tree: ours in a calculation where one holds a text (Selected.when_text), since IronCalc
+    0.9.1 answers #VALUE! for many forms of date Excel reads (number_text) and a function of
+    _TRAPS would hide it."""
+    out = [] if out is None else out
+    if not isinstance(node, tuple):
+        return out
+    if node[0] == "call" and node[1] in _READERS and len(node[2]) == 1:
+        argument = node[2][0][1] if node[2][0][0] == "at" else node[2][0]
+        if argument[0] in ("ref", "name") and ":" not in argument[1]:
+            out.append(argument)
+    for part in node[1:]:
+        if isinstance(part, (tuple, list)):
+            for item in part if isinstance(part, list) else [part]:
+                trapped_readings(item, out)
+    return out
 
 
 _LOOKUP_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:[VH]?LOOKUP|MATCH)\s*\(", re.IGNORECASE)

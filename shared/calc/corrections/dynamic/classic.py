@@ -1,6 +1,7 @@
 """Older one-value functions the evaluator applies to each cell of an array, as Excel does inside
-SUMPRODUCT and dynamic arrays: FIND, SEARCH, EXACT, YEAR, MONTH, DAY and WEEKDAY, as their
-pages on support.microsoft.com describe them; and CONVERT, for the units IronCalc lacks.
+SUMPRODUCT and dynamic arrays: FIND, SEARCH, EXACT, YEAR, MONTH, DAY, WEEKDAY, DATEVALUE and
+TIMEVALUE, as their pages on support.microsoft.com describe them; and CONVERT, for the units
+IronCalc lacks.
 
 Dates are 1900-system serials as Excel counts them (Microsoft: "Excel incorrectly assumes that
 the year 1900 is a leap year"): serial 1 is 1900-01-01, 60 the phantom 1900-02-29, 0 is
@@ -14,6 +15,7 @@ import datetime
 import math
 import re
 
+from shared.calc.corrections.dynamic import number_text
 from shared.calc.corrections.dynamic import values as v
 from shared.calc.corrections.dynamic.functions import (
     ELEMENTWISE,
@@ -25,7 +27,7 @@ from shared.calc.corrections.dynamic.regex import wildcard
 from shared.calc.corrections.dynamic.values import MISSING, Err, Grid, Ref
 
 _LAST_SERIAL = 2958465  # 9999-12-31
-ELEMENTWISE.update({"FIND", "SEARCH", "EXACT", "YEAR", "MONTH", "DAY", "WEEKDAY"})
+ELEMENTWISE.update({"FIND", "SEARCH", "EXACT", "YEAR", "MONTH", "DAY", "WEEKDAY", "DATEVALUE", "TIMEVALUE"})
 
 
 def _start(value) -> int | Err:
@@ -104,7 +106,7 @@ def _date(value):
     """(year, month, day) of a serial, or the Err Excel answers."""
     if isinstance(value, Err):
         return value
-    n = v.to_number(value)  # a date typed as text is the locale's: Unsupported there
+    n = v.to_number(value)  # a date typed as text as Excel reads it (number_text)
     if isinstance(n, Err):
         return n
     if n < 0 or n > _LAST_SERIAL:
@@ -166,6 +168,27 @@ def _weekday(ev, args):
         number = (iso - start) % 7 + 1
         return float(number - 1 if k == 3 else number)
     return ev.lift(one, args[0], 1.0 if len(args) < 2 or args[1] is MISSING else args[1])
+
+
+def _text_reader(read):
+    """DATEVALUE or TIMEVALUE: a text argument read by `read` (number_text); a number, a
+    logical value or a blank is #VALUE! (their pages: the argument is text)."""
+    def run(ev, args):
+        _arity(args, 1)
+
+        def one(x):
+            if isinstance(x, Err):
+                return x
+            if not isinstance(x, str):
+                return v.VALUE
+            number = read(x)
+            return v.VALUE if number is None else number
+        return ev.lift(one, args[0])
+    return run
+
+
+function("DATEVALUE")(_text_reader(number_text.date_value))
+function("TIMEVALUE")(_text_reader(number_text.time_value))
 
 
 @function("CONVERT")

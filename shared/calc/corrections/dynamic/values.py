@@ -12,7 +12,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from shared.calc.corrections.functions.text_format import Unsupported
+from shared.calc.corrections.dynamic import number_text
 
 
 @dataclass(frozen=True)
@@ -98,11 +98,8 @@ def to_number(value):
             if text.endswith("%"):
                 return float(text[:-1]) / 100
             return float(text)
-        if text == "":
-            return VALUE
-        if re.search(r"\d[/:-]\d|[A-Za-z]{3}", text) and not re.fullmatch(r"[A-Za-z ]+", text):
-            raise Unsupported(f"text {value!r} read as a number (a date or time?)")
-        return VALUE
+        number = number_text.value(text)  # a date, a time, $1,000, (100)... as Excel reads them
+        return VALUE if number is None else number
     return VALUE
 
 

@@ -414,10 +414,12 @@ def apply(model, the_plan: Plan | None) -> Outcome | None:
         return None
     outcome = Outcome(flags=list(the_plan.flags))
     from shared.calc import run_context
+    from shared.calc.corrections.dynamic import number_text
 
     try:
-        # Outside a job the volatile functions still answer once per cell per calculation.
-        with run_context.running(run_context.current_or_fresh()):
+        # Outside a job the volatile functions still answer once per cell per calculation; a
+        # date read from text is a serial of the workbook's date system.
+        with run_context.running(run_context.current_or_fresh()), number_text.date_system(the_plan.date1904):
             _apply(model, the_plan, outcome)
     except Exception:  # noqa: BLE001 - logged, and every planned cell is reported
         log.exception("correcting functions failed")
