@@ -118,7 +118,7 @@ def test_a_cell_is_read_by_the_layer_only_where_ironcalc_answers_value_error():
         chosen = select(formula)
         assert chosen is not None and chosen.watched and not chosen.always
         assert chosen.when_error == ("#VALUE!",)
-    assert select("=NUMBERVALUE(A1)") is None  # another function
+    assert select("=LEN(A1)") is None  # another function
     assert select("=VALUE(A1)", watch=False) is None  # one value in its own cell: never a spill
 
 
@@ -166,3 +166,18 @@ def test_a_date_without_its_year_is_in_the_year_of_the_job():
     with run_context.running(context):
         assert number_text.date_value("5-JUL") == number_text.date_value("7/5/2011") == 40729
         assert number_text.date_value("Jul 5") == 40729
+
+
+def test_numbervalue_reads_a_european_amount_sent_as_text():
+    # GIVEN NUMBERVALUE over an input with a decimal comma (the page's example "2.500,27")
+    book = named_formulas(
+        {"amount": '=NUMBERVALUE(A1,",",".")'}, cells={"A1": "1"}, names={"sent": "$A$1"},
+    )
+    for workbook in uploaded_and_stored(book):
+        # THEN the page's example, and a negative in parentheses (Excel-saved test.xlsx TEXT!R27),
+        # which IronCalc alone answers #VALUE!
+        assert workbook.calculate({"sent": "2.500,27"}, ["amount"]) == {"amount": 2500.27}
+        assert workbook.calculate({"sent": "(2.500,27)"}, ["amount"]) == {"amount": -2500.27}
+        # AND a group separator after the decimal one is #VALUE! (the page)
+        assert workbook.calculate({"sent": "2,500.27"}, ["amount"]) == {"amount": "#VALUE!"}
+        assert workbook.correction_flags() == []

@@ -45,6 +45,7 @@ FAMILY = (
     "VSTACK", "HSTACK", "TAKE", "DROP", "EXPAND", "CHOOSECOLS", "CHOOSEROWS", "TOCOL", "TOROW",
     "WRAPROWS", "WRAPCOLS", "TEXTSPLIT", "TEXTBEFORE", "TEXTAFTER", "VALUETOTEXT", "ARRAYTOTEXT",
     "GROUPBY", "PIVOTBY", "PERCENTOF", "ANCHORARRAY", "TREND", "LINEST", "LOGEST", "GROWTH", "BAHTTEXT",
+    "NUMBERVALUE",
 )
 # The FAMILY functions IronCalc 0.9.1 does not implement at all, evaluated only here: not unknown
 # to the service (GROUPBY and PIVOTBY, ANCHORARRAY, which is how a file writes a spill
@@ -165,9 +166,9 @@ def _evaluable(node) -> bool:
 
 # Functions taken in the calculations where IronCalc answers one of these errors where Excel
 # does not (Selected.when_error): CONVERT with a unit IronCalc lacks (#N/A where Excel converts,
-# classic.CONVERT); VALUE, DATEVALUE and TIMEVALUE of a text IronCalc cannot read (#VALUE!
-# where Excel reads a date, a time or a number: number_text).
-_READERS = ("VALUE", "DATEVALUE", "TIMEVALUE")
+# classic.CONVERT); VALUE, DATEVALUE, TIMEVALUE and NUMBERVALUE of a text IronCalc cannot read
+# (#VALUE! where Excel reads a date, a time or a number: number_text).
+_READERS = ("VALUE", "DATEVALUE", "TIMEVALUE", "NUMBERVALUE")
 WHEN_ERROR = {("CONVERT",): ("#N/A",), _READERS: ("#VALUE!",)}
 _WHEN_ERROR = tuple(
     (re.compile(r"(?<![A-Za-z0-9_.])(?:" + "|".join(names) + r")\s*\(", re.IGNORECASE), codes)
@@ -181,7 +182,8 @@ _TRAPS = re.compile(r"(?<![A-Za-z0-9_.])(?:IFERROR|IFNA|ISERROR|ISERR|ISNUMBER|I
 
 
 def trapped_readings(node, out: list | None = None) -> list:
-    """The cells and names (of one cell) whose text VALUE, DATEVALUE or TIMEVALUE reads in a
+    """The cells and names (of one cell) whose text VALUE, DATEVALUE, TIMEVALUE or NUMBERVALUE
+    (without separators) reads in a
     parse tree: ours in a calculation where one holds a text (Selected.when_text), since IronCalc
     0.9.1 answers #VALUE! for many forms of date Excel reads (number_text) and a function of
     _TRAPS would hide it."""
@@ -493,10 +495,11 @@ class Occupied:
 
 
 # IronCalc 0.9.1 gets these wrong in forms the corpus shows (module docstring; PERCENTOF of a
-# range holding an error: #NUM! in Excel, 'MATH & TRIG'!W49 of formulas' test.xlsx): always ours.
+# range holding an error: #NUM! in Excel, 'MATH & TRIG'!W49 of formulas' test.xlsx; NUMBERVALUE
+# with a group separator after the decimal one, #VALUE! in Excel, TEXT!AC28): always ours.
 _ROUTED = re.compile(
     r"(?<![A-Za-z0-9_.])(?:_xlfn\.)*(?:LAMBDA|MAP|REDUCE|SCAN|MAKEARRAY|BYROW|BYCOL|ISOMITTED"
-    r"|GROUPBY|PIVOTBY|PERCENTOF|TREND|LINEST|LOGEST|GROWTH|BAHTTEXT)\s*\(|_xleta\.",
+    r"|GROUPBY|PIVOTBY|PERCENTOF|TREND|LINEST|LOGEST|GROWTH|BAHTTEXT|NUMBERVALUE)\s*\(|_xleta\.",
     re.IGNORECASE,
 )
 # COUNT and AVERAGE of a computed array: IronCalc counts none of its numbers (COUNT(TOCOL(...)) is 0)

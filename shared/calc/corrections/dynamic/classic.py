@@ -1,7 +1,7 @@
 """Older one-value functions the evaluator applies to each cell of an array, as Excel does inside
-SUMPRODUCT and dynamic arrays: FIND, SEARCH, EXACT, YEAR, MONTH, DAY, WEEKDAY, DATEVALUE and
-TIMEVALUE, as their pages on support.microsoft.com describe them; and CONVERT, for the units
-IronCalc lacks.
+SUMPRODUCT and dynamic arrays: FIND, SEARCH, EXACT, YEAR, MONTH, DAY, WEEKDAY, DATEVALUE,
+TIMEVALUE and NUMBERVALUE, as their pages on support.microsoft.com describe them; and CONVERT,
+for the units IronCalc lacks.
 
 Dates are 1900-system serials as Excel counts them (Microsoft: "Excel incorrectly assumes that
 the year 1900 is a leap year"): serial 1 is 1900-01-01, 60 the phantom 1900-02-29, 0 is
@@ -25,9 +25,10 @@ from shared.calc.corrections.dynamic.functions import (
 )
 from shared.calc.corrections.dynamic.regex import wildcard
 from shared.calc.corrections.dynamic.values import MISSING, Err, Grid, Ref
+from shared.calc.corrections.functions.text_format import Unsupported
 
 _LAST_SERIAL = 2958465  # 9999-12-31
-ELEMENTWISE.update({"FIND", "SEARCH", "EXACT", "YEAR", "MONTH", "DAY", "WEEKDAY", "DATEVALUE", "TIMEVALUE"})
+ELEMENTWISE.update({"FIND", "SEARCH", "EXACT", "YEAR", "MONTH", "DAY", "WEEKDAY", "DATEVALUE", "TIMEVALUE", "NUMBERVALUE"})
 
 
 def _start(value) -> int | Err:
@@ -189,6 +190,36 @@ def _text_reader(read):
 
 function("DATEVALUE")(_text_reader(number_text.date_value))
 function("TIMEVALUE")(_text_reader(number_text.time_value))
+
+
+@function("NUMBERVALUE")
+def _numbervalue(ev, args):
+    """NUMBERVALUE(text, decimal_separator, group_separator) by number_text.number_value: a
+    blank is 0, a number itself, a logical value #VALUE! (Excel-saved formulas' test.xlsx
+    TEXT!X27:AC28); a separator given by an empty cell is #VALUE! (TEXT!AB28)."""
+    _arity(args, 1, 3)
+
+    def one(text, decimal, group):
+        for x in (text, decimal, group):
+            if isinstance(x, Err):
+                return x
+        separators = []
+        for x in (decimal, group):
+            if x is MISSING:
+                separators.append(None)
+            elif isinstance(x, bool):
+                raise Unsupported("NUMBERVALUE given a logical value as a separator")
+            else:
+                separators.append(v.to_text(x))
+        if text is None or text is MISSING:
+            return 0.0
+        if isinstance(text, bool):
+            return v.VALUE
+        if isinstance(text, float):
+            return text
+        number = number_text.number_value(text, *separators)
+        return v.VALUE if number is None else number
+    return ev.lift(one, args[0], _opt(args, 1, MISSING), _opt(args, 2, MISSING))
 
 
 @function("CONVERT")
