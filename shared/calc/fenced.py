@@ -87,6 +87,9 @@ class Result:
     message: str | None = None
     calc_ms: float = 0.0
     limit: str | None = None  # "time", "cpu" or "memory" when the outcome is "budget"
+    # outputs calculated from a cell the correction layer could not compute as Excel would for
+    # this job's inputs (IronCalcWorkbook.flagged_outputs): never returned as Excel's answer
+    flagged: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -386,7 +389,7 @@ def _result(header: dict[str, Any], blob: bytes) -> Result:
     return Result(
         outcome=header["outcome"], outputs=header.get("outputs"), message=header.get("message"),
         xlsx=blob if header.get("xlsx") else None, calc_ms=float(header.get("ms", 0.0)),
-        limit=header.get("limit"),
+        limit=header.get("limit"), flagged=list(header.get("flagged") or ()),
     )
 
 
@@ -406,6 +409,9 @@ def _one(workbook, job: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
             if job.get("want_xlsx"):
                 blob = workbook.to_xlsx()
         header: dict[str, Any] = {"outcome": "ok", "outputs": outputs, "xlsx": bool(job.get("want_xlsx"))}
+        flagged = getattr(workbook, "flagged_outputs", None)  # the IronCalc engine's layer
+        if flagged is not None:
+            header["flagged"] = flagged(list(outputs))
     except InputValidationError as exc:
         header = {"outcome": "invalid", "message": exc.reason}
     except (WorkbookError, ArithmeticError, LookupError, ValueError, TypeError) as exc:

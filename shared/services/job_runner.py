@@ -100,7 +100,7 @@ def _calculate(job: Job, version: EngineVersion, result: fenced.Result) -> dict:
 
 def job_outputs(result: fenced.Result, *, unimplemented_section: dict) -> dict:
     """A job's outputs from its calculation's result, checked against the version's
-    unimplemented-functions section; raises what failed (the input plan's InputValidationError,
+    unimplemented-functions section and the outputs the calculation flagged; raises what failed (the input plan's InputValidationError,
     CalculationStopped past the budget, UnimplementedFunction, OutputsTooLarge, WorkbookError).
     Also the library's (``sheetcalc.Engine``), which passes the section of its own report."""
     if result.outcome == "invalid":
@@ -111,7 +111,7 @@ def job_outputs(result: fenced.Result, *, unimplemented_section: dict) -> dict:
         raise WorkbookError(CALCULATION_FAILED)
     outputs = result.outputs or {}
     # Never a plausible value for an output an engine could not calculate (unimplemented.py).
-    failure = unimplemented.output_failure(unimplemented_section, outputs)
+    failure = unimplemented.output_failure(unimplemented_section, outputs) or unimplemented.flagged_failure(result.flagged)
     if failure is not None:
         raise UnimplementedFunction(failure)
     output_limits.check_job_outputs(outputs, get_settings())

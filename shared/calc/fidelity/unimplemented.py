@@ -144,6 +144,20 @@ def _section(book: ExcelBook, roots: dict[int, set[str]], origin: dict[int, tupl
     }
 
 
+def reached(book: ExcelBook, roots: list[tuple[str, int, int]]) -> set[tuple[str, int, int]]:
+    """The formula cells (sheet lower-cased, row, column) calculated from the roots, the roots
+    among them: the same static walk as for unimplemented functions."""
+    wanted = {(sheet.lower(), row, col) for sheet, row, col in roots}
+    indexes = {
+        index: {"root"} for index, cell in enumerate(book.cells)
+        if not cell.array_area and (cell.sheet.lower(), cell.row, cell.col) in wanted
+    }
+    return {
+        (book.cells[index].sheet.lower(), book.cells[index].row, book.cells[index].col)
+        for index in _walk(book, indexes)
+    } if indexes else set()
+
+
 def _outputs(book: ExcelBook, origin: dict[int, tuple[int, str]], names: dict[str, str]) -> list[dict[str, str]]:
     """[{output, cell, function}] for each named range holding or calculated from a reached cell
     (the cell is the one calling the function)."""
@@ -212,6 +226,18 @@ def output_failure(section: dict[str, Any] | None, outputs: dict[str, Any]) -> s
                 "engine does not implement"
             )
     return None
+
+
+def flagged_failure(flagged: list[str]) -> str | None:
+    """Why a job's outputs cannot be returned when its calculation flagged some (None when it
+    did not): a cell they are calculated from could not be computed as Excel would for these
+    inputs (fenced.Result.flagged); the consumer learns which output, not the cell."""
+    if not flagged:
+        return None
+    return (
+        f"Output '{flagged[0]}' cannot be calculated as Excel would for these inputs: it depends on a "
+        "cell the service cannot reproduce for them"
+    )
 
 
 def _holds_unimplemented(value: Any) -> bool:

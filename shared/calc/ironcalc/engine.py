@@ -71,6 +71,9 @@ class IronCalcWorkbook:
         self._date1904 = date1904  # IronCalc ignores the file's date system; our TEXT does not
         self._corrections = corrected_functions.plan(model, date1904, self._fixes.spills) if plan_functions else None
         self._corrected: corrected_functions.Outcome | None = None
+        # the model's formulas and the cells reached from flagged cells (flagged_outputs)
+        self._formula_book = None
+        self._reached: dict[frozenset, set] = {}
         # What-if data tables we calculate after IronCalc (shared.calc.corrections.data_tables).
         self._tables = list(tables or [])
         self._table_plan = table_layer.plan(model, self._tables) if self._tables else []
@@ -118,6 +121,46 @@ class IronCalcWorkbook:
         if self._corrected is not None:
             return list(self._corrected.flags)
         return list(self._corrections.flags) if self._corrections else []
+
+    def flagged_outputs(self, outputs: list[str]) -> list[str]:
+        """The named outputs of the last calculation calculated (by the static walk of
+        fidelity/unimplemented.py) from a cell the correction layer could not compute as Excel
+        would in that calculation, a flag its load did not raise: such a cell kept IronCalc's
+        value, which must not reach a consumer as Excel's answer. The walk reads the model's
+        formulas only when such a flag exists (rarely: an input the layer refuses, such as a
+        date written as text in a form whose Excel answer is not known)."""
+        if self._corrected is None or self._model is None:
+            return []
+        at_load = {(f.sheet, f.cell, f.reason) for f in self._corrections.flags} if self._corrections else set()
+        new = [flag for flag in self._corrected.flags if (flag.sheet, flag.cell, flag.reason) not in at_load]
+        if not new:
+            return []
+        from shared.calc.fidelity.unimplemented import reached
+        from shared.calc.ironcalc.model import formula_book
+        from shared.calc.refs import parse_cell
+
+        for flag in new:
+            log.warning("the correction layer could not compute %s in this calculation", flag)
+        roots = [(flag.sheet, *parse_cell(flag.cell)) for flag in new if parse_cell(flag.cell)]
+        try:  # the formulas as loaded: the layer has written values over the cells it answered
+            key = frozenset(roots)
+            if key not in self._reached:  # a cell flagged in every job is walked from once
+                if self._formula_book is None:
+                    self._formula_book = formula_book(fresh_model(self._pristine))
+                self._reached[key] = reached(self._formula_book, roots)
+            cells = self._reached[key]
+        except Exception:  # noqa: BLE001 - not knowing which, every output is held back
+            log.exception("walking from the flagged cells failed")
+            return [self._by_name[n.lower()].name for n in outputs if n.lower() in self._by_name]
+        found = []
+        for name in outputs:
+            rng = self._by_name.get(name.lower())
+            if rng is not None and any(
+                sheet == rng.sheet.lower() and rng.top <= row <= rng.bottom and rng.left <= col <= rng.right
+                for sheet, row, col in cells
+            ):
+                found.append(rng.name)
+        return found
 
     def to_xlsx(self) -> bytes:
         if self._model is None:

@@ -94,6 +94,21 @@ def resolve_ranges(model: "ironcalc.Model") -> list[Range]:
     return sorted(ranges, key=lambda r: order[r.name.lower()])
 
 
+def formula_book(model: "ironcalc.Model"):
+    """The model's formula cells and workbook-scoped names as the fidelity walks read a package
+    (shared.calc.xlsx.cells.ExcelBook), for a model that has no package at hand."""
+    from shared.calc.xlsx.cells import ExcelBook, FormulaCell
+
+    sheets = [p["name"] for p in model.get_worksheets_properties()]
+    cells = []
+    for sheet, row, col in model.get_all_cells():
+        formula = model.get_cell_formula(sheet, row, col)
+        if formula:
+            cells.append(FormulaCell(sheets[sheet], row, col, formula, None))
+    names = {d["name"].upper(): d["formula"] for d in model.get_defined_name_list() if d["scope"] is None}
+    return ExcelBook(sheets, cells, names, None)
+
+
 def pristine_bytes(model: "ironcalc.Model") -> bytes:
     """The model as IronCalc's own bytes, taken before any job writes to it."""
     try:
