@@ -141,16 +141,18 @@ def test_the_serial_of_a_date_text(text, serial):
 
 @pytest.mark.parametrize(
     "text",
-    ["40-2-2023", "30/2/2010", "12,34", "qwerty", "1/1/1899", "1/1/10000", "13/1/2026"],
+    ["40-2-2023", "30/2/2010", "12,34", "qwerty", "1/1/1899", "1/1/10000", "13/1/2026",
+     "v1.2.3", "(555) 123-4567", "May", "Sunday brunch", "Q1 2026"],
 )
 def test_text_excel_does_not_read_as_a_number(text):
-    # the first three Excel-saved (T_VALUE_VALUETOTEXT.xlsx); the years outside 1900-9999 from
-    # DATEVALUE's page; month 13 does not exist
+    # the first four Excel-saved (T_VALUE_VALUETOTEXT.xlsx); the years outside 1900-9999 from
+    # DATEVALUE's page; month 13 does not exist; the rest is in none of the number, date or time
+    # formats VALUE's page names (text that merely holds digits, a month's or a day's name)
     assert number_text.value(text) is None
 
 
 @pytest.mark.parametrize(
-    "text", ["Monday, Feb 2, 2026", "25:00", "12:61", "2026-02-02T10:00", "1.2.3", "1/1/026"]
+    "text", ["Monday, Feb 2, 2026", "25:00", "12:61", "2026-02-02T10:00", "2/30", "1/1/026"]
 )
 def test_forms_not_settled_are_refused(text):
     with pytest.raises(Unsupported):

@@ -21,10 +21,13 @@ time. Two-digit years 00-29 are 2000-2029, 30-99 1930-1999. A day the month does
 month over 12, a year before 1900 or after 9999 is no date (#VALUE!); 2/29/1900 is serial 60,
 the day Excel keeps for Lotus 1-2-3.
 
-Forms whose answer neither the pages nor a saved cell settles raise Unsupported, so that the
-cell is flagged rather than answered: hours of 24 or more, minutes or seconds of 60 or more, a
-weekday name, three-digit years, a number after a month's name that is neither a day of it nor a
-four-digit year, `T` between date and time, mixed separators.
+Text with a word or a sign no date is written with (`v1.2.3`, `(555) 123-4567`, `Q1 2026`) or
+without digits (`May`) is text, #VALUE!, as VALUE's page says of anything not in a number, date
+or time format. Date-like forms whose answer neither the pages nor a saved cell settles raise
+Unsupported, so that the cell is flagged rather than answered (and a job whose outputs come from
+it fails): hours of 24 or more, minutes or seconds of 60 or more, a weekday's name, three-digit
+years, `2/30` and `Feb-45` (month and year?), `2026-02`, `T` between date and time, mixed
+separators.
 """
 
 from __future__ import annotations
@@ -192,10 +195,12 @@ def _date(text: str) -> int | None:
             if len(a) > 2 or len(b) > 2:
                 raise _NoSuchDay
             return _serial(_year(c), int(a), int(b))
-        if len(a) > 2:
-            raise Unsupported(f"the date {text!r}")
         month, second = int(a), int(b)
-        if len(b) <= 2 and 1 <= month <= 12 and 1 <= second <= calendar.monthrange(_this_year(), month)[1]:
+        if len(a) == 4:
+            raise Unsupported(f"the date {text!r}")  # a year and a month?
+        if len(a) > 2 or not 1 <= month <= 12:
+            raise _NoSuchDay  # no month first (555-1234, 13/5): text in Excel
+        if len(b) <= 2 and 1 <= second <= calendar.monthrange(_this_year(), month)[1]:
             return _serial(_this_year(), month, second)
         if len(b) >= 4:
             return _serial(_year(b), month, 1)
@@ -217,7 +222,18 @@ def _date(text: str) -> int | None:
 
 # --- the whole text --------------------------------------------------------------------------
 
-_DATE_LIKE = re.compile(rf"\d\s*[/:.-]\s*\d|\d\s*(?:am|pm)\b|\b{_MONTH}\b|\(|\bt\d")
+_DATE_WORDS = frozenset({*_MONTHS, *(n.lower() for n in (*calendar.day_name, *calendar.day_abbr)), "am", "pm", "t"})
+
+
+def _date_like(folded: str) -> bool:
+    """Whether a text may be a date or a time Excel reads: digits, and only the words and signs
+    dates are written with (month and weekday names, AM and PM, / - : , and spaces), one of them
+    a separator or a name. Anything else ("v1.2.3", "(555) 123-4567", "12,34", "May") is text."""
+    return (
+        bool(re.fullmatch(r"[0-9a-z ,/:-]+", folded)) and bool(re.search(r"[0-9]", folded))
+        and bool(re.search(r"[/:-]|[a-z]", folded))
+        and all(word in _DATE_WORDS for word in re.findall(r"[a-z]+", folded))
+    )
 
 
 def read(text: str) -> Reading | None:
@@ -228,6 +244,8 @@ def read(text: str) -> Reading | None:
     number = _number(folded)
     if number is not None:
         return Reading(number=number)
+    if not _date_like(folded):
+        return None
     if _WEEKDAYS.search(folded):
         raise Unsupported(f"a weekday's name in {text!r}")
     clock = _TIME_AT_END.search(folded)
@@ -241,9 +259,7 @@ def read(text: str) -> Reading | None:
         return None
     if date is not None:
         return Reading(date=date, time=time)
-    if _DATE_LIKE.search(folded):
-        raise Unsupported(f"text {text!r} read as a number (a form of date or time not known here)")
-    return None
+    raise Unsupported(f"text {text!r} read as a number (a form of date or time not known here)")
 
 
 def value(text: str) -> float | None:
