@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 
 ENGINE_NAME = "ironcalc"
 _FLAGS_NAMED = 20  # cells the correction layer could not compute, named one by one in a report
+_WALKS_KEPT = 32  # sets of flagged cells whose reach a loaded workbook remembers (flagged_outputs)
 
 
 class IronCalcWorkbook:
@@ -145,6 +146,8 @@ class IronCalcWorkbook:
         try:  # the formulas as loaded: the layer has written values over the cells it answered
             key = frozenset(roots)
             if key not in self._reached:  # a cell flagged in every job is walked from once
+                if len(self._reached) >= _WALKS_KEPT:
+                    self._reached.clear()
                 if self._formula_book is None:
                     self._formula_book = formula_book(fresh_model(self._pristine))
                 self._reached[key] = reached(self._formula_book, roots)

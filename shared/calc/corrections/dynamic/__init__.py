@@ -114,7 +114,8 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     in the calculations where IronCalc would differ (`watched`), one with approximate lookups
     (`approximate_lookups`) or the functions of _WHEN_ERROR, whose every function the evaluator
     has. Cheap for the formulas of a large workbook: a formula is parsed once, and only when one
-    of these functions is in it. `watch` False: none is taken for its approximate lookups or _WHEN_ERROR (`watched`)."""
+    of these functions is in it. `watch` False: none is taken for its approximate lookups or the
+    functions of _WHEN_ERROR (`watched`)."""
     family = bool(_MENTION.search(formula)) and bool(_MENTION.search(_STRING.sub('""', formula)))
     choose = bool(_CHOOSE_OF_ARRAY.search(formula))  # always ours (_engine_misreads)
     sumproduct = bool(_SUMPRODUCT.search(formula))
@@ -183,10 +184,9 @@ _TRAPS = re.compile(r"(?<![A-Za-z0-9_.])(?:IFERROR|IFNA|ISERROR|ISERR|ISNUMBER|I
 
 def trapped_readings(node, out: list | None = None) -> list:
     """The cells and names (of one cell) whose text VALUE, DATEVALUE, TIMEVALUE or NUMBERVALUE
-    (without separators) reads in a
-    parse tree: ours in a calculation where one holds a text (Selected.when_text), since IronCalc
-    0.9.1 answers #VALUE! for many forms of date Excel reads (number_text) and a function of
-    _TRAPS would hide it."""
+    (without separators) reads in a parse tree: ours in a calculation where one holds a text
+    (Selected.when_text), since IronCalc 0.9.1 answers #VALUE! for many forms of date Excel reads
+    (number_text) and a function of _TRAPS would hide it."""
     out = [] if out is None else out
     if not isinstance(node, tuple):
         return out

@@ -28,7 +28,9 @@ from shared.calc.corrections.dynamic.values import MISSING, Err, Grid, Ref
 from shared.calc.corrections.functions.text_format import Unsupported
 
 _LAST_SERIAL = 2958465  # 9999-12-31
-ELEMENTWISE.update({"FIND", "SEARCH", "EXACT", "YEAR", "MONTH", "DAY", "WEEKDAY", "DATEVALUE", "TIMEVALUE", "NUMBERVALUE"})
+ELEMENTWISE.update({
+    "FIND", "SEARCH", "EXACT", "YEAR", "MONTH", "DAY", "WEEKDAY", "DATEVALUE", "TIMEVALUE", "NUMBERVALUE",
+})
 
 
 def _start(value) -> int | Err:
