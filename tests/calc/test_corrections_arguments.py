@@ -219,6 +219,34 @@ def test_logical_values_given_for_numbers_to_statistical_functions_are_numbers()
         assert loaded.calculate({"flag": 2})["out"][1:3] == [0.9, -0.1]
 
 
+# MINA, MAXA, STDEVA, STDEVPA, VARA and VARPA read a cell holding TRUE as 1 and text as 0, one
+# cell as a range (their pages; formulas' test.xlsx, Excel-saved, sheet STATISTICAL: Y67
+# MINA(TRUE, 4) 1, X63 MAXA(text, -3) 0, Y99 STDEVA(TRUE, -0.1) 0.7778, X119 VARPA(text, -0.1)
+# 0.0025, U67 MINA of a blank cell 0). IronCalc 0.9.1 alone reads them so in a range only.
+def test_the_a_functions_read_logical_values_and_text_in_one_cell_as_in_a_range():
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws["A1"], ws["B1"] = True, 4
+    ws["A2"], ws["B2"] = "29/02/1900", -3
+    ws["A3"], ws["B3"] = True, -0.1
+    ws["A4"], ws["B4"] = "1/01/1900", -0.1
+    ws["C1"] = "=MINA(A1,B1)"
+    ws["C2"] = "=MAXA(A2,B2)"
+    ws["C3"] = "=STDEVA(A3,B3)"
+    ws["C4"] = "=VARPA(A4,B4)"
+    ws["C5"] = "=MINA(D9)"  # a blank cell: no values
+    add_name(wb, "out", "Sheet!$C$1:$C$5")
+    add_name(wb, "first", "Sheet!$A$1")
+    for loaded in uploaded_and_stored(to_bytes(wb)):
+        smallest, largest, deviation, variance, nothing = loaded.calculate({})["out"]
+        assert (smallest, largest, nothing) == (1, 0, 0)
+        assert math.isclose(deviation, 0.7778174593052023, rel_tol=1e-12)
+        assert math.isclose(variance, 0.0025, rel_tol=1e-12)
+        # FALSE is 0 too (the pages), a number is as it is
+        assert loaded.calculate({"first": False})["out"][0] == 0
+        assert loaded.calculate({"first": 2})["out"][0] == 2
+
+
 def test_paired_data_of_different_sizes_are_not_available():
     # SLOPE, INTERCEPT, RSQ, PEARSON, CORREL, STEYX, COVAR(IANCE) and FORECAST: "If known_y's and
     # known_x's ... have a different number of data points, [it] returns the #N/A error value"

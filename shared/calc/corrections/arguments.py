@@ -64,6 +64,16 @@ Excel's rules (Microsoft support, each function's page):
 - SLOPE, INTERCEPT, RSQ, PEARSON, CORREL, STEYX, COVAR, COVARIANCE.P/S and FORECAST given two
   ranges of different numbers of cells are #N/A, as their pages say (`PAIRED`); IronCalc 0.9.1
   answers #VALUE!. The call is written `#N/A` when both are plain ranges (known at load).
+- MINA, MAXA, STDEVA, STDEVPA, VARA and VARPA given one cell (`MINA(A1,B1)`): "Arguments that
+  contain TRUE evaluate as 1; arguments that contain text or FALSE evaluate as 0" (their pages),
+  a blank cell is left out. IronCalc 0.9.1 reads a range so (MINA(A1:A4) with TRUE and "abc" in
+  it is 0) but not one cell: MINA(A1,A2) with 5 and TRUE is 5 (Excel 1), MAXA of a text cell
+  #VALUE! (Excel 0), STDEVA(5,TRUE,"abc" cells) #DIV/0! (Excel 2.6458), VARPA 0 (measured;
+  Excel-saved formulas' test.xlsx STATISTICAL!U63:Y67, X99:Y119). The rewrite writes such a
+  cell as the range of that one cell (`A1:A1`), which IronCalc reads as Excel reads the cell.
+  MINA and MAXA of references holding no value are 0 ("If the arguments contain no values,
+  MINA returns 0"; Excel-saved test.xlsx STATISTICAL!U63, U67), IronCalc #VALUE!: a call given
+  only references becomes `IF(COUNTA(refs)=0,0,MINA(refs))`.
 - OFFSET(reference, rows, cols, [height], [width]): "If omitted, height is the same height as
   reference" (width likewise). IronCalc 0.9.1 reads an empty height or width (`OFFSET(A1,1,0,)`,
   `OFFSET(A1:A5,0,0,,1)`) as 0 and answers #REF!. The rewrite writes the reference's own
@@ -76,11 +86,21 @@ import re
 
 from openpyxl.formula.tokenizer import Token
 
-from shared.calc.corrections.formula_tokens import SINGLE_CELL, one_cell, replace_call, rewrite_calls, without_spaces
+from shared.calc.corrections.formula_tokens import (
+    SINGLE_CELL,
+    is_single_cell,
+    one_cell,
+    replace_call,
+    rewrite_calls,
+    without_spaces,
+)
 from shared.calc.corrections.lookups import parse_range
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 
 MODES = frozenset({"MODE", "MODE.SNGL"})
+# The functions that read the logical values and text of a referenced cell (1, 0), which IronCalc
+# 0.9.1 reads so in a range but not in one cell
+CELL_AS_RANGE = frozenset({"MINA", "MAXA", "STDEVA", "STDEVPA", "VARA", "VARPA"})
 _DIGIT = re.compile(r"\d")
 # The arguments (by position) that are numbers: LEFT/RIGHT's num_chars, MID's start and count.
 COUNTS = {
@@ -110,14 +130,14 @@ PAIRED = {
 # their names as their calls are written (`F.DIST(`), for the scans of the sheet XML
 _NUMBER_CALLS = tuple(sorted((*LOGICAL_NUMBERS, *PAIRED), key=len, reverse=True))
 MENTION = re.compile(
-    rb"(?i)(?:STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET)[A-Z.]*\(|(?:COUNT|AVERAGE)\([^<]*\{"
+    rb"(?i)(?:STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|MINA|MAXA)[A-Z.]*\(|(?:COUNT|AVERAGE)\([^<]*\{"
     rb"|(?<![A-Z0-9_])(?:" + "|".join(re.escape(n) for n in _NUMBER_CALLS).encode() + rb")\("
     # LEFT/RIGHT/MID but those with a plain first argument and number literals after it
     rb"|(?<![A-Z.])(?:LEFT|RIGHT|MID)B?\("
     rb"(?![^(),\"<&]*(?:,\s*[+-]?(?:\d+\.?\d*|\.\d+)\s*){0,2}\))"
 )
 KEYWORDS = (
-    b"STDEV", b"VAR", b"DEVSQ", b"AVEDEV", b"SUMSQ", b"MODE", b"KURT", b"OFFSET(", b"COUNT(",
+    b"STDEV", b"VAR", b"DEVSQ", b"AVEDEV", b"SUMSQ", b"MODE", b"KURT", b"OFFSET(", b"COUNT(", b"MINA(", b"MAXA(",
     b"AVERAGE(", b"LEFT(", b"RIGHT(", b"MID(", b"LEFTB(", b"RIGHTB(", b"MIDB(",
     *(name.encode() + b"(" for name in _NUMBER_CALLS),
 )
@@ -373,7 +393,8 @@ _PLAIN_COUNTS = re.compile(
     r"(?:,\s*[+-]?(?:\d+\.?\d*|\.\d+)\s*){0,2}\)"
 )
 _OTHER_CALLS = re.compile(
-    r"(?i)STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|COUNT|AVERAGE|" + "|".join(re.escape(n) for n in _NUMBER_CALLS)
+    r"(?i)STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|COUNT|AVERAGE|MINA|MAXA|"
+    + "|".join(re.escape(n) for n in _NUMBER_CALLS)
 )
 
 
@@ -386,6 +407,19 @@ def rewrite_formula(formula: str) -> str | None:
 
 def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
     changed = False
+    if name in CELL_AS_RANGE:
+        for arg in args:
+            meaningful = without_spaces(tokens, arg)
+            if len(meaningful) == 1 and is_single_cell(tokens[meaningful[0]]) \
+                    and not tokens[meaningful[0]].value.startswith("@"):
+                value = values[meaningful[0]]
+                values[meaningful[0]] = f"{value}:{value.rpartition('!')[2]}"
+                changed = True
+        if name in ("MINA", "MAXA") and args and all(_reference(tokens, arg) for arg in args):
+            # "If the arguments contain no values, MINA returns 0" (IronCalc: #VALUE!)
+            texts = ",".join("".join(values[i] for i in arg) for arg in args)
+            replace_call(values, opened, closed, f"IF(COUNTA({texts})=0,0,{name}({texts}))")
+            changed = True
     if name in DIRECT_VALUES:
         for arg in args:
             meaningful = without_spaces(tokens, arg)
@@ -437,6 +471,12 @@ def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
                 values[separators[position - 1]] += str(fill)  # the comma before it
                 changed = True
     return changed
+
+
+def _reference(tokens: list[Token], positions: list[int]) -> bool:
+    """Whether an argument is one reference (a cell, a range or a name), nothing else."""
+    kept = without_spaces(tokens, positions)
+    return len(kept) == 1 and tokens[kept[0]].type == Token.OPERAND and tokens[kept[0]].subtype == Token.RANGE
 
 
 def correct_arguments(model, cells: list[tuple[int, int, int]]) -> list[Rewrite]:
