@@ -107,19 +107,19 @@ def test_formulas_now_matches_excel_where_it_used_to_differ():
 
 
 def test_yearfrac_workbooks_are_given_formulas_and_its_answers():
-    # GIVEN a day-count workbook: actual/actual YEARFRAC over a leap day, and US 30/360 from
-    # serial 1 (January 1900, which IronCalc counts otherwise: 0.55), with the values Excel saved
-    # for them (pycel's yearfrac.xlsx rows 6 and 4)
+    # GIVEN a day-count workbook: actual/actual YEARFRAC over a leap day, and European 30/360
+    # from serial 0 (1900-01-00, which IronCalc refuses: #NUM!), with the values Excel saved for
+    # them (pycel's yearfrac.xlsx rows 6 and 5)
     wb = openpyxl.Workbook()
     ws = wb.active
     ws.title = "Accrual"
     ws["A1"], ws["A2"], ws["A3"] = 38046, 38411, 1  # 2004-02-29, 2005-02-28, basis
     ws["B1"] = "=YEARFRAC(A1,A2,A3)"
-    ws["B2"] = "=YEARFRAC(1,200,0)"
+    ws["B2"] = "=YEARFRAC(0,200,4)"
     add_name(wb, "start", "Accrual!$A$1")
     add_name(wb, "basis", "Accrual!$A$3")
     add_name(wb, "fraction", "Accrual!$B$1")
-    data = excel_saved(wb, {"Accrual!B1": 0.9972677595628415, "Accrual!B2": 0.5472222222222223})
+    data = excel_saved(wb, {"Accrual!B1": 0.9972677595628415, "Accrual!B2": 0.55})
 
     # WHEN the service chooses its engine
     choice = choose_engine(data, timeout_s=3600)  # a guard, not a verdict on speed

@@ -41,7 +41,14 @@ Excel's rules (Microsoft support, "Excel incorrectly assumes that the year 1900 
   date first). IronCalc 0.9.1 answers #NUM! for basis 1 with the later date first and differs
   in basis 0. The rewrite puts the earlier one first when both are one value:
   `IF(N(s)>N(e),YEARFRAC(e,s,b),YEARFRAC(s,e,b))` (computed once with LET unless constants and
-  cells); text dates (N gives 0) and errors are left in their order, to IronCalc.
+  cells); text dates (N gives 0) and errors are left in their order, to IronCalc. In the 1900
+  system the basis is read first, as Excel-saved cells show (pycel's yearfrac.xlsx row 3,
+  formulas' test.xlsx 'DATE & TIME'!U27:AE27): an error in it is the answer whatever the dates
+  hold, a logical value #VALUE!, a number outside 0-4 #NUM! (IronCalc answered the date's error
+  first); and for US 30/360 (basis 0, the default) a date among serials 0-59 is moved one day on,
+  to the calendar day Excel means by it (YEARFRAC(1,200,0) 0.5472, IronCalc alone 0.55;
+  YEARFRAC(0,200,0) 0.55, IronCalc #NUM!). The other bases already answer Excel's fraction there,
+  but for serial 0 with European 30/360, which IronCalc refuses (#NUM!; Excel 0.55).
 
 Array formulas are left alone, as by every rewrite of the layer.
 """
@@ -52,7 +59,7 @@ import re
 
 from openpyxl.formula.tokenizer import Token
 
-from shared.calc.corrections.formula_tokens import is_single_cell, pure, replace_call, rewrite_calls
+from shared.calc.corrections.formula_tokens import is_single_cell, pure, replace_call, rewrite_calls, without_spaces
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 
 MENTION = re.compile(rb"(?i)(?:YEAR|MONTH|DAY|WEEKDAY|DATE|DATEVALUE|TODAY|NOW|EDATE|EOMONTH|HOUR|MINUTE|SECOND|YEARFRAC)\(")
@@ -157,14 +164,54 @@ def _single_value_rule(rules: dict[str, str], tokens, values, name, opened, clos
     return True
 
 
-def _earlier_first(tokens, values, name, opened, closed, args) -> bool:
+# YEARFRAC in the 1900 system (module docstring): the basis read first (an error in it, a
+# logical value or a number outside 0-4 is the answer whatever the dates), then, for US 30/360
+# (basis 0, the default), a date among serials 0-59 moved one day on, to the calendar day Excel
+# means by it (IronCalc reads serials 1-60 one day early; its other bases already answer Excel's
+# fraction there); the earlier date first. {s} {e} the dates and {b} the basis (0 when omitted),
+# each a constant or a cell (or a LET name); {call} `YEARFRAC(` as written, {basis} `,b` or ""
+_BASIS_FIRST = (
+    "IF(ISLOGICAL({b}),#VALUE!,IF(ISERROR({b}+0),{b}+0,IF(OR({b}+0<=-1,{b}+0>=5),#NUM!,{dates})))"
+)
+_EARLY_DAY = "IF(AND(TRUNC({b}+0)=0,ISNUMBER({x}),N({x})>=0,N({x})<60),{x}+1,{x})"
+_IN_ORDER = "IF(N({s})>N({e}),{call}{e},{s}{basis}),{call}{s},{e}{basis}))"
+# IronCalc evaluates LET slowly (26 µs a cell against 1 µs for this IF): plain for the usual
+# dates in cells, the moved dates only where one is before 1900-03-01
+_YEARFRAC_1900 = "IF(MIN(N({s}),N({e}))>=60," + _IN_ORDER + "," + _IN_ORDER.format(
+    s=_EARLY_DAY.format(x="{s}", b="{b}"), e=_EARLY_DAY.format(x="{e}", b="{b}"), call="{call}", basis="{basis}"
+) + ")"
+
+
+def _earlier_first(tokens, values, name, opened, closed, args, leap_bug: bool = False) -> bool:
     """YEARFRAC with its two dates in order (module docstring); inner calls already rewritten
-    (in a 1904 workbook the dates carry their +1462)."""
+    (in a 1904 workbook the dates carry their +1462). `leap_bug`: the 1900 system, where the
+    basis is read first and serials 0-59 are moved to Excel's calendar day (_YEARFRAC_1900)."""
     if name != "YEARFRAC" or len(args) not in (2, 3) or not all(_scalar(tokens, a) for a in args[:2]):
         return False
     start, end = ("".join(values[i] for i in a).strip() for a in args[:2])
     basis = "," + "".join(values[i] for i in args[2]) if len(args) == 3 else ""
     call = values[opened]  # YEARFRAC( as written
+    if leap_bug:
+        given = basis[1:].strip()
+        if given and not _scalar(tokens, args[2]):
+            return False
+        parts = [(start, args[0]), (end, args[1])] + ([(given, args[2])] if given else [])
+        if all(pure(tokens, a) and len(without_spaces(tokens, a)) == 1 for _, a in parts):
+            s_, e_, b_ = start, end, given or "0"
+            text = _YEARFRAC_1900.format(s=s_, e=e_, b=b_, call=call, basis="," + given if given else "")
+            if given:
+                text = _BASIS_FIRST.format(b=b_, dates=text)
+        else:  # computed once
+            text = _YEARFRAC_1900.format(
+                s=f"{_LET_NAME}_start", e=f"{_LET_NAME}_end", b=f"{_LET_NAME}_basis" if given else "0",
+                call=call, basis=f",{_LET_NAME}_basis" if given else "",
+            )
+            if given:
+                text = _BASIS_FIRST.format(b=f"{_LET_NAME}_basis", dates=text)
+            bound = f"{_LET_NAME}_start,{start},{_LET_NAME}_end,{end}," + (f"{_LET_NAME}_basis,{given}," if given else "")
+            text = f"LET({bound}{text})"
+        replace_call(values, opened, closed, text)
+        return True
     rule = "IF(N({s})>N({e})," + call + "{e},{s}" + basis + ")," + call + "{s},{e}" + basis + "))"
     if all(pure(tokens, a) for a in args[:2]):
         start, end = (x if len(a) == 1 and x == tokens[a[0]].value else f"({x})" for x, a in ((start, args[0]), (end, args[1])))
@@ -200,7 +247,7 @@ def _in_1900(tokens, values, name, opened, closed, args) -> bool:
         return True
     if _single_value_rule(_TIME_OF_DAY, tokens, values, name, opened, closed, args, 1):
         return True
-    if _earlier_first(tokens, values, name, opened, closed, args):
+    if _earlier_first(tokens, values, name, opened, closed, args, leap_bug=True):
         return True
     if name == "DATE" and len(args) == 3 and all(pure(tokens, a) for a in args):
         y, m, d = ("(" + "".join(tokens[i].value for i in a).strip() + ")" for a in args)
