@@ -65,3 +65,16 @@ def test_outputs_not_calculated_from_the_flagged_cell_are_not_held_back(admin):
     # THEN the label, calculated from nothing flagged, is answered
     assert job.status == JobStatus.COMPLETED, job.error_message
     assert job.outputs == {"label": "FINE!"}
+
+
+def test_a_cell_the_upload_already_flagged_does_not_fail_jobs(admin):
+    # GIVEN a TEXT format code the layer does not implement ([DBNum1]): flagged by the upload's
+    # own calculation, so the upload's warnings and the version's report already name the cell
+    deployed = deploy_loan(admin, named_formulas(
+        {"shown": '=TEXT(A1,"[DBNum1]0")', "doubled": "=A1*2"}, cells={"A1": 5}, names={"amount": "$A$1"},
+    ))
+    # WHEN a job runs
+    job = run(deployed, {"amount": 7})
+    # THEN it completes as before (the report, not each job, says the cell is not Excel's)
+    assert job.status == JobStatus.COMPLETED, job.error_message
+    assert job.outputs["doubled"] == 14

@@ -36,6 +36,10 @@ _FLAGS_NAMED = 20  # cells the correction layer could not compute, named one by 
 _WALKS_KEPT = 32  # sets of flagged cells whose reach a loaded workbook remembers (flagged_outputs)
 
 
+def _flag_key(flag) -> tuple:
+    return flag.sheet, flag.cell, flag.reason
+
+
 class IronCalcWorkbook:
     """The uploaded model as bytes plus the named-range table; see base.Workbook for the contract.
 
@@ -72,9 +76,12 @@ class IronCalcWorkbook:
         self._date1904 = date1904  # IronCalc ignores the file's date system; our TEXT does not
         self._corrections = corrected_functions.plan(model, date1904, self._fixes.spills) if plan_functions else None
         self._corrected: corrected_functions.Outcome | None = None
-        # the model's formulas and the cells reached from flagged cells (flagged_outputs)
+        # the model's formulas and the cells reached from flagged cells (flagged_outputs); the
+        # flags of the load and of a calculation of the uploaded values, which the upload reported
         self._formula_book = None
         self._reached: dict[frozenset, set] = {}
+        self._known_flags = {_flag_key(f) for f in self._corrections.flags} if self._corrections else set()
+        self._uploaded_flags: set | None = None
         # What-if data tables we calculate after IronCalc (shared.calc.corrections.data_tables).
         self._tables = list(tables or [])
         self._table_plan = table_layer.plan(model, self._tables) if self._tables else []
@@ -126,14 +133,17 @@ class IronCalcWorkbook:
     def flagged_outputs(self, outputs: list[str]) -> list[str]:
         """The named outputs of the last calculation calculated (by the static walk of
         fidelity/unimplemented.py) from a cell the correction layer could not compute as Excel
-        would in that calculation, a flag its load did not raise: such a cell kept IronCalc's
-        value, which must not reach a consumer as Excel's answer. The walk reads the model's
-        formulas only when such a flag exists (rarely: an input the layer refuses, such as a
-        date written as text in a form whose Excel answer is not known)."""
+        would for that calculation's inputs: a flag that neither the load nor a calculation of the
+        uploaded values raises (those the upload reported, and jobs keep IronCalc's value there as
+        the report says). Such a cell kept IronCalc's value, which must not reach a consumer as
+        Excel's answer. The uploaded values are calculated and the formulas walked only when a
+        flag is new (rarely: an input the layer refuses, such as a date written as text in a form
+        whose Excel answer is not known), once per loaded workbook."""
         if self._corrected is None or self._model is None:
             return []
-        at_load = {(f.sheet, f.cell, f.reason) for f in self._corrections.flags} if self._corrections else set()
-        new = [flag for flag in self._corrected.flags if (flag.sheet, flag.cell, flag.reason) not in at_load]
+        new = [flag for flag in self._corrected.flags if _flag_key(flag) not in self._known_flags]
+        if new:
+            new = [flag for flag in new if _flag_key(flag) not in self._flags_of_uploaded_values()]
         if not new:
             return []
         from shared.calc.fidelity.unimplemented import reached
@@ -164,6 +174,20 @@ class IronCalcWorkbook:
             ):
                 found.append(rng.name)
         return found
+
+    def _flags_of_uploaded_values(self) -> set:
+        """The flags of a calculation of the uploaded values (the upload's check reported them),
+        calculated once per loaded workbook; the last calculation's model is kept."""
+        if self._uploaded_flags is None:
+            kept = self._model, self._corrected
+            try:
+                self.calculate({}, outputs=[])
+                self._uploaded_flags = {_flag_key(flag) for flag in self._corrected.flags}
+            except WorkbookError:
+                self._uploaded_flags = set()
+            finally:
+                self._model, self._corrected = kept
+        return self._uploaded_flags
 
     def to_xlsx(self) -> bytes:
         if self._model is None:
