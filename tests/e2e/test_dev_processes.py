@@ -55,7 +55,19 @@ def _sockets_per_process(port: int, pids, state: str) -> dict[int, set[str]]:
             fields = line.split()
             if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == state:
                 inodes.add(f"socket:[{fields[9]}]")
-    return {pid: {os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()} & inodes for pid in pids}
+    return {pid: _open_files(pid) & inodes for pid in pids}
+
+
+def _open_files(pid: int) -> set[str]:
+    """What a process's file descriptors point at (Linux, /proc); one it closes while they are
+    read (a database connection, a log file) is left out, not an error."""
+    held = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            held.add(os.readlink(fd))
+        except FileNotFoundError:
+            continue
+    return held
 
 
 def _nothing_of_the_stack_listens(port: int, data_dir: Path) -> dict[int, str]:
