@@ -96,6 +96,11 @@ class Workbook(Protocol):
         """Reset inputs to the uploaded values, write `inputs`, recalculate, read `outputs`."""
         ...
 
+    def flagged_outputs(self, outputs: list[str]) -> list[str]:
+        """The outputs of the last calculation that come from a cell the engine could not
+        compute as Excel would for its inputs (never returned as Excel's answer)."""
+        ...
+
     def to_xlsx(self) -> bytes:
         """The workbook as of the last calculation, formulas and computed values included."""
         ...

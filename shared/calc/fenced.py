@@ -409,9 +409,7 @@ def _one(workbook, job: dict[str, Any]) -> tuple[dict[str, Any], bytes]:
             if job.get("want_xlsx"):
                 blob = workbook.to_xlsx()
         header: dict[str, Any] = {"outcome": "ok", "outputs": outputs, "xlsx": bool(job.get("want_xlsx"))}
-        flagged = getattr(workbook, "flagged_outputs", None)  # the IronCalc engine's layer
-        if flagged is not None:
-            header["flagged"] = flagged(list(outputs))
+        header["flagged"] = workbook.flagged_outputs(list(outputs))
     except InputValidationError as exc:
         header = {"outcome": "invalid", "message": exc.reason}
     except (WorkbookError, ArithmeticError, LookupError, ValueError, TypeError) as exc:

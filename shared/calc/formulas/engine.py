@@ -90,6 +90,9 @@ class FormulasWorkbook:
             targets = [r for r in (self._by_name.get(n.lower()) for n in outputs) if r is not None]
         return {r.name: self._read(r, by_key) for r in targets}
 
+    def flagged_outputs(self, outputs: list[str]) -> list[str]:
+        return []  # no correction layer: nothing is flagged per calculation
+
     def to_xlsx(self) -> bytes:
         """The uploaded package with the last job's inputs and every formula's new value."""
         import schedula as sh

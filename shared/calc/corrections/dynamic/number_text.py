@@ -40,16 +40,16 @@ from dataclasses import dataclass
 
 from shared.calc.corrections.functions.text_format import Unsupported
 from shared.calc.scoped import holding
+from shared.calc.values import datetime_to_serial
 
 _MONTHS = {name.lower(): i for i, name in enumerate(calendar.month_name) if name}
 _MONTHS.update({name.lower(): i for i, name in enumerate(calendar.month_abbr) if name})
 _MONTHS["sept"] = 9
 _MONTH = "(" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + ")"
-_WEEKDAYS = re.compile(
-    r"\b(?:" + "|".join(n.lower() for n in (*calendar.day_name, *calendar.day_abbr)) + r")\b"
-)
+_WEEKDAY_NAMES = tuple(n.lower() for n in (*calendar.day_name, *calendar.day_abbr))
+_WEEKDAYS = re.compile(r"\b(?:" + "|".join(_WEEKDAY_NAMES) + r")\b")
 _DAYS_1900_TO_1904 = 1462
-_EPOCH = datetime.date(1899, 12, 30)  # serial 61 is 1900-03-01 counted from here
+_EPOCH = datetime.date(1899, 12, 30)  # today's serial counted from here (after March 1900)
 
 _date_system_1904: contextvars.ContextVar[bool] = contextvars.ContextVar("sheetcalc_date1904", default=False)
 
@@ -179,8 +179,7 @@ def _serial(year: int | None, month: int, day: int) -> int:
         return 60
     if day > calendar.monthrange(year, month)[1]:
         raise _NoSuchDay
-    serial = (datetime.date(year, month, day) - _EPOCH).days
-    return serial - 1 if serial < 61 else serial
+    return int(datetime_to_serial(datetime.datetime(year, month, day)))
 
 
 def _date(text: str) -> int | None:
@@ -222,7 +221,7 @@ def _date(text: str) -> int | None:
 
 # --- the whole text --------------------------------------------------------------------------
 
-_DATE_WORDS = frozenset({*_MONTHS, *(n.lower() for n in (*calendar.day_name, *calendar.day_abbr)), "am", "pm", "t"})
+_DATE_WORDS = frozenset({*_MONTHS, *_WEEKDAY_NAMES, "am", "pm", "t"})
 
 
 def _date_like(folded: str) -> bool:
