@@ -36,6 +36,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
+from shared.calc.corrections.dynamic import one_value
 from shared.calc.corrections.functions.text_format import Unsupported
 from shared.calc.refs import cell_name, column_number
 
@@ -119,7 +120,8 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     family = bool(_MENTION.search(formula)) and bool(_MENTION.search(_STRING.sub('""', formula)))
     choose = bool(_CHOOSE_OF_ARRAY.search(formula))  # always ours (_engine_misreads)
     sumproduct = bool(_SUMPRODUCT.search(formula))
-    legacy = array_formula and bool(_NOT_LIFTED_MENTION.search(formula))
+    # an array formula applying one to a range or an array; any formula, to an array constant
+    legacy = (array_formula or "{" in formula) and bool(_NOT_LIFTED_MENTION.search(formula))
     # criteria given an array select an array formula or one with an array constant; in any
     # formula selected otherwise, they make it always ours
     criteria_select = array_formula or "{" in formula
@@ -134,7 +136,7 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
         found.formula != formula
         or bool(_elementwise_call().search(formula)) and _elementwise_of_array(found.parsed(), False)
     )
-    in_legacy = legacy and _not_lifted_of_array(found.parsed())
+    in_legacy = legacy and _not_lifted_of_array(found.parsed(), ranges=array_formula)
     in_criteria = criteria and _criteria_of_array(found.parsed())
     lookups = approximate_lookups(found.parsed()) if lookup else []
     misread = any(table[0] == "array" or value[0] in ("str", "bool") or descending
@@ -240,20 +242,30 @@ _EXACT = (("num", 0.0), ("bool", False))
 # them, or FALSE for each, or #N/IMPL! (measured: {=ISNUMBER(B1:B4)} is FALSE four times for 1.4,
 # "x", -3.6, TRUE, {=ISERROR(A1:A4)} FALSE four times with two errors among them;
 # {=SUM(IF(ISNUMBER(B1:B3),B1:B3))} 0; ROUND, MOD, NOT alike; N and VALUE #N/IMPL! or #VALUE!;
-# IFS over a range #VALUE!, SWITCH #N/A: pycel's logical.xlsx Logical!O26:O44, Switch!A44).
+# IFS over a range #VALUE!, SWITCH #N/A: pycel's logical.xlsx Logical!O26:O44, Switch!A44); and
+# the other functions of one value it reads a range as one cell for (one_value.py: TRUNC,
+# NORM.DIST, PMT, EDATE, ...), or applies to each cell where Excel answers #VALUE! (the
+# Analysis ToolPak's). Given an array constant outside an array formula, IronCalc answers
+# #N/IMPL! for them (`SUM(ROUND({1.2,2.7},0))`): such a formula is ours too (`select`).
 NOT_LIFTED = frozenset({
     "ISBLANK", "ISERR", "ISERROR", "ISEVEN", "ISLOGICAL", "ISNA", "ISNONTEXT", "ISNUMBER", "ISODD", "ISTEXT",
     "MOD", "NOT", "ROUND", "ROUNDUP", "ROUNDDOWN", "N", "VALUE", "IFS", "SWITCH",
-})
+}) | one_value.NOT_LIFTED_BY_IRONCALC
 _NOT_LIFTED_MENTION = re.compile(
-    r"(?<![A-Za-z0-9_.])(?:" + "|".join(sorted(NOT_LIFTED, key=len, reverse=True)) + r")\s*\(", re.IGNORECASE
+    r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(?:" + "|".join(re.escape(n) for n in sorted(NOT_LIFTED, key=len, reverse=True))
+    + r")\s*\(",
+    re.IGNORECASE,
 )
-# in a sheet's XML: an array formula and one of those functions (functions/layer.may_need_plan)
-LEGACY_HINTS = tuple(name.encode() + b"(" for name in NOT_LIFTED)
+# in a sheet's XML: an array formula or an array constant, and one of those functions
+# (functions/layer.may_need_plan)
+_LEGACY_HINT = re.compile(
+    b"(?:" + b"|".join(re.escape(name.encode()) for name in sorted(NOT_LIFTED, key=len, reverse=True)) + rb")\("
+)
 
 
 def may_hold_legacy_arrays(sheet_xml_upper: bytes) -> bool:
-    return b'T="ARRAY"' in sheet_xml_upper and any(h in sheet_xml_upper for h in LEGACY_HINTS)
+    return (b'T="ARRAY"' in sheet_xml_upper or b"({" in sheet_xml_upper or b",{" in sheet_xml_upper) \
+        and _LEGACY_HINT.search(sheet_xml_upper) is not None
 
 
 def legacy_of_arrays(formula: str) -> bool:
@@ -262,13 +274,17 @@ def legacy_of_arrays(formula: str) -> bool:
     return _not_lifted_of_array(_parsed(formula))
 
 
-def _not_lifted_of_array(node) -> bool:
+def _not_lifted_of_array(node, ranges: bool = True) -> bool:
+    """`ranges` False: only an array constant counts (outside an array formula, a range there
+    is one cell)."""
     if not isinstance(node, tuple):  # a leaf, or the Unsupported of an unreadable formula
         return False
-    if node[0] == "call" and node[1] in NOT_LIFTED and any(_holds_array(a) for a in node[2]):
-        return True
+    if node[0] == "call" and node[1] in NOT_LIFTED:
+        lifted = one_value.PARTLY_ONE_VALUE.get(node[1])
+        if any(_holds_array(a, ranges) for i, a in enumerate(node[2]) if lifted is None or i in lifted):
+            return True
     parts = node[2] if node[0] == "call" else [p for p in node[1:] if isinstance(p, tuple)]
-    return any(_not_lifted_of_array(part) for part in parts)
+    return any(_not_lifted_of_array(part, ranges) for part in parts)
 
 
 _SUMPRODUCT = re.compile(r"(?<![A-Za-z0-9_.])SUMPRODUCT\s*\(", re.IGNORECASE)
@@ -337,7 +353,7 @@ def _elementwise_of_array(node, inside: bool) -> bool:
     return any(_elementwise_of_array(part, inside) for part in node[1:] if isinstance(part, tuple))
 
 
-def _holds_array(node) -> bool:
+def _holds_array(node, ranges: bool = True) -> bool:
     """A range of several cells or an array constant, through operators and functions of one
     value (not through SUM, INDEX, ..., which answer one value or a reference of their own)."""
     from shared.calc.corrections.dynamic.functions import ELEMENTWISE
@@ -346,13 +362,13 @@ def _holds_array(node) -> bool:
         return False
     kind = node[0]
     if kind == "ref":
-        return ":" in node[1]
+        return ranges and ":" in node[1]
     if kind == "array":
         return len(node[1]) * len(node[1][0]) > 1 if node[1] else False
     if kind == "call":
-        return node[1] in ELEMENTWISE and any(_holds_array(a) for a in node[2])
+        return node[1] in ELEMENTWISE and any(_holds_array(a, ranges) for a in node[2])
     if kind in ("op", "neg", "pos", "percent"):
-        return any(_holds_array(part) for part in node[1:] if isinstance(part, tuple))
+        return any(_holds_array(part, ranges) for part in node[1:] if isinstance(part, tuple))
     return False
 
 

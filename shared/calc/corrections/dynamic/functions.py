@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+from shared.calc.corrections.dynamic import one_value
 from shared.calc.corrections.dynamic import values as v
 from shared.calc.corrections.dynamic.values import MISSING, Err, Grid, Lambda, Ref
 from shared.calc.corrections.functions.text_format import Unsupported
@@ -34,11 +35,16 @@ def call(ev, name: str, nodes: list, env: dict):
         return SPECIAL[name](ev, nodes, env)
     f = FUNCTIONS.get(name)
     if f is None:
+        if name in one_value.ONE_VALUE or name in one_value.PARTLY_ONE_VALUE:  # by IronCalc, element by element
+            return one_value.call(ev, name, [ev.value(n, env) for n in nodes])
         named = _named_lambda(ev, name, env)
         if named is None:
             raise Unsupported(f"{name} inside a dynamic-array formula (not evaluated by the layer)")
         return ev.call_lambda(named, [ev.value(n, env) for n in nodes])
-    return f(ev, [ev.value(n, env) for n in nodes])
+    args = [ev.value(n, env) for n in nodes]
+    if name in one_value.ANALYSIS_TOOLPAK and one_value.given_a_range(args):
+        return v.VALUE
+    return f(ev, args)
 
 
 def _named_lambda(ev, name: str, env: dict):
@@ -97,8 +103,9 @@ def _scalar_args(ev, args):
 
 
 # Functions of one value the evaluator applies to each element of an array argument (for
-# corrections/dynamic.lifted: inside SUMPRODUCT, where Excel does so too)
-ELEMENTWISE: set[str] = {"LEFT", "RIGHT", "TEXT"}
+# corrections/dynamic.lifted: inside SUMPRODUCT, where Excel does so too); those it lacks are
+# computed by IronCalc one element at a time (one_value.py)
+ELEMENTWISE: set[str] = {"LEFT", "RIGHT", "TEXT", *one_value.ONE_VALUE}
 
 
 def _elementwise(name, f, low=1, high=None):
