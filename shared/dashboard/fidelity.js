@@ -80,7 +80,9 @@ export async function show(engineId, versionId) {
          ["Cells matching", r.cells_compared ? fmt(r.cells_matching) : "—"], ["Differing", r.cells_compared ? fmt(r.mismatches_total) : "—"],
          ["Match", r.match_rate === null ? "—" : `${fmt(r.match_rate * 100)}%`]].map(([k, x]) => h("div", { class: "card" }, h("dt", {}, k), h("dd", {}, x))))
         : "",
-      r.unsupported_functions.length ? h("p", {}, "Functions the engine does not support: ", r.unsupported_functions.join(", ")) : ""),
+      r.unsupported_functions.length ? h("p", {}, "Functions the engine does not support: ", r.unsupported_functions.join(", ")) : "",
+      (r.flagged_outputs || []).length ? h("ul", { id: "flagged-outputs" }, r.flagged_outputs.map(o =>
+        h("li", {}, `${o.output}: calculated from ${o.cell}, which the service cannot calculate as Excel would (${o.reason}); jobs answer it with the engine's value.`))) : ""),
     unimplemented(r),
     section("Engines checked", table("engines-checked", ["Engine", "Status", "Compared", "Matching", "Match", "Error"], lines, { empty: "None." })),
     section("Differing cells",

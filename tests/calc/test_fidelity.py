@@ -314,3 +314,31 @@ def test_a_filled_workbook_keeps_a_rich_error_only_where_the_new_value_is_that_e
     assert by_cell["B2"] == ("e", "#VALUE!")
     sheet = zipfile.ZipFile(io.BytesIO(filled)).read("xl/worksheets/sheet1.xml").decode()
     assert re.search(r'<c r="F2"[^>]*vm=', sheet) is None
+
+
+def test_outputs_calculated_from_a_cell_the_service_cannot_reproduce_are_named_at_upload():
+    from shared.calc.fidelity.stored_report import build_report, upload_warnings
+
+    from .conftest import one_sheet
+
+    # GIVEN a TEXT format code the service does not implement ([DBNum1]: Chinese numerals),
+    # an output calculated from it and another that is not
+    data = one_sheet(
+        {"A1": 5, "B1": '=TEXT(A1,"[DBNum1]0")', "C1": '=B1&" units"', "D1": "=A1*2"},
+        {"amount": "$A$1", "label": "$C$1", "double": "$D$1"},
+    )
+
+    # WHEN the upload is checked
+    report = check(data, "ironcalc")
+
+    # THEN the report names the output that depends on the cell, with the reason, and only it
+    assert report.flagged_outputs == [
+        {"output": "label", "cell": "Sheet1!B1", "reason": "TEXT: format code [DBNum1]"},
+    ]
+    # AND the upload's warnings say what jobs will answer for it
+    warnings = upload_warnings(build_report("ironcalc", {"ironcalc": report}))
+    assert (
+        "Output 'label' is calculated from Sheet1!B1, which the service cannot calculate as Excel would "
+        "(TEXT: format code [DBNum1]): jobs answer it with the engine's value"
+    ) in warnings
+    assert not any("'double'" in line for line in warnings)

@@ -24,9 +24,11 @@ pytestmark = [pytest.mark.e2e, needs_chromium]
 ALL = {"can_execute": True, "can_view_jobs": True, "can_download": True, "can_view_about": True}
 
 
-def workbook_saved_with(cached: str) -> bytes:
+def workbook_saved_with(cached: str, flagged_output: bool = False) -> bytes:
     """A workbook whose formula B2 (=B1*2, B1 = 21) was saved with ``cached`` as its value, as a
-    file last saved by another program might be: the fidelity check must show the difference."""
+    file last saved by another program might be: the fidelity check must show the difference.
+    With `flagged_output`, its output z (C1) is calculated with a TEXT format code the service
+    does not implement."""
     wb = Workbook()
     ws = wb.active
     ws.title = "Calc"
@@ -34,6 +36,9 @@ def workbook_saved_with(cached: str) -> bytes:
     ws["B2"] = "=B1*2"
     wb.defined_names["x"] = DefinedName("x", attr_text="Calc!$B$1")
     wb.defined_names["y"] = DefinedName("y", attr_text="Calc!$B$2")
+    if flagged_output:
+        ws["C1"] = '=TEXT(B1,"[DBNum1]0")'
+        wb.defined_names["z"] = DefinedName("z", attr_text="Calc!$C$1")
     buf = io.BytesIO()
     wb.save(buf)
     src = zipfile.ZipFile(io.BytesIO(buf.getvalue()))
@@ -64,7 +69,7 @@ def test_an_engines_page_from_snippets_to_deletion(dev_stack):
         consumer = api.post("/consumers", json={"name": "Quote site"}).json()
         api.put(f"/engines/{engine['id']}/access/{consumer['id']}", json=ALL)
         odd = api.post("/engines", json={"name": "Odd"}).json()
-        odd_v = api.post(f"/engines/{odd['id']}/versions", data={"version": "1"}, files={"file": ("odd.xlsx", workbook_saved_with("43"))}).json()
+        odd_v = api.post(f"/engines/{odd['id']}/versions", data={"version": "1"}, files={"file": ("odd.xlsx", workbook_saved_with("43", flagged_output=True))}).json()
 
     with browser_page(dev_stack.base_url) as page:
         sign_in(page, tenant)
@@ -102,6 +107,8 @@ def test_an_engines_page_from_snippets_to_deletion(dev_stack):
         expect(differing).to_have_count(1)
         cells = [c.inner_text() for c in differing.locator("td").all()]
         assert cells[0] == "Calc" and cells[1] == "B2" and "B1*2" in cells[2] and cells[3] == "43" and cells[4] == "42"
+        # and names the output calculated from a cell the service cannot reproduce
+        expect(page.locator("#flagged-outputs")).to_contain_text("z: calculated from Calc!C1")
         # and the engine can be pinned
         page.get_by_label("Calculation engine").select_option("formulas")
         page.get_by_role("button", name="Pin engine").click()

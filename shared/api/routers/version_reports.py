@@ -25,6 +25,7 @@ def fidelity(engine_id: uuid.UUID, version_id: uuid.UUID, session: SessionDep, u
         mismatches_total=report.get("mismatches_total", 0), mismatches=report.get("mismatches", []),
         unsupported_functions=report.get("unsupported_functions", []), engines=report.get("engines", {}),
         skipped=report.get("skipped") or {}, flagged_total=report.get("flagged_total", 0),
+        flagged_outputs=report.get("flagged_outputs") or [],
         unimplemented=report.get("unimplemented") or {},
     )
 

@@ -35,6 +35,11 @@ class FidelityReportResponse(BaseModel):
         "Excel computed for them), volatile (NOW, RAND...), external (another workbook), array_area, data_table",
     )
     flagged_total: int = Field(default=0, description="Formula cells not compared because the engine is known to get their construct wrong")
+    flagged_outputs: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="Named outputs calculated from a cell the service cannot calculate as Excel would (output, cell, "
+        "reason): jobs answer them with the engine's value, and fail where a job's inputs raise a new such cell",
+    )
     unimplemented: dict[str, Any] = Field(
         default_factory=dict,
         description="Formula cells calling a function the engine does not implement (cells, cells_total), the cells "

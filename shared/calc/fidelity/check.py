@@ -74,6 +74,7 @@ def check_book(data: bytes, engine: str) -> FidelityReport:
         return report
     report.unsupported_functions = sorted(unsupported)
     report.unimplemented = _unimplemented(data, book, engine, functions, unsupported)
+    report.flagged_outputs = _flagged_outputs(data, book, report)
     per_function: Counter = Counter()
     for cell, actual in zip(targets, values):
         report.cells_compared += 1
@@ -107,6 +108,29 @@ def _unimplemented(data: bytes, book, engine: str, functions: set[str], unsuppor
     if not unknown:
         return {}
     return unimplemented.analyse(book, unknown, data_tables.defined_names_as_written(data))
+
+
+# an engine's unsupported entry for one cell: "TEXT at Sheet1!B2 (...)", "dynamic array at 'My sheet'!C3 (...)"
+_FLAGGED_AT = re.compile(
+    r"^(?P<what>.+?) at (?:'(?P<quoted>(?:[^']|'')+)'|(?P<plain>[^!' ]+))!(?P<cell>\$?[A-Z]{1,3}\$?\d+)\b"
+    r"(?: \((?P<why>.*)\))?$"
+)
+
+
+def _flagged_outputs(data: bytes, book, report: FidelityReport) -> list[dict]:
+    """The named outputs calculated from a cell flagged at load or named by the engine's check as
+    one it could not calculate as Excel would: jobs answer them with the engine's value."""
+    roots = [(f["sheet"], f["cell"], f["reason"]) for f in report.flagged]
+    for entry in report.unsupported_functions:
+        match = _FLAGGED_AT.match(entry)
+        if match:
+            sheet = (match.group("quoted") or "").replace("''", "'") or match.group("plain")
+            why = match.group("why")
+            roots.append((sheet, match.group("cell").replace("$", ""),
+                          f"{match.group('what')}: {why}" if why else match.group("what")))
+    if not roots:
+        return []
+    return unimplemented.dependent_outputs(book, roots, data_tables.defined_names_as_written(data))
 
 
 def _in_data_table(cell, tables: list[data_tables.DataTable]) -> bool:

@@ -27,6 +27,9 @@ class FidelityReport:
     # cells known to be wrong in this engine that the correction layer cannot fix
     flagged: list[dict] = field(default_factory=list)
     flagged_total: int = 0
+    # the named outputs calculated from a flagged cell or from one the engine's check named as
+    # not calculated as Excel would ({output, cell, reason})
+    flagged_outputs: list[dict] = field(default_factory=list)
     # Excel what-if data tables, kept as Excel's saved values (shared.calc.xlsx.data_tables)
     data_tables: list[dict] = field(default_factory=list)
     # cells calling a function the engine does not implement, their dependants and the named
@@ -61,6 +64,7 @@ class FidelityReport:
             "application": self.application,
             "flagged": self.flagged,
             "flagged_total": self.flagged_total,
+            "flagged_outputs": self.flagged_outputs,
             "data_tables": self.data_tables,
             "unimplemented": self.unimplemented,
         }

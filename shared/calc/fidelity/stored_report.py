@@ -29,6 +29,7 @@ def build_report(chosen: str, reports: dict[str, FidelityReport]) -> dict[str, A
         "skipped": main.skipped,
         "flagged": main.flagged[:REPORT_MISMATCH_LIMIT],
         "flagged_total": main.flagged_total,
+        "flagged_outputs": main.flagged_outputs[:REPORT_MISMATCH_LIMIT],
         "data_tables": main.data_tables[:REPORT_MISMATCH_LIMIT],
         unimplemented.REPORT_KEY: main.unimplemented,
         "engines": {name: _engine_line(r) for name, r in reports.items()},
@@ -86,6 +87,7 @@ def report_for_engine(report: dict[str, Any], engine: str) -> dict[str, Any]:
         "mismatches": [],
         "mismatches_total": line["cells_compared"] - line["cells_matching"],
         "unsupported_functions": line["unsupported_functions"],
+        "flagged_outputs": [],
         unimplemented.REPORT_KEY: line.get(unimplemented.REPORT_KEY, {}),
     }
 
@@ -119,6 +121,11 @@ def upload_warnings(report: dict[str, Any]) -> list[str]:
         )
         for flag in flagged[:5]:
             warnings.append(f"{flag['sheet']}!{flag['cell']} {flag['formula']}: {flag['reason']}")
+    for output in (report.get("flagged_outputs") or [])[:10]:
+        warnings.append(
+            f"Output '{output['output']}' is calculated from {output['cell']}, which the service cannot "
+            f"calculate as Excel would ({output['reason']}): jobs answer it with the engine's value"
+        )
     for table in report.get("data_tables") or []:
         warnings.append(data_table_warning(table))
     skipped = report.get("skipped") or {}

@@ -158,6 +158,21 @@ def reached(book: ExcelBook, roots: list[tuple[str, int, int]]) -> set[tuple[str
     } if indexes else set()
 
 
+def dependent_outputs(book: ExcelBook, roots: list[tuple[str, str, str]], names: dict[str, str]) -> list[dict[str, str]]:
+    """[{output, cell, reason}] for each named range holding or calculated from one of the roots
+    (sheet, cell address, why it is named), by the same static walk."""
+    by_place = {(sheet.lower(), address.upper()): reason for sheet, address, reason in roots}
+    indexes = {}
+    for index, cell in enumerate(book.cells):
+        reason = by_place.get((cell.sheet.lower(), cell.address.upper()))
+        if reason is not None and not cell.array_area:
+            indexes[index] = {reason}
+    if not indexes:
+        return []
+    found = _outputs(book, _walk(book, indexes), names)
+    return [{"output": o["output"], "cell": o["cell"], "reason": o["function"]} for o in found]
+
+
 def _outputs(book: ExcelBook, origin: dict[int, tuple[int, str]], names: dict[str, str]) -> list[dict[str, str]]:
     """[{output, cell, function}] for each named range holding or calculated from a reached cell
     (the cell is the one calling the function)."""
