@@ -325,3 +325,85 @@ def test_left_right_mid_counts_in_an_array_formula_are_flagged():
 
     assert sorted(flagged) == ["B1", "C1"]
     assert flagged["B1"].startswith("LEFT in an array formula")
+
+
+def test_an_error_in_k_is_the_answer_before_the_datas_errors():
+    # GIVEN data holding #VALUE! and #N/A (A1:A3) and data without errors (E1:E3), and k
+    # calculated from an input (1/divisor), for the functions whose k Excel reads first
+    # (formulas' Excel-saved test.xlsx: PERCENTILE(K29:L29,L29) is #N/A there)
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Sheet"
+    ws["A1"], ws["A2"], ws["A3"] = 4, '="x"+1', "=NA()"
+    ws["E1"], ws["E2"], ws["E3"] = 4, 8, 6
+    ws["B2"] = 1
+    ws["B1"] = "=1/B2"
+    functions = ("LARGE", "SMALL", "PERCENTILE", "PERCENTILE.INC", "PERCENTILE.EXC", "QUARTILE",
+                 "QUARTILE.INC", "QUARTILE.EXC")
+    for row, name in enumerate(functions, start=1):
+        prefix = "_xlfn." if "." in name else ""
+        ws.cell(row, 3, f"={prefix}{name}(A1:A3,B1)")
+        ws.cell(row, 4, f"={prefix}{name}(E1:E3,B1)")
+        add_name(wb, f"with_errors_{row}", f"Sheet!$C${row}")
+        add_name(wb, f"clean_{row}", f"Sheet!$D${row}")
+    add_name(wb, "divisor", "Sheet!$B$2")
+    workbook, _ = uploaded_and_stored(to_bytes(wb))
+    names = [f"{kind}_{row}" for row in range(1, len(functions) + 1) for kind in ("with_errors", "clean")]
+
+    # WHEN k is an error
+    out = workbook.calculate({"divisor": 0}, names)
+    # THEN every one answers k's error, whatever the data hold (IronCalc alone: the data's #VALUE!)
+    assert set(out.values()) == {"#DIV/0!"}
+    # AND with k 1 the data's first error is LARGE's and SMALL's answer, and over the clean data
+    # the largest, the smallest, the 100th percentile and the first quartile (4 + (6-4)/2) as before
+    out = workbook.calculate({"divisor": 1}, names)
+    assert out["with_errors_1"] == out["with_errors_2"] == "#VALUE!"
+    assert (out["clean_1"], out["clean_2"], out["clean_3"], out["clean_6"]) == (8, 4, 8, 5)
+
+
+def test_imsum_and_improduct_take_ranges_and_more_than_two_numbers():
+    # GIVEN complex numbers in A1:A3 (inputs) and IMSUM/IMPRODUCT over the range, over three
+    # cells, and of one number (Microsoft's pages: IMSUM("3+4i","5-3i") is 8+i, IMPRODUCT of
+    # them 27+11i; IronCalc alone takes two single values and answers #ERROR! otherwise)
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Sheet"
+    ws["A1"], ws["A2"], ws["A3"] = "3+4i", "5-3i", "1"
+    formulas = {"sum_range": "=IMSUM(A1:A3)", "sum_cells": "=IMSUM(A1,A2,A3)",
+                "product_range": "=IMPRODUCT(A1:A2,A3)", "one": '=IMSUM("3+4i")'}
+    for row, (name, formula) in enumerate(formulas.items(), start=1):
+        ws.cell(row, 3, formula)
+        add_name(wb, name, f"Sheet!$C${row}")
+    add_name(wb, "numbers", "Sheet!$A$1:$A$3")
+    workbook, _ = uploaded_and_stored(to_bytes(wb))
+    # WHEN a job calculates them
+    out = workbook.calculate({}, list(formulas))
+    # THEN each number is added or multiplied, as by two at a time
+    assert out == {"sum_range": "9+i", "sum_cells": "9+i", "product_range": "27+11i", "one": "3+4i"}
+    # AND a logical value among them is #VALUE!, as Excel answers
+    out = workbook.calculate({"numbers": [["3+4i"], [True], ["1"]]}, ["sum_range"])
+    assert out["sum_range"] == "#VALUE!"
+
+
+def test_a_blank_cell_is_complex_zero_and_a_logical_value_an_error_for_the_im_functions():
+    # GIVEN IM functions of a cell (an input) that a job leaves blank or fills
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Sheet"
+    formulas = {"cosine": "=IMCOS(A1)", "absolute": "=IMABS(A1)", "logarithm": "=IMLN(A1)",
+                "difference": '=IMSUB("3+4i",A1)'}
+    for row, (name, formula) in enumerate(formulas.items(), start=1):
+        ws.cell(row, 3, formula)
+        add_name(wb, name, f"Sheet!$C${row}")
+    add_name(wb, "z", "Sheet!$A$1")
+    workbook, _ = uploaded_and_stored(to_bytes(wb))
+    # WHEN z is blank, THEN it is 0: cos 0 is 1, |0| is 0, ln 0 has no value, 3+4i - 0
+    # (IronCalc alone: #NUM!, 0, the text "-inf", #NUM!)
+    assert workbook.calculate({}, list(formulas)) == {
+        "cosine": "1", "absolute": 0, "logarithm": "#NUM!", "difference": "3+4i",
+    }
+    # AND a logical value is #VALUE! where it is the first number (IronCalc alone: #NUM!)
+    out = workbook.calculate({"z": True}, ["cosine", "absolute", "logarithm"])
+    assert out == {"cosine": "#VALUE!", "absolute": "#VALUE!", "logarithm": "#VALUE!"}
+    # AND a number is IronCalc's as before
+    assert workbook.calculate({"z": "1+i"}, ["absolute"])["absolute"] == pytest.approx(2 ** 0.5)

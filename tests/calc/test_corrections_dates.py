@@ -308,3 +308,45 @@ def test_excel_saved_yearfrac_workbook_matches_but_for_serial_0_in_european_30_3
     # with European 30/360 (M5, R5: 0.55 and 1/360 in Excel), which IronCalc refuses (#NUM!)
     assert report.cells_compared == 2737
     assert {m["cell"] for m in report.mismatches} == {"M5", "R5"}
+
+
+# start serial -> Excel's (EDATE(s,1), EOMONTH(s,0), EOMONTH(s,1), WEEKNUM(s), WEEKNUM(s,2), ISOWEEKNUM(s)),
+# worked on Excel's calendar: January 1900 has days 0-31, February 29 (60 the phantom 29th),
+# 1900-01-01 a Sunday; EDATE clamps to the target month's last day, day 0 is the day before
+# the first; WEEKNUM's week 1 holds 1 January, weeks from Sunday (1) or Monday (2); ISO weeks
+# from Monday, week 1 holding the first Thursday (5 January 1900), so 0 and 1 are week 52.
+EARLY_CALENDAR = {
+    None: (31, 31, 60, 0, 1, 52),  # a blank cell: serial 0, 1900-01-00 (a Saturday)
+    1: (32, 31, 60, 1, 1, 52),
+    2: (33, 31, 60, 1, 2, 1),  # Monday 2 January
+    31: (60, 31, 60, 5, 6, 5),  # 31 January + 1 month: the phantom 29 February
+    45: (74, 60, 91, 7, 8, 7),  # 14 February + 1 month: 14 March (61 is 1 March)
+    60: (89, 60, 91, 9, 10, 9),  # 29 February + 1 month: 29 March
+}
+
+
+def test_edate_eomonth_and_week_numbers_of_serials_0_to_60_are_excels():
+    # GIVEN a start date (an input, left blank or a serial) and the five functions of it
+    cells = {
+        "C1": "=EDATE(A1,1)", "C2": "=EOMONTH(A1,0)", "C3": "=EOMONTH(A1,1)",
+        "C4": "=WEEKNUM(A1)", "C5": "=WEEKNUM(A1,2)", "C6": "=ISOWEEKNUM(A1)",
+    }
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Sheet"
+    ws["B1"] = "start"
+    for address, formula in cells.items():
+        ws[address] = formula
+    add_name(wb, "start", "Sheet!$A$1")
+    outputs = [f"r{i}" for i in range(1, 7)]
+    for i, name in enumerate(outputs, start=1):
+        add_name(wb, name, f"Sheet!$C${i}")
+    workbook, _ = uploaded_and_stored(to_bytes(wb))
+    # WHEN jobs send each start date
+    for serial, expected in EARLY_CALENDAR.items():
+        out = workbook.calculate({} if serial is None else {"start": serial}, outputs)
+        # THEN each answer is Excel's (IronCalc alone: #NUM! for 0, a day off for 1-60)
+        assert tuple(out[name] for name in outputs) == expected, serial
+    # AND later dates are IronCalc's as before: 15 May 2024 (45427)
+    out = workbook.calculate({"start": 45427}, outputs)
+    assert tuple(out[name] for name in outputs) == (45458, 45443, 45473, 20, 20, 20)

@@ -90,12 +90,14 @@ from shared.calc.corrections.formula_tokens import (
     SINGLE_CELL,
     is_single_cell,
     one_cell,
+    pure,
     replace_call,
     rewrite_calls,
     without_spaces,
 )
 from shared.calc.corrections.lookups import parse_range
 from shared.calc.corrections.model import Rewrite, rewrite_cells
+from shared.calc.refs import cell_name
 
 MODES = frozenset({"MODE", "MODE.SNGL"})
 # The functions that read the logical values and text of a referenced cell (1, 0), which IronCalc
@@ -127,10 +129,45 @@ PAIRED = {
     "STEYX": (0, 1), "COVAR": (0, 1), "COVARIANCE.P": (0, 1), "COVARIANCE.S": (0, 1),
     "FORECAST": (1, 2), "FORECAST.LINEAR": (1, 2),
 }
+# An error in k (the position here) is the answer before any error among the data: Excel-saved
+# formulas' test.xlsx COMPATIBILITY!Z29:AE29 and Z32:AE32, STATISTICAL!AA57:AF57, Z78:AE79 and
+# Z87:AE88 (`PERCENTILE(K29:L29,L29)` with #VALUE! and #N/A in the data and #N/A as k is #N/A;
+# IronCalc 0.9.1 answered the data's first error, #VALUE!).
+K_ERROR_FIRST = {
+    name: 1 for name in ("LARGE", "SMALL", "PERCENTILE", "PERCENTILE.INC", "PERCENTILE.EXC", "QUARTILE",
+                         "QUARTILE.INC", "QUARTILE.EXC")
+}
+# IMSUM and IMPRODUCT take any number of complex numbers, ranges among them (Microsoft: IMSUM,
+# IMPRODUCT functions: "inumber1, [inumber2], ... 1 to 255 complex numbers"); IronCalc 0.9.1
+# takes two single values and answers #ERROR! otherwise (formulas' test.xlsx ENGINEERING!R44,
+# R52: Excel 23.1+32j for IMSUM(C52:D52,E52)). Rewritten as nested calls of two, a range of up
+# to _FOLD_CELLS cells written out cell by cell (a logical value in a cell #VALUE!, as in
+# Excel); the identity completes a single number.
+COMPLEX_FOLDS = {"IMSUM": '"0"', "IMPRODUCT": '"1"'}
+# The complex-number arguments of the other IM functions: a logical value there is #VALUE! and
+# a blank cell the number 0 in Excel (formulas' test.xlsx ENGINEERING!W33:Y53: IMCOS of a blank
+# 1, IMABS of TRUE #VALUE!, IMSUB(G51,H51) with H51 blank G51 itself); IronCalc 0.9.1 answers
+# #NUM! for both (and 0 for IMABS of a blank). A cell argument is read through
+# `IF(ISLOGICAL(c),#VALUE!,IF(ISBLANK(c),"0",c))` (IMSUB's and IMDIV's second without the first test).
+COMPLEX_ARGUMENTS = {
+    **dict.fromkeys((
+        "IMABS", "IMAGINARY", "IMARGUMENT", "IMCONJUGATE", "IMCOS", "IMCOSH", "IMCOT", "IMCSC", "IMCSCH",
+        "IMEXP", "IMLN", "IMLOG10", "IMLOG2", "IMREAL", "IMSEC", "IMSECH", "IMSIN", "IMSINH", "IMSQRT",
+        "IMTAN", "IMPOWER",
+    ), (0,)),
+    "IMSUB": (0, 1), "IMDIV": (0, 1),
+}
+# Functions without a value at complex 0, by the argument: Excel #NUM!, IronCalc 0.9.1 the text
+# "-inf", "inf" or "NaNNaNi" (IMLN, IMCOT, IMCSC of a blank cell, formulas' test.xlsx
+# ENGINEERING!W35:W42); a cell argument is guarded with IF(IMABS(c)=0,#NUM!,...).
+COMPLEX_POLES = {"IMLN": 0, "IMLOG10": 0, "IMLOG2": 0, "IMCOT": 0, "IMCSC": 0, "IMCSCH": 0}
+_FOLD_CELLS = 64
 # their names as their calls are written (`F.DIST(`), for the scans of the sheet XML
 _NUMBER_CALLS = tuple(sorted((*LOGICAL_NUMBERS, *PAIRED), key=len, reverse=True))
 MENTION = re.compile(
-    rb"(?i)(?:STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|MINA|MAXA)[A-Z.]*\(|(?:COUNT|AVERAGE)\([^<]*\{"
+    rb"(?i)(?:STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|MINA|MAXA|PERCENTILE|QUARTILE)[A-Z.]*\("
+    rb"|(?<![A-Z0-9_])IM[A-Z0-9]+\("
+    rb"|(?:COUNT|AVERAGE)\([^<]*\{"
     rb"|(?<![A-Z0-9_])(?:" + "|".join(re.escape(n) for n in _NUMBER_CALLS).encode() + rb")\("
     # LEFT/RIGHT/MID but those with a plain first argument and number literals after it
     rb"|(?<![A-Z.])(?:LEFT|RIGHT|MID)B?\("
@@ -138,6 +175,9 @@ MENTION = re.compile(
 )
 KEYWORDS = (
     b"STDEV", b"VAR", b"DEVSQ", b"AVEDEV", b"SUMSQ", b"MODE", b"KURT", b"OFFSET(", b"COUNT(", b"MINA(", b"MAXA(",
+    b"PERCENTILE", b"QUARTILE", b"IMSUM(", b"IMPRODUCT(", b"IMSUB(", b"IMDIV(", b"IMPOWER(", b"IMABS(",
+    b"IMAGINARY(", b"IMARGUMENT(", b"IMCONJUGATE(", b"IMCOS", b"IMCOT(", b"IMCSC", b"IMEXP(", b"IMLN(",
+    b"IMLOG", b"IMREAL(", b"IMSEC", b"IMSIN", b"IMSQRT(", b"IMTAN(",
     b"AVERAGE(", b"LEFT(", b"RIGHT(", b"MID(", b"LEFTB(", b"RIGHTB(", b"MIDB(",
     *(name.encode() + b"(" for name in _NUMBER_CALLS),
 )
@@ -393,7 +433,7 @@ _PLAIN_COUNTS = re.compile(
     r"(?:,\s*[+-]?(?:\d+\.?\d*|\.\d+)\s*){0,2}\)"
 )
 _OTHER_CALLS = re.compile(
-    r"(?i)STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|COUNT|AVERAGE|MINA|MAXA|"
+    r"(?i)STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|COUNT|AVERAGE|MINA|MAXA|PERCENTILE|QUARTILE|(?<![A-Za-z0-9_.])IM[A-Z0-9]+\(|"
     + "|".join(re.escape(n) for n in _NUMBER_CALLS)
 )
 
@@ -406,6 +446,18 @@ def rewrite_formula(formula: str) -> str | None:
 
 
 def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
+    changed = _arguments(tokens, values, name, opened, closed, args)
+    k = K_ERROR_FIRST.get(name)
+    if k is not None and len(args) == 2 and one_cell(tokens, without_spaces(tokens, args[k])):
+        # k's error first (K_ERROR_FIRST); k as rewritten above (`--(B1)` for LARGE and SMALL)
+        given = "".join(values[i] for i in args[k]).strip()
+        call = "".join(values[opened:closed + 1])
+        replace_call(values, opened, closed, f"IF(ISERROR({given}),{given},{call})")
+        changed = True
+    return changed
+
+
+def _arguments(tokens, values, name, opened, closed, args) -> bool:
     changed = False
     if name in CELL_AS_RANGE:
         for arg in args:
@@ -461,6 +513,26 @@ def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
             changed = True
     elif name in ("COUNT", "AVERAGE") and args:
         changed = _constant_arrays(values, name, opened, closed, args)
+    elif name in COMPLEX_FOLDS and args:
+        changed = _complex_fold(tokens, values, name, opened, closed, args)
+    elif name in COMPLEX_ARGUMENTS:
+        guarded = None
+        for position in COMPLEX_ARGUMENTS[name]:
+            kept = without_spaces(tokens, args[position]) if position < len(args) else []
+            if kept and one_cell(tokens, kept):
+                cell = "".join(values[i] for i in kept).strip()
+                for i in kept:
+                    values[i] = ""
+                blank_as_zero = f'IF(ISBLANK({cell}),"0",{cell})'
+                # a logical value in IMSUB's or IMDIV's second argument is left to IronCalc: Excel
+                # reads the first argument whole before it (IMDIV("yvj",TRUE) is #NUM!)
+                values[kept[0]] = f"IF(ISLOGICAL({cell}),#VALUE!,{blank_as_zero})" if position == 0 else blank_as_zero
+                if COMPLEX_POLES.get(name) == position:
+                    guarded = values[kept[0]]
+                changed = True
+        if guarded is not None:
+            call = "".join(values[opened:closed + 1])
+            replace_call(values, opened, closed, f"IF(IMABS({guarded})=0,#NUM!,{call})")
     elif name == "OFFSET" and len(args) >= 4:
         size = _size(tokens, args[0])
         if size is None:
@@ -471,6 +543,42 @@ def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
                 values[separators[position - 1]] += str(fill)  # the comma before it
                 changed = True
     return changed
+
+
+def _complex_fold(tokens, values, name, opened, closed, args) -> bool:
+    """IMSUM/IMPRODUCT of several numbers or ranges as nested calls of two (COMPLEX_FOLDS); a
+    call of two single values is IronCalc's already, one with a name or a computed range is
+    left alone."""
+    items, ranged = [], False
+    for arg in args:
+        kept = without_spaces(tokens, arg)
+        if len(kept) == 1 and tokens[kept[0]].type == Token.OPERAND and tokens[kept[0]].subtype == Token.RANGE \
+                and not is_single_cell(tokens[kept[0]]):
+            box = parse_range(tokens[kept[0]].value.lstrip("@"))
+            if box is None or box.rows * box.cols > _FOLD_CELLS:
+                return False
+            prefix = "" if box.sheet is None else "'" + box.sheet.replace("'", "''") + "'!"
+            items += [_not_logical(prefix + cell_name(r, c)) for r in range(box.top, box.bottom + 1)
+                      for c in range(box.left, box.right + 1)]
+            ranged = True
+        elif pure(tokens, arg, literals=frozenset({Token.NUMBER, Token.TEXT})):
+            text = "".join(values[i] for i in arg).strip()
+            items.append(_not_logical(text) if one_cell(tokens, kept) else text)
+        else:
+            return False
+    if len(items) == 2 and not ranged:
+        return False
+    folded = f"{name}({items[0]},{COMPLEX_FOLDS[name]})" if len(items) == 1 else items[0]
+    for item in items[1:]:
+        folded = f"{name}({folded},{item})"
+    replace_call(values, opened, closed, folded)
+    return True
+
+
+def _not_logical(cell: str) -> str:
+    """A cell given to IMSUM or IMPRODUCT: a logical value there is #VALUE! in Excel (formulas'
+    test.xlsx ENGINEERING!Y52), #NUM! in IronCalc."""
+    return f"IF(ISLOGICAL({cell}),#VALUE!,{cell})"
 
 
 def _reference(tokens: list[Token], positions: list[int]) -> bool:

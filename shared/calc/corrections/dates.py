@@ -17,6 +17,17 @@ Excel's rules (Microsoft support, "Excel incorrectly assumes that the year 1900 
   Only where the argument is one value: constants and single cells joined by operators (used
   as they are) or passed to functions answering one value such as DATE (computed once, with
   LET); an argument that may be an array (a range, a name) is left alone.
+- EDATE, EOMONTH, WEEKNUM and ISOWEEKNUM of serials 0-60 count on Excel's calendar too (a
+  blank date cell is serial 0, so `EOMONTH(A1,0)` of an empty A1 is common): January 1900 has
+  days 0-31, February 29 days (serial 60 the phantom 29th), 1 January 1900 is a Sunday and
+  serial 0 the Saturday before. EOMONTH(0,0) is 31, EOMONTH(8,"2") 91, EDATE(0,0) 0,
+  EDATE(8,"2") 68, WEEKNUM(0,1) 0, ISOWEEKNUM of 0, 1 and TRUE 52 (formulas' Excel-saved
+  test.xlsx 'DATE & TIME' rows 9, 10, 12 and 23); IronCalc answers #NUM! for serial 0 and counts
+  1-60 a day early (EOMONTH(31,0) 32). A day beyond the target month's last is its last day
+  (EDATE's page), a day 0 the day before the month's first; WEEKNUM's week 1 holds 1 January
+  and weeks begin on the return type's day (WEEKNUM's page), ISO weeks on Monday with week 1
+  holding the year's first Thursday (ISOWEEKNUM's page). A logical start date is IronCalc's
+  (#VALUE!, as Excel answers for EDATE, EOMONTH and WEEKNUM), text too.
 - In the 1904 date system (workbookPr date1904) serial 0 is 1904-01-01, 1,462 days after the
   1900 system's serial of that day. IronCalc ignores the setting. The rewrite moves each date
   function across: the arguments that are dates get +1462 (the first of YEAR, MONTH, DAY,
@@ -62,9 +73,12 @@ from openpyxl.formula.tokenizer import Token
 from shared.calc.corrections.formula_tokens import is_single_cell, pure, replace_call, rewrite_calls, without_spaces
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 
-MENTION = re.compile(rb"(?i)(?:YEAR|MONTH|DAY|WEEKDAY|DATE|DATEVALUE|TODAY|NOW|EDATE|EOMONTH|HOUR|MINUTE|SECOND|YEARFRAC)\(")
+MENTION = re.compile(
+    rb"(?i)(?:YEAR|MONTH|DAY|WEEKDAY|DATE|DATEVALUE|TODAY|NOW|EDATE|EOMONTH|HOUR|MINUTE|SECOND|YEARFRAC"
+    rb"|WEEKNUM|ISOWEEKNUM)\("
+)
 KEYWORDS = (b"YEAR(", b"MONTH(", b"DAY(", b"DATE(", b"DATEVALUE(", b"TODAY(", b"NOW(", b"EOMONTH(",
-            b"HOUR(", b"MINUTE(", b"SECOND(", b"YEARFRAC(")
+            b"HOUR(", b"MINUTE(", b"SECOND(", b"YEARFRAC(", b"EDATE(", b"WEEKNUM(")
 # what the 1904 system also rewrites (the survey of a 1904 workbook looks for these too)
 MENTION_1904 = re.compile(
     rb"(?i)(?:YEAR|MONTH|DAY|WEEKDAY|DATE|DATEVALUE|TODAY|NOW|EDATE|EOMONTH|WEEKNUM|YEARFRAC"
@@ -223,6 +237,73 @@ def _earlier_first(tokens, values, name, opened, closed, args, leap_bug: bool = 
     return True
 
 
+# EDATE, EOMONTH, WEEKNUM and ISOWEEKNUM of serials 0-60 on Excel's calendar (module docstring).
+# {x} the start date, {m} the months, each a constant or a cell (or a LET name); {s} the whole
+# serial, {t} the target month counted from January 1900 as 1, {d} the start's day of its month.
+_EARLY_START = "AND(NOT(ISTEXT({x})),NOT(ISLOGICAL({x})),N({x})>=0,N({x})<61)"
+_SERIAL = "INT(N({x}))"
+_TARGET = "(IF({s}<32,1,2)+TRUNC({m}))"
+_DAY_OF_MONTH = "({s}-IF({s}<32,0,31))"
+_EOMONTH_EARLY = "IF({t}<1,#NUM!,IF({t}=1,31,IF({t}=2,60,DATE(1900,{t}+1,1)-1)))"
+_EDATE_EARLY = (
+    "IF({t}<1,#NUM!,IF({t}=1,{d},IF({t}=2,IF({d}=0,31,31+MIN({d},29)),"
+    "IF({d}=0,DATE(1900,{t},1)-1,MIN(DATE(1900,{t},1)+{d}-1,DATE(1900,{t}+1,1)-1)))))"
+)
+_LITERALS = frozenset({Token.NUMBER, Token.TEXT, Token.LOGICAL})  # `EDATE(A1,"2")` reads the text's number
+# WEEKNUM's return types: the day its weeks begin on (1 Sunday ... 7 Saturday)
+_WEEK_STARTS = {1: 1, 2: 2, 11: 2, 12: 3, 13: 4, 14: 5, 15: 6, 16: 7, 17: 1}
+
+
+def _early_calendar(tokens, values, name, opened, closed, args) -> bool:
+    """EDATE, EOMONTH, WEEKNUM and ISOWEEKNUM with Excel's answer for serials 0-60 (the rest
+    IronCalc's), when their arguments are constants and cells joined by operators; WEEKNUM only
+    with its return type omitted or written as a number."""
+    if name not in ("EDATE", "EOMONTH", "WEEKNUM", "ISOWEEKNUM") or not args or not all(_scalar(tokens, a) for a in args):
+        return False
+    texts = ["".join(values[i] for i in a).strip() for a in args]
+    call = values[opened] + ",".join(texts) + ")"
+    if name == "WEEKNUM":
+        if len(args) > 2:
+            return False
+        kind = texts[1] if len(args) == 2 else "1"
+        try:
+            start = _WEEK_STARTS.get(int(float(kind))) if float(kind) == int(float(kind)) else None
+        except ValueError:
+            return False
+        if start is None:
+            return False
+        early = _EARLY_START
+        value = "INT(({s}-1+" + str((1 - start) % 7) + ")/7)+1"
+        names = {"x": texts[0]}
+    elif name == "ISOWEEKNUM":
+        if len(args) != 1:
+            return False
+        early = "AND(NOT(ISTEXT({x})),N({x})>=0,N({x})<61)"
+        value = "IF({s}<2,52,INT(({s}-2)/7)+1)"
+        names = {"x": texts[0]}
+    else:
+        if len(args) != 2:
+            return False
+        early = "AND(" + _EARLY_START + ",NOT(ISLOGICAL({m})))"
+        value = _EOMONTH_EARLY if name == "EOMONTH" else _EDATE_EARLY
+        names = {"x": texts[0], "m": texts[1]}
+    if not all(pure(tokens, a, literals=_LITERALS) for a in args[:len(names)]):
+        # a computed date (DATE(...), ROW()...) is left to IronCalc: LET would slow every such
+        # cell twentyfold for a date before March 1900, which a computed date seldom is
+        return False
+    bound = {key: text if len(without_spaces(tokens, args[i])) == 1 else f"({text})"
+             for i, (key, text) in enumerate(names.items())}
+    serial = _SERIAL.format(x=bound["x"])
+    parts = {"s": serial, "x": bound["x"]}
+    if "m" in bound:
+        parts["t"] = _TARGET.format(s=serial, m=bound["m"])
+        parts["d"] = _DAY_OF_MONTH.format(s=serial)
+        parts["m"] = bound["m"]
+    text = "IF(" + early.format(**parts) + "," + value.format(**parts) + "," + call + ")"
+    replace_call(values, opened, closed, text)
+    return True
+
+
 def _in_1904(tokens, values, name, opened, closed, args) -> bool:
     if _single_value_rule(_TIME_OF_DAY, tokens, values, name, opened, closed, args, 1):
         return True
@@ -244,6 +325,8 @@ def _in_1904(tokens, values, name, opened, closed, args) -> bool:
 
 def _in_1900(tokens, values, name, opened, closed, args) -> bool:
     if _single_value_rule(_LEAP_BUG, tokens, values, name, opened, closed, args, 2):
+        return True
+    if _early_calendar(tokens, values, name, opened, closed, args):
         return True
     if _single_value_rule(_TIME_OF_DAY, tokens, values, name, opened, closed, args, 1):
         return True
