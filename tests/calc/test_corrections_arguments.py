@@ -407,3 +407,25 @@ def test_a_blank_cell_is_complex_zero_and_a_logical_value_an_error_for_the_im_fu
     assert out == {"cosine": "#VALUE!", "absolute": "#VALUE!", "logarithm": "#VALUE!"}
     # AND a number is IronCalc's as before
     assert workbook.calculate({"z": "1+i"}, ["absolute"])["absolute"] == pytest.approx(2 ** 0.5)
+
+
+def test_and_and_or_answer_an_error_in_any_argument_even_after_one_that_decides():
+    # GIVEN OR and AND whose first argument decides and whose later one divides by an input,
+    # and AND over a range that may hold an error
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Sheet"
+    ws["A1"], ws["A2"], ws["A3"] = 2, 1, "=1/A2"
+    formulas = {"either": "=OR(A1>1,A1/A2>3)", "both": "=AND(A1<1,A1/A2>3)", "all": "=AND(A1<1,A1:A3)"}
+    for row, (name, formula) in enumerate(formulas.items(), start=1):
+        ws.cell(row, 3, formula)
+        add_name(wb, name, f"Sheet!$C${row}")
+    add_name(wb, "divisor", "Sheet!$A$2")
+    workbook, _ = uploaded_and_stored(to_bytes(wb))
+    # WHEN nothing errs THEN the first argument decides, as before
+    assert workbook.calculate({}, list(formulas)) == {"either": True, "both": False, "all": False}
+    # WHEN the divisor is 0 THEN the error is the answer, as Excel reads every argument
+    # (IronCalc alone: TRUE and FALSE, from the first argument)
+    assert workbook.calculate({"divisor": 0}, list(formulas)) == {
+        "either": "#DIV/0!", "both": "#DIV/0!", "all": "#DIV/0!",
+    }

@@ -162,11 +162,19 @@ COMPLEX_ARGUMENTS = {
 # ENGINEERING!W35:W42); a cell argument is guarded with IF(IMABS(c)=0,#NUM!,...).
 COMPLEX_POLES = {"IMLN": 0, "IMLOG10": 0, "IMLOG2": 0, "IMCOT": 0, "IMCSC": 0, "IMCSCH": 0}
 _FOLD_CELLS = 64
+# AND and OR read every argument: an error in any of them is the answer (the first, in order),
+# whatever an earlier one decided (Microsoft: AND, OR functions; formulas' Excel-saved test.xlsx
+# LOGICAL!AP21: OR(TRUE,"0",#REF!) is #REF!). IronCalc 0.9.1 stops at the first argument that
+# decides (OR(TRUE,1/0) TRUE, AND(FALSE,NA()) FALSE). Rewritten as
+# `IF(ISERROR(a),a,IF(ISERROR(b),b,OR(a,b)))`, a range's errors probed by SUM(range), when every
+# argument is a range or an expression of constants, cells and functions without ranges.
+LOGICAL_ERRORS = frozenset({"AND", "OR"})
+_LOGICAL_TEXT_LIMIT = 4000
 # their names as their calls are written (`F.DIST(`), for the scans of the sheet XML
 _NUMBER_CALLS = tuple(sorted((*LOGICAL_NUMBERS, *PAIRED), key=len, reverse=True))
 MENTION = re.compile(
     rb"(?i)(?:STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|MINA|MAXA|PERCENTILE|QUARTILE)[A-Z.]*\("
-    rb"|(?<![A-Z0-9_])IM[A-Z0-9]+\("
+    rb"|(?<![A-Z0-9_])(?:IM[A-Z0-9]+|AND|OR)\("
     rb"|(?:COUNT|AVERAGE)\([^<]*\{"
     rb"|(?<![A-Z0-9_])(?:" + "|".join(re.escape(n) for n in _NUMBER_CALLS).encode() + rb")\("
     # LEFT/RIGHT/MID but those with a plain first argument and number literals after it
@@ -177,7 +185,7 @@ KEYWORDS = (
     b"STDEV", b"VAR", b"DEVSQ", b"AVEDEV", b"SUMSQ", b"MODE", b"KURT", b"OFFSET(", b"COUNT(", b"MINA(", b"MAXA(",
     b"PERCENTILE", b"QUARTILE", b"IMSUM(", b"IMPRODUCT(", b"IMSUB(", b"IMDIV(", b"IMPOWER(", b"IMABS(",
     b"IMAGINARY(", b"IMARGUMENT(", b"IMCONJUGATE(", b"IMCOS", b"IMCOT(", b"IMCSC", b"IMEXP(", b"IMLN(",
-    b"IMLOG", b"IMREAL(", b"IMSEC", b"IMSIN", b"IMSQRT(", b"IMTAN(",
+    b"IMLOG", b"IMREAL(", b"IMSEC", b"IMSIN", b"IMSQRT(", b"IMTAN(", b"AND(", b"OR(",
     b"AVERAGE(", b"LEFT(", b"RIGHT(", b"MID(", b"LEFTB(", b"RIGHTB(", b"MIDB(",
     *(name.encode() + b"(" for name in _NUMBER_CALLS),
 )
@@ -433,7 +441,7 @@ _PLAIN_COUNTS = re.compile(
     r"(?:,\s*[+-]?(?:\d+\.?\d*|\.\d+)\s*){0,2}\)"
 )
 _OTHER_CALLS = re.compile(
-    r"(?i)STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|COUNT|AVERAGE|MINA|MAXA|PERCENTILE|QUARTILE|(?<![A-Za-z0-9_.])IM[A-Z0-9]+\(|"
+    r"(?i)STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|COUNT|AVERAGE|MINA|MAXA|PERCENTILE|QUARTILE|(?<![A-Za-z0-9_.])(?:IM[A-Z0-9]+|AND|OR)\(|"
     + "|".join(re.escape(n) for n in _NUMBER_CALLS)
 )
 
@@ -513,6 +521,8 @@ def _arguments(tokens, values, name, opened, closed, args) -> bool:
             changed = True
     elif name in ("COUNT", "AVERAGE") and args:
         changed = _constant_arrays(values, name, opened, closed, args)
+    elif name in LOGICAL_ERRORS and args:
+        changed = _every_error_read(tokens, values, name, opened, closed, args)
     elif name in COMPLEX_FOLDS and args:
         changed = _complex_fold(tokens, values, name, opened, closed, args)
     elif name in COMPLEX_ARGUMENTS:
@@ -543,6 +553,40 @@ def _arguments(tokens, values, name, opened, closed, args) -> bool:
                 values[separators[position - 1]] += str(fill)  # the comma before it
                 changed = True
     return changed
+
+
+def _every_error_read(tokens, values, name, opened, closed, args) -> bool:
+    """AND/OR answering the first error among all their arguments (LOGICAL_ERRORS)."""
+    probes = []
+    for arg in args:
+        kept = without_spaces(tokens, arg)
+        if not kept:
+            return False
+        text = "".join(values[i] for i in arg).strip()
+        operands = [tokens[i] for i in kept if tokens[i].type == Token.OPERAND]
+        if len(kept) == 1 and operands and operands[0].subtype == Token.RANGE and not is_single_cell(operands[0]):
+            if parse_range(operands[0].value.lstrip("@")) is None:
+                return False  # a name: maybe a range, maybe a formula
+            probes.append(f"SUM({text})")
+        elif len(kept) == 1 and operands and operands[0].subtype in (Token.NUMBER, Token.TEXT, Token.LOGICAL):
+            probes.append(None)  # a constant is no error
+        elif all(t.subtype != Token.RANGE or is_single_cell(t) for t in operands) \
+                and not any(tokens[i].type == Token.ARRAY for i in kept) and "{" not in text:
+            probes.append(text)
+        else:
+            return False
+    if len(probes) == 1 and (probes[0] is None or not probes[0].startswith("SUM(")):
+        return False  # one value: nothing to stop early at
+    if not any(probes):
+        return False
+    call = "".join(values[opened:closed + 1])
+    for probe in reversed(probes):
+        if probe is not None:
+            call = f"IF(ISERROR({probe}),{probe},{call})"
+    if len(call) > _LOGICAL_TEXT_LIMIT:
+        return False  # AND/OR nested deep: each level doubles the text; left to IronCalc
+    replace_call(values, opened, closed, call)
+    return True
 
 
 def _complex_fold(tokens, values, name, opened, closed, args) -> bool:
