@@ -405,8 +405,9 @@ def test_a_blank_cell_is_complex_zero_and_a_logical_value_an_error_for_the_im_fu
     # AND a logical value is #VALUE! where it is the first number (IronCalc alone: #NUM!)
     out = workbook.calculate({"z": True}, ["cosine", "absolute", "logarithm"])
     assert out == {"cosine": "#VALUE!", "absolute": "#VALUE!", "logarithm": "#VALUE!"}
-    # AND a number is IronCalc's as before
+    # AND a number is IronCalc's as before, a tiny one too (ln 1E-16, IronCalc's Excel-saved COMPLEXs.xlsx)
     assert workbook.calculate({"z": "1+i"}, ["absolute"])["absolute"] == pytest.approx(2 ** 0.5)
+    assert workbook.calculate({"z": "1E-16"}, ["logarithm"])["logarithm"] == "-36.8413614879047"
 
 
 def test_and_and_or_answer_an_error_in_any_argument_even_after_one_that_decides():

@@ -159,7 +159,7 @@ COMPLEX_ARGUMENTS = {
 }
 # Functions without a value at complex 0, by the argument: Excel #NUM!, IronCalc 0.9.1 the text
 # "-inf", "inf" or "NaNNaNi" (IMLN, IMCOT, IMCSC of a blank cell, formulas' test.xlsx
-# ENGINEERING!W35:W42); a cell argument is guarded with IF(IMABS(c)=0,#NUM!,...).
+# ENGINEERING!W35:W42); a cell argument whose IMABS is exactly 0 is #NUM! (1/IMABS(c) an error).
 COMPLEX_POLES = {"IMLN": 0, "IMLOG10": 0, "IMLOG2": 0, "IMCOT": 0, "IMCSC": 0, "IMCSCH": 0}
 _FOLD_CELLS = 64
 # AND and OR read every argument: an error in any of them is the answer (the first, in order),
@@ -542,7 +542,10 @@ def _arguments(tokens, values, name, opened, closed, args) -> bool:
                 changed = True
         if guarded is not None:
             call = "".join(values[opened:closed + 1])
-            replace_call(values, opened, closed, f"IF(IMABS({guarded})=0,#NUM!,{call})")
+            # not IMABS(c)=0: IronCalc compares with a tolerance (1E-16=0 is TRUE there), and
+            # IMLN of 1E-16 is a number (IronCalc's COMPLEXs.xlsx, saved by Excel)
+            replace_call(values, opened, closed,
+                         f"IF(ISERROR(1/IMABS({guarded})),IF(ISERROR(IMABS({guarded})),{call},#NUM!),{call})")
     elif name == "OFFSET" and len(args) >= 4:
         size = _size(tokens, args[0])
         if size is None:
