@@ -430,3 +430,25 @@ def test_and_and_or_answer_an_error_in_any_argument_even_after_one_that_decides(
     assert workbook.calculate({"divisor": 0}, list(formulas)) == {
         "either": "#DIV/0!", "both": "#DIV/0!", "all": "#DIV/0!",
     }
+
+
+def test_fixed_and_dollar_round_the_number_as_round_does():
+    # GIVEN FIXED and DOLLAR of an input, in a report line
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Sheet"
+    ws["A1"] = 1.005
+    ws["C1"] = '="Total: "&FIXED(A1,2)'
+    ws["C2"] = "=DOLLAR(A1)"
+    add_name(wb, "amount", "Sheet!$A$1")
+    add_name(wb, "line", "Sheet!$C$1")
+    add_name(wb, "price", "Sheet!$C$2")
+    workbook, _ = uploaded_and_stored(to_bytes(wb))
+    # WHEN a job formats 1.005 (1.00499999999999989 in binary, 1.00500000000000 to Excel's 15
+    # digits) THEN it is rounded as ROUND(1.005,2) is, 1.01 (IronCalc alone: "1.00")
+    assert workbook.calculate({}, ["line", "price"]) == {"line": "Total: 1.01", "price": "$1.01"}
+    # AND FIXED's page examples are kept: 1234.567 with two decimals, -0.123 in parentheses
+    assert workbook.calculate({"amount": 1234.567}, ["line", "price"]) == {
+        "line": "Total: 1,234.57", "price": "$1,234.57",
+    }
+    assert workbook.calculate({"amount": -0.123}, ["price"])["price"] == "($0.12)"

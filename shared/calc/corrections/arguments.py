@@ -162,6 +162,12 @@ COMPLEX_ARGUMENTS = {
 # ENGINEERING!W35:W42); a cell argument whose IMABS is exactly 0 is #NUM! (1/IMABS(c) an error).
 COMPLEX_POLES = {"IMLN": 0, "IMLOG10": 0, "IMLOG2": 0, "IMCOT": 0, "IMCSC": 0, "IMCSCH": 0}
 _FOLD_CELLS = 64
+# FIXED and DOLLAR round the number as ROUND does (Microsoft: FIXED function, "Rounds a number
+# to the specified number of decimals"; DOLLAR likewise), where IronCalc 0.9.1 formats the binary
+# value: FIXED(1.005,2) is "1.00" there, "1.01" in Excel (ROUND(1.005,2) is 1.01 in both). The
+# number is rounded first, `FIXED(IF(ISLOGICAL(x),x,ROUND(x,d)),d,...)`, when it and the decimals
+# are constants and cells; decimals left out are 2.
+ROUNDED_FIRST = frozenset({"FIXED", "DOLLAR"})
 # AND and OR read every argument: an error in any of them is the answer (the first, in order),
 # whatever an earlier one decided (Microsoft: AND, OR functions; formulas' Excel-saved test.xlsx
 # LOGICAL!AP21: OR(TRUE,"0",#REF!) is #REF!). IronCalc 0.9.1 stops at the first argument that
@@ -174,7 +180,7 @@ _LOGICAL_TEXT_LIMIT = 4000
 _NUMBER_CALLS = tuple(sorted((*LOGICAL_NUMBERS, *PAIRED), key=len, reverse=True))
 MENTION = re.compile(
     rb"(?i)(?:STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|MINA|MAXA|PERCENTILE|QUARTILE)[A-Z.]*\("
-    rb"|(?<![A-Z0-9_])(?:IM[A-Z0-9]+|AND|OR)\("
+    rb"|(?<![A-Z0-9_])(?:IM[A-Z0-9]+|AND|OR|FIXED|DOLLAR)\("
     rb"|(?:COUNT|AVERAGE)\([^<]*\{"
     rb"|(?<![A-Z0-9_])(?:" + "|".join(re.escape(n) for n in _NUMBER_CALLS).encode() + rb")\("
     # LEFT/RIGHT/MID but those with a plain first argument and number literals after it
@@ -185,7 +191,7 @@ KEYWORDS = (
     b"STDEV", b"VAR", b"DEVSQ", b"AVEDEV", b"SUMSQ", b"MODE", b"KURT", b"OFFSET(", b"COUNT(", b"MINA(", b"MAXA(",
     b"PERCENTILE", b"QUARTILE", b"IMSUM(", b"IMPRODUCT(", b"IMSUB(", b"IMDIV(", b"IMPOWER(", b"IMABS(",
     b"IMAGINARY(", b"IMARGUMENT(", b"IMCONJUGATE(", b"IMCOS", b"IMCOT(", b"IMCSC", b"IMEXP(", b"IMLN(",
-    b"IMLOG", b"IMREAL(", b"IMSEC", b"IMSIN", b"IMSQRT(", b"IMTAN(", b"AND(", b"OR(",
+    b"IMLOG", b"IMREAL(", b"IMSEC", b"IMSIN", b"IMSQRT(", b"IMTAN(", b"AND(", b"OR(", b"FIXED(", b"DOLLAR(",
     b"AVERAGE(", b"LEFT(", b"RIGHT(", b"MID(", b"LEFTB(", b"RIGHTB(", b"MIDB(",
     *(name.encode() + b"(" for name in _NUMBER_CALLS),
 )
@@ -441,7 +447,7 @@ _PLAIN_COUNTS = re.compile(
     r"(?:,\s*[+-]?(?:\d+\.?\d*|\.\d+)\s*){0,2}\)"
 )
 _OTHER_CALLS = re.compile(
-    r"(?i)STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|COUNT|AVERAGE|MINA|MAXA|PERCENTILE|QUARTILE|(?<![A-Za-z0-9_.])(?:IM[A-Z0-9]+|AND|OR)\(|"
+    r"(?i)STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|COUNT|AVERAGE|MINA|MAXA|PERCENTILE|QUARTILE|(?<![A-Za-z0-9_.])(?:IM[A-Z0-9]+|AND|OR|FIXED|DOLLAR)\(|"
     + "|".join(re.escape(n) for n in _NUMBER_CALLS)
 )
 
@@ -521,6 +527,8 @@ def _arguments(tokens, values, name, opened, closed, args) -> bool:
             changed = True
     elif name in ("COUNT", "AVERAGE") and args:
         changed = _constant_arrays(values, name, opened, closed, args)
+    elif name in ROUNDED_FIRST and 1 <= len(args) <= 3:
+        changed = _rounded_first(tokens, values, args)
     elif name in LOGICAL_ERRORS and args:
         changed = _every_error_read(tokens, values, name, opened, closed, args)
     elif name in COMPLEX_FOLDS and args:
@@ -556,6 +564,23 @@ def _arguments(tokens, values, name, opened, closed, args) -> bool:
                 values[separators[position - 1]] += str(fill)  # the comma before it
                 changed = True
     return changed
+
+
+def _rounded_first(tokens, values, args) -> bool:
+    """FIXED/DOLLAR with their number rounded by ROUND first (ROUNDED_FIRST)."""
+    literals = frozenset({Token.NUMBER, Token.TEXT})
+    number = without_spaces(tokens, args[0])
+    places = without_spaces(tokens, args[1]) if len(args) > 1 else []
+    if not number or not pure(tokens, args[0], literals) or (places and not pure(tokens, args[1], literals)):
+        return False
+    if len(args) > 1 and not places:
+        return False  # decimals left empty (FIXED(A1,,TRUE)): not the default 2; left to IronCalc
+    x = "(" + "".join(values[i] for i in args[0]).strip() + ")"
+    d = "".join(values[i] for i in args[1]).strip() if places else "2"
+    for i in number:
+        values[i] = ""
+    values[number[0]] = f"IF(ISLOGICAL({x}),{x},ROUND({x},{d}))"
+    return True
 
 
 def _every_error_read(tokens, values, name, opened, closed, args) -> bool:
