@@ -141,3 +141,17 @@ def test_the_functions_ironcalc_applies_to_each_element_still_are():
         if not (whole == cells or isinstance(cells, float) and whole == pytest.approx(cells, rel=1e-12, abs=1e-12)):
             differ.append((name, whole, cells))
     assert differ == []
+
+
+def test_a_large_call_leaves_no_rows_for_a_small_one_to_calculate_again():
+    # GIVEN the scratch model after a call of 3,000 elements
+    scratch = one_value._Scratch()
+    scratch.compute_many("TRUNC", [(float(i) + 0.5,) for i in range(3000)])
+    # WHEN a call of three elements of the same function follows
+    answers = scratch.compute_many("TRUNC", [(1.5,), (-2.5,), (7.0,)])
+    # THEN it is answered, and the earlier call's formulas are gone
+    assert answers == [1.0, -2.0, 7.0]
+    assert scratch.formula_rows == 3
+    # AND one call larger than a chunk is answered in chunks
+    values = one_value.compute_all("TRUNC", [(float(i) + 0.25,) for i in range(one_value._CHUNK + 5)])
+    assert values[-1] == float(one_value._CHUNK + 4)

@@ -124,6 +124,8 @@ _ERROR_CODES = frozenset({"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#N
 
 _ENGINE_ERRORS = ("#N/IMPL!", "#ERROR!", "#NAME?")
 _CACHE_LIMIT = 65536
+_CHUNK = 10_000  # elements calculated in one evaluation of the scratch model
+_SPARE_ROWS = 256  # formula rows of an earlier, larger call kept beyond twice the current one
 _cache: dict[tuple, object] = {}
 
 
@@ -229,7 +231,9 @@ def compute_all(name: str, batch: list[tuple]) -> list:
         out[n] = result
     for group in asked.values():
         keys = list(group)
-        answers = _scratch().compute_many(name, [key[1] for key in keys])
+        answers = []
+        for start in range(0, len(keys), _CHUNK):  # the scratch model holds at most _CHUNK formulas
+            answers += _scratch().compute_many(name, [key[1] for key in keys[start:start + _CHUNK]])
         for key, result in zip(keys, answers):
             _keep(key, result)
             for n in group[key]:
@@ -311,6 +315,11 @@ class _Scratch:
             for row in range(1, self.formula_rows + 1):
                 model.clear_cell_contents(0, row, at)
             self.formula_key, self.formula_rows = key, 0
+        if self.formula_rows > 2 * len(batch) + _SPARE_ROWS:
+            # a much larger call left its rows: each would be calculated again with this one
+            for row in range(len(batch) + 1, self.formula_rows + 1):
+                model.clear_cell_contents(0, row, at)
+            self.formula_rows = len(batch)
         if self.formula_rows < len(batch):
             columns = [_column(c) for c in range(1, len(pattern) + 1)]
             for row in range(self.formula_rows + 1, len(batch) + 1):
