@@ -544,7 +544,7 @@ def _arguments(tokens, values, name, opened, closed, args) -> bool:
                 blank_as_zero = f'IF(ISBLANK({cell}),"0",{cell})'
                 # a logical value in IMSUB's or IMDIV's second argument is left to IronCalc: Excel
                 # reads the first argument whole before it (IMDIV("yvj",TRUE) is #NUM!)
-                values[kept[0]] = f"IF(ISLOGICAL({cell}),#VALUE!,{blank_as_zero})" if position == 0 else blank_as_zero
+                values[kept[0]] = _not_logical(blank_as_zero) if position == 0 else blank_as_zero
                 if COMPLEX_POLES.get(name) == position:
                     guarded = values[kept[0]]
                 changed = True
@@ -648,8 +648,8 @@ def _complex_fold(tokens, values, name, opened, closed, args) -> bool:
 
 
 def _not_logical(cell: str) -> str:
-    """A cell given to IMSUM or IMPRODUCT: a logical value there is #VALUE! in Excel (formulas'
-    test.xlsx ENGINEERING!Y52), #NUM! in IronCalc."""
+    """A cell given to an IM function: a logical value there is #VALUE! in Excel (formulas'
+    test.xlsx ENGINEERING!Y29:Y53), #NUM! in IronCalc."""
     return f"IF(ISLOGICAL({cell}),#VALUE!,{cell})"
 
 

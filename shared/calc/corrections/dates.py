@@ -238,7 +238,7 @@ def _earlier_first(tokens, values, name, opened, closed, args, leap_bug: bool = 
 
 
 # EDATE, EOMONTH, WEEKNUM and ISOWEEKNUM of serials 0-60 on Excel's calendar (module docstring).
-# {x} the start date, {m} the months, each a constant or a cell (or a LET name); {s} the whole
+# {x} the start date, {m} the months, each constants and cells; {s} the whole
 # serial, {t} the target month counted from January 1900 as 1, {d} the start's day of its month.
 _EARLY_START = "AND(NOT(ISTEXT({x})),NOT(ISLOGICAL({x})),N({x})>=0,N({x})<61)"
 _SERIAL = "INT(N({x}))"
@@ -258,7 +258,7 @@ def _early_calendar(tokens, values, name, opened, closed, args) -> bool:
     """EDATE, EOMONTH, WEEKNUM and ISOWEEKNUM with Excel's answer for serials 0-60 (the rest
     IronCalc's), when their arguments are constants and cells joined by operators; WEEKNUM only
     with its return type omitted or written as a number."""
-    if name not in ("EDATE", "EOMONTH", "WEEKNUM", "ISOWEEKNUM") or not args or not all(_scalar(tokens, a) for a in args):
+    if name not in ("EDATE", "EOMONTH", "WEEKNUM", "ISOWEEKNUM") or not args:
         return False
     texts = ["".join(values[i] for i in a).strip() for a in args]
     call = values[opened] + ",".join(texts) + ")"

@@ -247,10 +247,8 @@ _EXACT = (("num", 0.0), ("bool", False))
 # NORM.DIST, PMT, EDATE, ...), or applies to each cell where Excel answers #VALUE! (the
 # Analysis ToolPak's). Given an array constant outside an array formula, IronCalc answers
 # #N/IMPL! for them (`SUM(ROUND({1.2,2.7},0))`): such a formula is ours too (`select`).
-NOT_LIFTED = frozenset({
-    "ISBLANK", "ISERR", "ISERROR", "ISEVEN", "ISLOGICAL", "ISNA", "ISNONTEXT", "ISNUMBER", "ISODD", "ISTEXT",
-    "MOD", "NOT", "ROUND", "ROUNDUP", "ROUNDDOWN", "N", "VALUE", "IFS", "SWITCH",
-}) | one_value.NOT_LIFTED_BY_IRONCALC
+# (ISNUMBER, ..., ROUND, MOD, NOT, N and VALUE are functions of one value IronCalc does not lift.)
+NOT_LIFTED = frozenset({"IFS", "SWITCH"}) | one_value.NOT_LIFTED_BY_IRONCALC
 _NOT_LIFTED_MENTION = re.compile(
     r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(?:" + "|".join(re.escape(n) for n in sorted(NOT_LIFTED, key=len, reverse=True))
     + r")\s*\(",
@@ -279,10 +277,10 @@ def _not_lifted_of_array(node, ranges: bool = True) -> bool:
     is one cell)."""
     if not isinstance(node, tuple):  # a leaf, or the Unsupported of an unreadable formula
         return False
-    if node[0] == "call" and node[1] in NOT_LIFTED:
-        lifted = one_value.PARTLY_ONE_VALUE.get(node[1])
-        if any(_holds_array(a, ranges) for i, a in enumerate(node[2]) if lifted is None or i in lifted):
-            return True
+    if node[0] == "call" and node[1] in NOT_LIFTED and any(
+        _holds_array(node[2][i], ranges) for i in one_value.lifted_positions(node[1], len(node[2]))
+    ):
+        return True
     parts = node[2] if node[0] == "call" else [p for p in node[1:] if isinstance(p, tuple)]
     return any(_not_lifted_of_array(part, ranges) for part in parts)
 

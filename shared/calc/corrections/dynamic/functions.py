@@ -42,7 +42,7 @@ def call(ev, name: str, nodes: list, env: dict):
             raise Unsupported(f"{name} inside a dynamic-array formula (not evaluated by the layer)")
         return ev.call_lambda(named, [ev.value(n, env) for n in nodes])
     args = [ev.value(n, env) for n in nodes]
-    if name in one_value.ANALYSIS_TOOLPAK and one_value.given_a_range(args):
+    if one_value.refuses_range(name, args):
         return v.VALUE
     return f(ev, args)
 

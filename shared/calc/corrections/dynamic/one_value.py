@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from shared.calc.corrections.dynamic import values as v
 from shared.calc.corrections.dynamic.values import MISSING, Err, Grid, Lambda, Ref
 from shared.calc.corrections.functions.text_format import Unsupported
+from shared.calc.refs import column_letters
 
 # Excel functions whose every parameter takes one value (Excel's function reference), not
 # volatile. Those the evaluator implements itself (functions.py, classic.py, text.py) keep
@@ -129,9 +130,19 @@ _SPARE_ROWS = 256  # formula rows of an earlier, larger call kept beyond twice t
 _cache: dict[tuple, object] = {}
 
 
-def given_a_range(args: list) -> bool:
-    """Whether an argument is a range of several cells (an Analysis ToolPak function's #VALUE!)."""
-    return any(isinstance(a, Ref) and a.shape != (1, 1) for a in args)
+def lifted_positions(name: str, count: int) -> list[int]:
+    """The positions, among `count` arguments, where NAME takes one value (applied to each
+    element of an array given there): all of them but for PARTLY_ONE_VALUE's functions."""
+    lifted = PARTLY_ONE_VALUE.get(name)
+    return list(range(count)) if lifted is None else [i for i in lifted if i < count]
+
+
+def refuses_range(name: str, args: list) -> bool:
+    """Whether an Analysis ToolPak function is given a range of several cells where it takes one
+    value (Excel's #VALUE!)."""
+    return name in ANALYSIS_TOOLPAK and any(
+        isinstance(args[i], Ref) and args[i].shape != (1, 1) for i in lifted_positions(name, len(args))
+    )
 
 
 @dataclass(frozen=True)
@@ -153,37 +164,29 @@ def call(ev, name: str, args: list):
     """NAME over the evaluated arguments, each array where one value is expected broadcast as
     Excel does (evaluate.lift). The elements are collected first and calculated together
     (`compute_all`)."""
-    lifted = PARTLY_ONE_VALUE.get(name)
+    if refuses_range(name, args):
+        return v.VALUE
+    at = lifted_positions(name, len(args))
+    fixed = list(args)
+    for i, arg in enumerate(args):
+        if i in at:
+            continue
+        if isinstance(arg, (Ref, Grid)):
+            grid = ev.grid(arg)
+            rows, cols = grid.shape
+            if rows * cols > _WHOLE_CELLS:
+                raise Unsupported(f"{name} given an array of more than {_WHOLE_CELLS} cells")
+            fixed[i] = Whole(tuple(tuple(row) for row in grid.rows))
+        elif isinstance(arg, (bool, str, Err)):
+            fixed[i] = Literal(arg)
     pending: list[_Pending] = []
-    if lifted is None:
-        if name in ANALYSIS_TOOLPAK and given_a_range(args):
-            return v.VALUE
 
-        def later(*items):
-            pending.append(_Pending(items))
-            return pending[-1]
-        shaped = ev.lift(later, *args)
-    else:
-        at = [i for i in lifted if i < len(args)]
-        if name in ANALYSIS_TOOLPAK and given_a_range([args[i] for i in at]):
-            return v.VALUE
-        fixed = list(args)
-        for i, arg in enumerate(args):
-            if i not in lifted and isinstance(arg, (Ref, Grid)):
-                grid = ev.grid(arg)
-                rows, cols = grid.shape
-                if rows * cols > _WHOLE_CELLS:
-                    raise Unsupported(f"{name} given an array of more than {_WHOLE_CELLS} cells")
-                fixed[i] = Whole(tuple(tuple(row) for row in grid.rows))
-            elif i not in lifted and isinstance(arg, (bool, str, Err)):
-                fixed[i] = Literal(arg)
-
-        def later(*items):
-            for i, item in zip(at, items):
-                fixed[i] = item
-            pending.append(_Pending(tuple(fixed)))
-            return pending[-1]
-        shaped = ev.lift(later, *[args[i] for i in at])
+    def later(*items):
+        for i, item in zip(at, items):
+            fixed[i] = item
+        pending.append(_Pending(tuple(fixed)))
+        return pending[-1]
+    shaped = ev.lift(later, *[args[i] for i in at])
     values = dict(zip(map(id, pending), compute_all(name, [p.items for p in pending])))
     if isinstance(shaped, _Pending):
         return values[id(shaped)]
@@ -199,11 +202,6 @@ class _Pending:
 
     def __init__(self, items: tuple):
         self.items = items
-
-
-def compute(name: str, items: tuple):
-    """NAME of one value per argument (MISSING: left out)."""
-    return compute_all(name, [items])[0]
 
 
 def compute_all(name: str, batch: list[tuple]) -> list:
@@ -241,11 +239,10 @@ def compute_all(name: str, batch: list[tuple]) -> list:
     return out
 
 
-def _keep(key: tuple, result):
+def _keep(key: tuple, result) -> None:
     if len(_cache) >= _CACHE_LIMIT:
         _cache.clear()
     _cache[key] = result
-    return result
 
 
 class _Scratch:
@@ -263,19 +260,19 @@ class _Scratch:
         self.formula_key = None  # the function and the pattern of its arguments in the rows
         self.formula_rows = 0  # rows holding that formula
         self.blocks: dict[int, Whole] = {}  # the arrays passed whole, by their first column
+        model = self.model
+        # how a value of each type is written into a cell (`_write`)
+        self.writers = {
+            float: model.update_cell_with_number, bool: model.update_cell_with_bool,
+            str: model.update_cell_with_text, type(None): lambda sheet, row, col, _: model.clear_cell_contents(sheet, row, col),
+        }
 
     def _write(self, name: str, row: int, col: int, item) -> None:
-        model = self.model
-        if item is None:
-            model.clear_cell_contents(0, row, col)
-        elif isinstance(item, bool):
-            model.update_cell_with_bool(0, row, col, item)
-        elif isinstance(item, float):
-            model.update_cell_with_number(0, row, col, item)
-        elif isinstance(item, str):
-            model.update_cell_with_text(0, row, col, item)
+        write = self.writers.get(type(item))
+        if write is not None:
+            write(0, row, col, item)
         elif isinstance(item, Err) and item.code in _ERROR_CODES:
-            model.set_user_input(0, row, col, item.code)
+            self.model.set_user_input(0, row, col, item.code)
         else:
             raise Unsupported(f"{name} of {item!r}")
 
@@ -297,7 +294,7 @@ class _Scratch:
                         for c, value in enumerate(line):
                             self._write(name, r, block_col + c, value)
                     self.blocks[block_col] = item
-                slots.append(f"{_column(block_col)}1:{_column(block_col + width - 1)}{height}")
+                slots.append(f"{column_letters(block_col)}1:{column_letters(block_col + width - 1)}{height}")
                 block_col += width + 1
             else:
                 slots.append(None)
@@ -321,16 +318,12 @@ class _Scratch:
                 model.clear_cell_contents(0, row, at)
             self.formula_rows = len(batch)
         if self.formula_rows < len(batch):
-            columns = [_column(c) for c in range(1, len(pattern) + 1)]
+            columns = [column_letters(c) for c in range(1, len(pattern) + 1)]
             for row in range(self.formula_rows + 1, len(batch) + 1):
                 slots = [slot if slot is not None else f"{columns[i]}{row}" for i, slot in enumerate(pattern)]
                 model.set_user_input(0, row, at, _formula(name, slots))
             self.formula_rows = len(batch)
-        writers = {
-            float: model.update_cell_with_number, bool: model.update_cell_with_bool,
-            str: model.update_cell_with_text,
-        }
-        values = [(col, writers.get(kind)) for col, (slot, kind) in enumerate(zip(pattern, first), start=1)
+        values = [(col, self.writers.get(kind)) for col, (slot, kind) in enumerate(zip(pattern, first), start=1)
                   if slot is None]
         for row, items in enumerate(batch, start=1):
             for col, write in values:
@@ -371,12 +364,6 @@ def _formula(name: str, slots: list[str]) -> str:
     for rewrite in (arguments.rewrite_formula, charset.rewrite_formula, lambda f: dates.rewrite_formula(f, False)):
         formula = "=" + (rewrite(formula) or formula).removeprefix("=")
     return formula
-
-
-def _column(col: int) -> str:
-    from shared.calc.refs import cell_name
-
-    return cell_name(1, col)[:-1]
 
 
 _local = threading.local()
