@@ -191,3 +191,29 @@ def test_a_code_of_another_numeral_system_is_a_date_but_not_shown():
     # GIVEN a date shown with Chinese numerals: the cell holds a date, the text is not ours
     with pytest.raises(Unsupported):
         format_number(45000, "[DBNum1]yyyy")
+
+
+# --- locale tags ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("number, code, excel", [
+    (45306, "[$-409]mmmm d, yyyy", "January 15, 2024"),   # English (United States), as an LCID
+    (45306, "[$-en-US]mmmm d, yyyy", "January 15, 2024"),  # and as Excel 365 writes it
+    (45306, "[$-809]dd mmmm yyyy", "15 January 2024"),     # English (United Kingdom)
+    (45306, "[$-407]dd.mm.yyyy", "15.01.2024"),            # German, but no name shown
+    (1234.5, "[$€-407] #,##0.00", "€ 1,234.50"),          # a currency symbol is its text
+    (5, "[$¥-411]#,##0", "¥5"),
+])
+def test_a_locale_tag_changes_only_the_names(number, code, excel):
+    # Microsoft's LCID tables and "Number format codes": the locale decides the language of the
+    # month, day and AM/PM names; digits and separators follow the code as written
+    assert format_number(number, code) == excel
+
+
+@pytest.mark.parametrize("code", [
+    "[$-407]mmmm", "[$-de-DE]dddd", "[$-804]h:mm AM/PM",  # another language's names
+    "[$-1010409]d/m/yyyy", "[$-en-US,1]dd/mm/yyyy",       # another calendar or numeral system
+])
+def test_names_in_another_language_are_reported_not_guessed(code):
+    with pytest.raises(Unsupported):
+        format_number(45306, code)

@@ -14,6 +14,8 @@ Mechanisms:
 - Exact-match VLOOKUP/HLOOKUP/MATCH over whole columns bounded to the rows that can hold
   values, one blank row kept (`exact_lookups.py`): same answers, without IronCalc reading a
   million blank cells per lookup.
+- Reference operators between references written out (`reference_operators.py`): the space
+  (intersection), the union in parentheses and a range of ranges, resolved at load.
 - Ranges ended by INDEX calls (`INDEX(B:B,2):INDEX(B:B,n)`) as the OFFSET they stand for
   (`index_ranges.py`).
 - Defined names IronCalc gets wrong (`names.py`): names to formulas or constants inlined,
@@ -82,7 +84,8 @@ def correct_model(model, data: bytes, inputs: list[InputBox]) -> ModelCorrection
     """Apply every formula rewrite to an IronCalc `model` freshly loaded from the xlsx `data`;
     `inputs` are the named input ranges (sheet index, top, left, bottom, right)."""
     fixes: list[Rewrite] = []
-    for rewrite in (correct_external, _correct_references, _inline_names, _index_ranges, _intersect_ranges, _correct_dates,
+    for rewrite in (correct_external, _correct_references, _inline_names, _index_ranges, _reference_operators,
+                    _intersect_ranges, _correct_dates,
                     _correct_arguments, _correct_units, _correct_charset, correct_filtered_subtotals, correct_holidays,
                     correct_array_constants, correct_ref_ranges, correct_pivot_data):
         fixes = _merged(fixes, rewrite(model, data))
@@ -175,6 +178,18 @@ def _correct_references(model, data: bytes) -> list[Rewrite]:
     defined = {name for name, _ in defined_names(package.read("xl/workbook.xml"))}
     cells = sorted(set(model.get_all_cells()) - array_cells(data))
     return correct_references(model, tables, cells, defined, written_with_line_breaks(data) if tables else None)
+
+
+def _reference_operators(model, data: bytes) -> list[Rewrite]:
+    """Intersections, unions and ranges of ranges written between references
+    (reference_operators.py); costs one scan of the sheet XML."""
+    from shared.calc.corrections import reference_operators
+
+    written: dict = {}
+    candidates, arrays = survey(data, reference_operators.MENTION, reference_operators.KEYWORDS, written)
+    if not candidates:
+        return []
+    return reference_operators.correct_reference_operators(model, sorted(candidates), written)
 
 
 def _intersect_ranges(model, data: bytes) -> list[Rewrite]:

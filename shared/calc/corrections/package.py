@@ -42,12 +42,14 @@ def _on_upper_case(pattern: re.Pattern) -> re.Pattern:
 
 def survey(
     data: bytes, mention: re.Pattern = MENTION, keywords: tuple[bytes, ...] = (b"LOOKUP(", b"MATCH("),
+    written: dict[tuple[int, int, int], str] | None = None,
 ) -> tuple[set[tuple[int, int, int]], set[tuple[int, int, int]]]:
     """(the (sheet index, row, col) of every formula cell that mentions LOOKUP(/MATCH( (or
     `mention`), shared formulas included; those of them holding an array formula). Costs one
     decompression of the sheets and a plain search for `keywords` (upper case, one of which
     every mention contains): the pattern (written with upper-case literals) only runs over the
-    upper-cased XML of sheets that have one, no XML parse."""
+    upper-cased XML of sheets that have one, no XML parse. `written`, when given, receives the
+    formula text as the file writes it of each cell found (not of a shared formula's others)."""
     package = open_package(data)
     _, parts, _ = workbook_parts(package)
     candidates, arrays = set(), set()
@@ -67,6 +69,9 @@ def survey(
                 continue
             candidates.add(where)
             attrs = xml[f_start:xml.find(b">", f_start)]
+            if written is not None and not attrs.endswith(b"/"):
+                text = xml[f_start + len(attrs) + 1:xml.find(b"</f>", f_start)]
+                written[where] = unescape(text.decode("utf-8", "replace"))
             if b't="array"' in attrs:
                 arrays.add(where)
             si = _SI_ATTR.search(attrs)

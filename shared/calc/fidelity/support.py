@@ -91,11 +91,11 @@ def layer_roles() -> dict[str, str]:
             roles[text[:-1]] = "rewritten"
         else:
             prefixes.append(text)
-    from shared.calc.corrections import charset, units
+    from shared.calc.corrections import charset, reference_operators, units
     from shared.calc.corrections.functions import array_constants, holidays
 
     for name in (*LOOKUP_FUNCTIONS, *(k.decode()[:-1] for k in (*units.KEYWORDS, *charset.KEYWORDS)), "SUBTOTAL", "WEEKDAY", "FORMULATEXT", *holidays.HOLIDAYS_ARGUMENT,
-                 *array_constants.FUNCTIONS):
+                 *array_constants.FUNCTIONS, *reference_operators.FUNCTIONS):
         roles[name] = "rewritten"
     # answered at load from the saved pivot tables (functions/pivots.py), the rest flagged
     roles["GETPIVOTDATA"] = "rewritten"

@@ -64,10 +64,17 @@ def _unsupported_code(section) -> Unsupported:
     return Unsupported(f"format code {code}" if code.startswith("[") else "a code of another calendar")
 
 
+# month and day names, which a locale tag of another language writes in that language
+_NAMES = frozenset({"mmm", "mmmm", "mmmmm", "ddd", "dddd"})
+
+
 def _render(value: float, fmt: Format, date1904: bool) -> str:
     section, shown, minus = fmt.pick(value)
     if section.has("other"):
         raise _unsupported_code(section)
+    if section.foreign and any(t.kind == "ampm" or t.kind == "date" and t.text in _NAMES
+                               for t in section.tokens):
+        raise Unsupported(f"format code {section.foreign}")
     if section.is_date:
         return format_date(-shown if minus else shown, section, date1904)
     if section.is_general:

@@ -25,7 +25,32 @@ _DATE_CODES = re.compile(r"(?i)(am/pm|a/p|y+|m+|d+|h+|s+)")
 _CONDITION = re.compile(r"\[(<=|>=|<>|<|>|=)\s*(-?[0-9.]+(?:E[+-]?[0-9]+)?)\]", re.IGNORECASE)
 _ELAPSED = re.compile(r"\[(h+|m+|s+)\]", re.IGNORECASE)
 _COLOR = re.compile(r"\[(black|white|red|green|blue|yellow|magenta|cyan|color\s*\d{1,2})\]", re.IGNORECASE)
-_LOCALE = re.compile(r"\[\$([^\]-]*)(?:-[0-9A-Fa-f]+)?\]")
+_LOCALE = re.compile(r"\[\$([^\]-]*)(?:-([^\]]*))?\]")
+_HEX = re.compile(r"[0-9A-Fa-f]+")
+_SYSTEM_FORMATS = (0xF800, 0xF400)  # the system's long date and time: the code's text is kept
+
+
+def locale_kind(locale: str | None) -> str:
+    """What a `[$symbol-locale]` tag's locale does to the output: "english" (names as here:
+    none, a Windows LCID of the English language such as 409 or 809, `en-US`, the system
+    formats F800/F400 and `x-sysdate`/`x-systime`), "foreign" (another language's month, day
+    and AM/PM names) or "other" (another calendar or numeral system: the LCID's high bytes,
+    a `,xxyy` suffix)."""
+    if not locale:
+        return "english"
+    if _HEX.fullmatch(locale):
+        lcid = int(locale, 16)
+        if lcid in _SYSTEM_FORMATS:
+            return "english"
+        if lcid >> 16:
+            return "other"
+        return "english" if lcid == 0 or lcid & 0x3FF == 0x09 else "foreign"
+    tag, _, system = locale.lower().partition(",")
+    if system and not (_HEX.fullmatch(system) and int(system, 16) == 0):
+        return "other"
+    if tag in ("x-sysdate", "x-systime"):
+        return "english"
+    return "english" if tag.split("-")[0] == "en" and "-x-" not in tag else "foreign"
 # Codes of one character, each its own token ("/" cannot start a date code such as a/p here:
 # those begin with a letter).
 _ONE_CHARACTER = {
@@ -45,6 +70,7 @@ class Token:
 class Section:
     tokens: tuple[Token, ...] = ()
     condition: tuple[str, float] | None = None
+    foreign: str | None = None  # a locale tag of another language (`[$-407]`): its names differ
 
     def has(self, *kinds: str) -> bool:
         return any(t.kind in kinds for t in self.tokens)
@@ -170,6 +196,7 @@ def split_sections(code: str) -> list[str]:
 def tokenize(text: str) -> Section:
     tokens: list[Token] = []
     condition = None
+    foreign = None
     i = 0
     while i < len(text):
         ch = text[i]
@@ -203,9 +230,14 @@ def tokenize(text: str) -> Section:
             elif _COLOR.fullmatch(inner):
                 pass
             elif _LOCALE.fullmatch(inner):
-                symbol = _LOCALE.fullmatch(inner).group(1)
+                symbol, locale = _LOCALE.fullmatch(inner).groups()
                 if symbol:
                     tokens.append(Token("lit", symbol))
+                kind = locale_kind(locale)
+                if kind == "foreign":  # Unsupported only where the section shows a name
+                    foreign = inner
+                elif kind == "other":  # another calendar: wherever the section is used
+                    tokens.append(Token("other", inner))
             else:  # [DBNum1], [$-ja-JP-x-gannen], other calendars and numeral systems: like
                 # b, e and g below, Unsupported when the section is used, still a date or not
                 tokens.append(Token("other", inner))
@@ -233,7 +265,7 @@ def tokenize(text: str) -> Section:
             else:
                 tokens.append(Token("lit", ch))
                 i += 1
-    return Section(tuple(tokens), condition)
+    return Section(tuple(tokens), condition, foreign)
 
 
 def _digits_are_second_fractions(section: Section) -> bool:

@@ -1,0 +1,340 @@
+"""Excel's reference operators between references written in a formula, which IronCalc 0.9.1
+does not calculate: the intersection (a space, `SUM(A1:C3 B2:D4)`), the union in parentheses
+(`AREAS((B2:D4,E5,F6:I9))`) and a range of ranges (`A1:B2:C3`).
+
+Excel's rules (Microsoft support, "Calculation operators and precedence": the space is "the
+intersection operator, which produces one reference to cells common to the two references", the
+comma "the union operator, which combines multiple references into one reference", the colon
+"one reference to all the cells between two references, including the two references"; "How to
+correct a #NULL! error": ranges that do not intersect are #NULL!; "AREAS function":
+`AREAS((B2:D4,E5,F6:I9))` is 3 and `AREAS(B2:D4 B2)` 1; "INDEX function": the reference form's
+`area_num` chooses one area of a union). Excel-saved cells of formulas' test.xlsx agree: a union
+keeps every area, twice over where two meet (`AREAS(((F4:G4,G4:I4,F6:G6,G6:I6) G3:G11))` 4),
+ROWS and COLUMNS of a union of several areas are #REF!, and AREAS of a cell holding an error is 1.
+
+IronCalc answers #ERROR! for a formula with a space or a union between references and reads
+`A1:B2 B2:C3` at the top of a formula as `@A1:B2` (a plausible wrong value). The references are
+fixed text, so the result is known at load: each such reference expression is rewritten, in the
+model only, as the one reference it makes (or #NULL!); a union of several areas is rewritten
+where its meaning is plain: AREAS of it is the count, it is spread into separate arguments of
+the functions that add up every argument (SUM, COUNT, MAX, ...), ROWS and COLUMNS of it are
+#REF!, INDEX takes the area its literal `area_num` names. A union elsewhere, and an expression
+with a name or a reference to another workbook, is left to the engine (an error, never a
+number)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from openpyxl.formula.tokenizer import Token
+
+from shared.calc.corrections.formula_tokens import calls, tokenize
+from shared.calc.corrections.model import Rewrite, rewrite_cells
+from shared.calc.refs import MAX_COLS, MAX_ROWS, column_letters, column_number
+
+# Candidate formulas (upper-cased sheet XML): a reference, spaces and another reference or a
+# parenthesis; a parenthesis that opens no call, holding a reference and a comma; three
+# references joined by colons; AREAS (an error in its cell is not its answer).
+_CELL = rb"\$?[A-Z]{1,3}\$?\d{1,7}"
+MENTION = re.compile(
+    rb"(?:\d|\)) +[(\$A-Z']|(?<![A-Z0-9_.])\( *(?:'[^']*'!|[A-Z0-9_.]+!)?" + _CELL + rb"(?::" + _CELL
+    + rb")? *,|\d:" + _CELL + rb":|AREAS\("
+)
+KEYWORDS = (b"<F",)
+# the functions whose whole call a static reference expression can settle (support table)
+FUNCTIONS = ("AREAS", "ROWS", "COLUMNS", "INDEX")
+
+# Functions that add up every argument, a union's areas alike (Microsoft's pages: "number1,
+# number2, ..."): `SUM((A1:A2,C1:C2))` is `SUM(A1:A2,C1:C2)`.
+_LISTS = frozenset({
+    "SUM", "COUNT", "COUNTA", "AVERAGE", "AVERAGEA", "MAX", "MAXA", "MIN", "MINA", "PRODUCT",
+    "SUMSQ", "STDEV", "STDEV.S", "STDEV.P", "STDEVA", "STDEVP", "STDEVPA", "VAR", "VAR.S",
+    "VAR.P", "VARA", "VARP", "VARPA", "MEDIAN", "AVEDEV", "DEVSQ", "GEOMEAN", "HARMEAN", "KURT",
+    "SKEW", "SKEW.P",
+})
+
+_SHEET = r"(?:'(?:[^']|'')+'|[^'!\[\]:*?/\\,()\s]+)!"
+_PART = re.compile(r"\$?([A-Za-z]{1,3})?\$?(\d{1,7})?")
+_OPERAND = re.compile(rf"(?P<sheet>{_SHEET})?(?P<parts>[$A-Za-z0-9]+(?::[$A-Za-z0-9]+)*)")
+
+
+@dataclass(frozen=True)
+class Area:
+    """A rectangle of cells on one sheet (`sheet` as written, None for the formula's own)."""
+
+    sheet: str | None
+    top: int
+    left: int
+    bottom: int
+    right: int
+
+    def meet(self, other: Area) -> Area | None:
+        top, left = max(self.top, other.top), max(self.left, other.left)
+        bottom, right = min(self.bottom, other.bottom), min(self.right, other.right)
+        if top > bottom or left > right:
+            return None
+        return Area(self.sheet if self.sheet is not None else other.sheet, top, left, bottom, right)
+
+    def text(self) -> str:
+        prefix = self.sheet or ""
+        if self.top == 1 and self.bottom == MAX_ROWS:
+            return f"{prefix}{column_letters(self.left)}:{column_letters(self.right)}"
+        if self.left == 1 and self.right == MAX_COLS:
+            return f"{prefix}{self.top}:{self.bottom}"
+        first = f"{column_letters(self.left)}{self.top}"
+        if (self.top, self.left) == (self.bottom, self.right):
+            return prefix + first
+        return f"{prefix}{first}:{column_letters(self.right)}{self.bottom}"
+
+
+class _NotStatic(Exception):
+    """The expression holds something other than references written out (a name, a call)."""
+
+
+def operand_area(text: str) -> Area | None:
+    """The area a reference token covers (`B2`, `S!A1:C3`, `A:C`, `2:5`, `A1:B2:C3` as the
+    range from the first to the last corner), or None for a name or another workbook."""
+    found = _OPERAND.fullmatch(text.lstrip("@"))
+    if found is None:
+        return None
+    sheet = found.group("sheet")
+    if sheet is not None and sheet.startswith("["):
+        return None
+    parts = [_PART.fullmatch(p) for p in found.group("parts").split(":")]
+    if any(p is None or not (p.group(1) or p.group(2)) for p in parts):
+        return None
+    kinds = {(bool(p.group(1)), bool(p.group(2))) for p in parts}
+    if kinds == {(True, True)}:
+        rows = [int(p.group(2)) for p in parts]
+        cols = [column_number(p.group(1).upper()) for p in parts]
+    elif kinds == {(True, False)} and len(parts) == 2:
+        rows, cols = [1, MAX_ROWS], [column_number(p.group(1).upper()) for p in parts]
+    elif kinds == {(False, True)} and len(parts) == 2:
+        rows, cols = [int(p.group(2)) for p in parts], [1, MAX_COLS]
+    else:
+        return None
+    if not (all(1 <= r <= MAX_ROWS for r in rows) and all(1 <= c <= MAX_COLS for c in cols)):
+        return None
+    return Area(sheet, min(rows), min(cols), max(rows), max(cols))
+
+
+class _Expression:
+    """Recursive descent over the tokens of one reference expression:
+
+        union     := intersect ("," intersect)*      (inside parentheses only)
+        intersect := primary (space primary)*
+        primary   := reference | "(" union ")"
+    """
+
+    def __init__(self, tokens: list[Token], own_sheet: str):
+        self.tokens = tokens
+        self.own = own_sheet.lower()
+        self.operators = 0  # spaces, commas and colon chains met
+
+    def _skip(self, i: int) -> int:
+        while i < len(self.tokens) and self.tokens[i].type == Token.WSPACE:
+            i += 1
+        return i
+
+    def _sheet(self, area: Area) -> str:
+        if area.sheet is None:
+            return self.own
+        return area.sheet[:-1].strip("'").replace("''", "'").lower()
+
+    def intersect(self, i: int) -> tuple[list[Area], int]:
+        areas, i = self.primary(i)
+        while True:
+            j = self._skip(i)
+            if j == i or j >= len(self.tokens):
+                return areas, i
+            token = self.tokens[j]
+            if not (token.type == Token.OPERAND and token.subtype == Token.RANGE
+                    or token.type == Token.PAREN and token.subtype == Token.OPEN):
+                return areas, i
+            more, i = self.primary(j)
+            self.operators += 1
+            met = []
+            for a in areas:
+                for b in more:
+                    if self._sheet(a) != self._sheet(b):
+                        raise _NotStatic  # Excel's #VALUE!: left to the engine
+                    both = a.meet(b)
+                    if both is not None:
+                        met.append(both)
+            areas = met
+
+    def primary(self, i: int) -> tuple[list[Area], int]:
+        if i >= len(self.tokens):
+            raise _NotStatic
+        token = self.tokens[i]
+        if token.type == Token.OPERAND and token.subtype == Token.RANGE:
+            area = operand_area(token.value)
+            if area is None:
+                raise _NotStatic
+            self.operators += token.value.count(":") > 1
+            return [area], i + 1
+        if token.type == Token.PAREN and token.subtype == Token.OPEN:
+            areas, i = self.intersect(self._skip(i + 1))
+            while True:
+                i = self._skip(i)
+                if i >= len(self.tokens):
+                    raise _NotStatic
+                token = self.tokens[i]
+                if token.type == Token.PAREN and token.subtype == Token.CLOSE:
+                    return areas, i + 1
+                if token.type == Token.OP_IN and token.value == ",":
+                    more, i = self.intersect(self._skip(i + 1))
+                    self.operators += 1
+                    areas = areas + more
+                    continue
+                raise _NotStatic
+        raise _NotStatic
+
+
+def _expressions(tokens: list[Token], own_sheet: str):
+    """(first token, token after the last, areas) of each outermost reference expression that
+    uses an operator; an empty list of areas is #NULL!."""
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        starts = token.type == Token.OPERAND and token.subtype == Token.RANGE \
+            or token.type == Token.PAREN and token.subtype == Token.OPEN
+        if starts:
+            parser = _Expression(tokens, own_sheet)
+            try:
+                areas, end = parser.intersect(i)
+            except _NotStatic:
+                i += 1
+                continue
+            if parser.operators:
+                yield i, end, areas
+            i = end
+            continue
+        i += 1
+
+
+def _significant(tokens: list[Token], start: int, step: int) -> int:
+    while 0 <= start < len(tokens) and tokens[start].type == Token.WSPACE:
+        start += step
+    return start
+
+
+def rewrite(formula: str, own_sheet: str) -> str | None:
+    """The formula with its static reference expressions resolved (module docstring), or None
+    when it has none it can resolve."""
+    tokens = tokenize(formula)
+    if tokens is None:
+        return None
+    values = [t.value for t in tokens]
+    enclosing = {}  # first significant token of a whole argument -> (call, its tokens)
+    for name, opened, closed, args in calls(tokens):
+        for position, arg in enumerate(args):
+            kept = [i for i in arg if tokens[i].type != Token.WSPACE]
+            if kept:
+                enclosing[kept[0]] = (name, opened, closed, args, position, kept[-1])
+    changed = False
+    for start, end, areas in _expressions(tokens, own_sheet):
+        text = _resolved(tokens, values, enclosing, start, end, areas)
+        if text is None:
+            continue
+        values[start] = text
+        for i in range(start + 1, end):
+            values[i] = ""
+        changed = True
+    for opened, closed, text in _areas_calls(tokens, enclosing, own_sheet):
+        values[opened] = text
+        for i in range(opened + 1, closed + 1):
+            values[i] = ""
+        changed = True
+    return "".join(values) if changed else None
+
+
+def _resolved(tokens, values, enclosing, start: int, end: int, areas: list[Area]) -> str | None:
+    """The text for one expression, or None to leave it (and the call around it) to the engine.
+    Whole calls it settles (ROWS, COLUMNS, AREAS, INDEX's area) are written into `values`."""
+    call = enclosing.get(start)
+    whole = call is not None and call[5] == end - 1
+    name = call[0] if whole else None
+    if name == "AREAS":
+        return None  # the whole call: _areas_calls
+    if not areas:
+        return "#NULL!"
+    if len(areas) == 1:
+        return areas[0].text()
+    if name in _LISTS:
+        return ",".join(a.text() for a in areas)
+    if name in ("ROWS", "COLUMNS"):
+        _, opened, closed, _, _, _ = call
+        values[opened] = "#REF!"  # the whole call
+        for i in range(opened + 1, closed + 1):
+            values[i] = ""
+        return ""
+    if name == "INDEX" and call[4] == 0:
+        _, opened, closed, args, _, _ = call
+        chosen = 1
+        if len(args) >= 4:
+            kept = [i for i in args[3] if tokens[i].type != Token.WSPACE]
+            if len(kept) != 1 or tokens[kept[0]].subtype != Token.NUMBER:
+                return None
+            chosen = float(tokens[kept[0]].value)
+            if chosen != int(chosen):
+                return None
+            chosen = int(chosen)
+            for i in args[3]:
+                values[i] = ""
+            values[kept[0]] = "1"
+        if not 1 <= chosen <= len(areas):
+            return "#REF!"
+        return areas[chosen - 1].text()
+    return None
+
+
+def _areas_calls(tokens: list[Token], enclosing, own_sheet: str):
+    """(opened, closed, the count) of each AREAS call whose argument is references written
+    out: AREAS counts areas, whatever the cells hold (IronCalc answers a cell's error)."""
+    for name, opened, closed, args in calls(tokens):
+        if name != "AREAS" or len(args) != 1:
+            continue
+        kept = [i for i in args[0] if tokens[i].type != Token.WSPACE]
+        if not kept:
+            continue
+        parser = _Expression(tokens, own_sheet)
+        try:
+            areas, end = parser.intersect(kept[0])
+        except _NotStatic:
+            continue
+        if end - 1 != kept[-1]:
+            continue
+        yield opened, closed, str(len(areas)) if areas else "#NULL!"
+
+
+def correct_reference_operators(
+    model, cells: list[tuple[int, int, int]], written: dict[tuple[int, int, int], str],
+) -> list[Rewrite]:
+    """Rewrite the static reference expressions of `cells` (sheet index, row, col) in `model`;
+    `written` holds their formulas as the file writes them: IronCalc keeps only the first
+    reference of an intersection at the top of a formula (`A1:B2 B2:C3` is `@A1:B2` in its
+    model), so there the file's text is read instead."""
+    sheets = [p["name"] for p in model.get_worksheets_properties()]
+
+    def fix(formula: str, sheet: int, row: int, col: int) -> str | None:
+        as_written = _PREFIXES.sub("", written.get((sheet, row, col), "").lstrip("="))
+        if as_written and _cut_short(formula, as_written):
+            formula = as_written
+        return rewrite(formula, sheets[sheet])
+
+    return rewrite_cells(model, cells, fix)
+
+
+_PREFIXES = re.compile(r"(?i)_xl(?:fn|ws)\.")
+_NOISE = re.compile(r"[@$\s]")
+
+
+def _cut_short(read: str, as_written: str) -> bool:
+    """Whether IronCalc's text is the file's formula cut at an intersection it did not parse:
+    outside a call's parentheses it keeps what comes before the space (`=A1:A6 A6:B9*2` is
+    `=@A1:A6` in its model, a plausible wrong value)."""
+    seen = _NOISE.sub("", read.lstrip("=")).upper()
+    whole = _NOISE.sub("", as_written).upper()
+    return len(seen) < len(whole) and whole.startswith(seen)
