@@ -60,7 +60,7 @@ EVALUATED = frozenset(
 CLASSIC = ("TREND", "LINEST", "LOGEST", "GROWTH", "BAHTTEXT")
 # every other FAMILY function is written with a prefix in a file
 HINTS = (b"_XLFN.", b"_XLETA.", *(name.encode() + b"(" for name in CLASSIC), b"SUMPRODUCT(", b"CHOOSE({",
-         b"LOOKUP(", b"MATCH(", b"CONVERT(", b"VALUE(")
+         b"LOOKUP(", b"MATCH(", b"CONVERT(", b"VALUE(", b"&AMP;", b"CONCATENATE(")
 _MENTION = re.compile(
     r"(?<![A-Za-z0-9_.])(?:_xlfn\.|_xlws\.)*(?:" + "|".join(sorted(FAMILY, key=len, reverse=True))
     + r")\s*\(|_xleta\.|\$?[A-Za-z]{1,3}\$?\d+#",
@@ -100,6 +100,8 @@ class Selected:
     when_text: list = field(default_factory=list)
     # errors of IronCalc's that make the cell ours, beyond the engine's own (#N/IMPL!, #ERROR!)
     when_error: tuple = ()
+    # it joins text: ours where IronCalc's text shows a number as Excel does not (settle.py)
+    when_digits: bool = False
 
     def parsed(self):
         if self.tree is None:
@@ -129,7 +131,8 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
         and bool(_CRITERIA_CALL.search(formula))
     lookup = watch and bool(_LOOKUP_CALL.search(formula))
     when_error = tuple(code for call, codes in _WHEN_ERROR if watch and call.search(formula) for code in codes)
-    if not (family or choose or sumproduct or legacy or criteria or lookup or when_error):
+    joins = watch and bool(_JOINS.search(formula)) and bool(_JOINS.search(_STRING.sub('""', formula)))
+    if not (family or choose or sumproduct or legacy or criteria or lookup or when_error or joins):
         return None
     found = Selected((lifted(formula) if "@" in formula else None) or formula)
     in_sumproduct = sumproduct and (
@@ -145,26 +148,30 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     if when_error and _TRAPS.search(formula):
         found.when_text += trapped_readings(found.parsed())
     found.watched = not (family or choose or in_sumproduct or in_legacy or in_criteria and criteria_select)
-    if found.watched and not ((lookups or when_error) and _evaluable(found.parsed())):
+    if found.watched and not ((lookups or when_error) and _evaluable(found.parsed())
+                              or joins and _evaluable(found.parsed(), scratch=True)):
         return None  # (a job would find out only then that the layer cannot answer it)
     found.always = bool(in_sumproduct or in_legacy or in_criteria or misread)
     found.when_error = when_error
+    found.when_digits = joins
     return found
 
 
-def _evaluable(node) -> bool:
-    """Whether the evaluator here has every function a parse tree calls."""
+def _evaluable(node, scratch: bool = False) -> bool:
+    """Whether the evaluator here has every function a parse tree calls; `scratch`: counting the
+    functions of one value it has IronCalc calculate in its scratch model (one_value.py)."""
     from shared.calc.corrections.dynamic.functions import FUNCTIONS, SPECIAL
 
     if isinstance(node, Unsupported):
         return False
     if isinstance(node, list):
-        return all(_evaluable(item) for item in node)
+        return all(_evaluable(item, scratch) for item in node)
     if not isinstance(node, tuple):
         return True
-    if node[0] == "call" and node[1] not in FUNCTIONS and node[1] not in SPECIAL:
+    if node[0] == "call" and node[1] not in FUNCTIONS and node[1] not in SPECIAL and not (
+            scratch and (node[1] in one_value.ONE_VALUE or node[1] in one_value.PARTLY_ONE_VALUE)):
         return False
-    return all(_evaluable(part) for part in node[1:] if isinstance(part, (tuple, list)))
+    return all(_evaluable(part, scratch) for part in node[1:] if isinstance(part, (tuple, list)))
 
 
 # Functions taken in the calculations where IronCalc answers one of these errors where Excel
@@ -201,6 +208,14 @@ def trapped_readings(node, out: list | None = None) -> list:
             for item in part if isinstance(part, list) else [part]:
                 trapped_readings(item, out)
     return out
+
+
+# Text joined from values (`&`, CONCATENATE, CONCAT, TEXTJOIN): IronCalc 0.9.1 writes a number
+# in it with up to 17 significant digits (`=""&(0.1+0.2)` is "0.30000000000000004") and never
+# in E notation, where Excel writes 15 (`"0.3"`, values.general); such a cell is ours in the
+# calculations where IronCalc's text shows a number Excel would write otherwise
+# (settle.long_number).
+_JOINS = re.compile(r"&|(?<![A-Za-z0-9_.])(?:_xlfn\.)?(?:CONCATENATE|CONCAT|TEXTJOIN)\s*\(", re.IGNORECASE)
 
 
 _LOOKUP_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:[VH]?LOOKUP|MATCH)\s*\(", re.IGNORECASE)
@@ -475,6 +490,9 @@ class DynamicTarget:
     when_text: list = field(default_factory=list)
     # errors IronCalc answers that make the cell ours in a calculation (Selected.when_error)
     when_error: tuple = ()
+    # it joins text: ours in a calculation where IronCalc's text shows a number as Excel does
+    # not (Selected.when_digits)
+    when_digits: bool = False
 
     @property
     def address(self) -> str:
@@ -690,6 +708,7 @@ def targets(model, selected: list[tuple[int, int, int, Selected]], areas: list[l
             target.when_text = _cells([_reference(node, sheet, resolve) for node in chosen_of[key].when_text],
                                       sheet, sheets_of)
             target.when_error = chosen_of[key].when_error
+            target.when_digits = chosen_of[key].when_digits
         try:
             target.check(trees[key])
         except Unsupported as exc:

@@ -4,6 +4,7 @@ functions/layer.py repeats it with the other planned cells until nothing changes
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 from shared.calc.corrections.dynamic import values as v
@@ -59,13 +60,31 @@ def _same(a: tuple, b: tuple) -> bool:
 _ENGINE_ERRORS = {"#N/IMPL!", "#ERROR!"}
 
 
+_DIGITS = re.compile(r"\d[\d.]*")
+
+
+def long_number(text: str) -> bool:
+    """Whether a text holds a number as IronCalc writes it and Excel does not (values.general:
+    15 significant digits, E notation from 1E+15 and below 1E-9): 16 or more significant
+    digits, 16 or more before the point, or 9 zeros after `0.`."""
+    for run in _DIGITS.findall(text):
+        whole, _, fraction = run.partition(".")
+        if len(whole) >= 16 or len((whole + fraction.rstrip(".")).lstrip("0")) >= 16:
+            return True
+        if not whole.strip("0") and len(fraction) - len(fraction.lstrip("0")) >= 9:
+            return True
+    return False
+
+
 def settle(model, target, state: State, read_cell, write_cell) -> Settled:
     key = (target.sheet, target.row, target.col)
     if not target.always and key not in state.areas \
             and not any(read_cell(model, *cell)[0] == "empty" for cell in target.when_blank) \
             and not any(read_cell(model, *cell)[0] in ("s", "b") for cell in target.when_text):
         kind, value = read_cell(model, *key)
-        if kind != "e" or value not in _ENGINE_ERRORS and value not in target.when_error:
+        if kind == "s" and target.when_digits and long_number(value):
+            pass  # a number in the joined text as Excel does not write it: ours
+        elif kind != "e" or value not in _ENGINE_ERRORS and value not in target.when_error:
             return Settled()  # IronCalc's value stands
     evaluator = Evaluator(state.book, *key)
     try:
