@@ -452,3 +452,24 @@ def test_fixed_and_dollar_round_the_number_as_round_does():
         "line": "Total: 1,234.57", "price": "$1,234.57",
     }
     assert workbook.calculate({"amount": -0.123}, ["price"])["price"] == "($0.12)"
+
+
+def test_avedev_and_devsq_of_no_number_are_num_errors():
+    # GIVEN AVEDEV and DEVSQ over a column of inputs, and one more over a cell that divides
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Sheet"
+    ws["A1"], ws["A2"], ws["A3"], ws["B1"] = 4, 5, 8, "=1/A3"
+    formulas = {"avedev": "=AVEDEV(A1:A3)", "devsq": "=DEVSQ(A1:A3)", "divided": "=DEVSQ(B1,A2:A3)"}
+    for row, (name, formula) in enumerate(formulas.items(), start=1):
+        ws.cell(row, 3, formula)
+        add_name(wb, name, f"Sheet!$C${row}")
+    add_name(wb, "data", "Sheet!$A$1:$A$3")
+    for workbook in uploaded_and_stored(to_bytes(wb)):
+        # WHEN the data are numbers THEN the functions answer as before
+        out = workbook.calculate({}, list(formulas))
+        assert out["avedev"] == pytest.approx(14 / 9) and out["devsq"] == pytest.approx(26 / 3)
+        # WHEN the inputs hold no number (a text, TRUE, a blank) THEN #NUM!, as Excel saved for
+        # AVEDEV(H3:J3) and DEVSQ(H28:J28) in formulas' test.xlsx (IronCalc alone: #DIV/0!)
+        out = workbook.calculate({"data": [["n/a"], [True], [None]]}, list(formulas))
+        assert out == {"avedev": "#NUM!", "devsq": "#NUM!", "divided": "#DIV/0!"}

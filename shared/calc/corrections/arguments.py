@@ -175,6 +175,12 @@ ROUNDED_FIRST = frozenset({"FIXED", "DOLLAR"})
 # `IF(ISERROR(a),a,IF(ISERROR(b),b,OR(a,b)))`, a range's errors probed by SUM(range), when every
 # argument is a range or an expression of constants, cells and functions without ranges.
 LOGICAL_ERRORS = frozenset({"AND", "OR"})
+# AVEDEV and DEVSQ given no number at all are #NUM! in Excel (formulas' Excel-saved test.xlsx
+# STATISTICAL!AG3 AVEDEV(H3:J3) and AG28 DEVSQ(H28:J28) over a blank, a text and TRUE), where
+# IronCalc 0.9.1 answers #DIV/0!. Where it does, the call is #NUM! when its arguments hold no
+# number and no error: `IFERROR(call,IF(AND(ERROR.TYPE(call)=2,COUNT(args)=0,
+# NOT(ISERROR(SUM(args)))),#NUM!,call))`, so a #DIV/0! among the data stays the answer.
+NO_NUMBER_IS_NUM = frozenset({"AVEDEV", "DEVSQ"})
 _LOGICAL_TEXT_LIMIT = 4000
 # their names as their calls are written (`F.DIST(`), for the scans of the sheet XML
 _NUMBER_CALLS = tuple(sorted((*LOGICAL_NUMBERS, *PAIRED), key=len, reverse=True))
@@ -461,6 +467,13 @@ def rewrite_formula(formula: str) -> str | None:
 
 def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
     changed = _arguments(tokens, values, name, opened, closed, args)
+    if name in NO_NUMBER_IS_NUM and args and all(without_spaces(tokens, arg) for arg in args):
+        # no number at all is #NUM! (NO_NUMBER_IS_NUM), the arguments as rewritten above
+        call = "".join(values[opened:closed + 1])
+        texts = ",".join("".join(values[i] for i in arg).strip() for arg in args)
+        replace_call(values, opened, closed, f"IFERROR({call},IF(AND(ERROR.TYPE({call})=2,COUNT({texts})=0,"
+                                             f"NOT(ISERROR(SUM({texts})))),#NUM!,{call}))")
+        return True
     k = K_ERROR_FIRST.get(name)
     if k is not None and len(args) == 2 and one_cell(tokens, without_spaces(tokens, args[k])):
         # k's error first (K_ERROR_FIRST); k as rewritten above (`--(B1)` for LARGE and SMALL)
