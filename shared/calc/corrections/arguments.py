@@ -565,7 +565,7 @@ def _arguments(tokens, values, name, opened, closed, args) -> bool:
             call = "".join(values[opened:closed + 1])
             # not IMABS(c)=0: IronCalc compares with a tolerance (1E-16=0 is TRUE there), and
             # IMLN of 1E-16 is a number (IronCalc's COMPLEXs.xlsx, saved by Excel)
-            replace_call(values, opened, closed,
+            replace_call(values, opened, closed,  # complex_text.POLE_GUARD
                          f"IF(ISERROR(1/IMABS({guarded})),IF(ISERROR(IMABS({guarded})),{call},#NUM!),{call})")
     elif name == "OFFSET" and len(args) >= 4:
         size = _size(tokens, args[0])

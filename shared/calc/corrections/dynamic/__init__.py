@@ -36,7 +36,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from shared.calc.corrections.dynamic import one_value
+from shared.calc.corrections.dynamic import complex_text, one_value
 from shared.calc.corrections.functions.text_format import Unsupported
 from shared.calc.refs import cell_name, column_number
 
@@ -60,7 +60,7 @@ EVALUATED = frozenset(
 CLASSIC = ("TREND", "LINEST", "LOGEST", "GROWTH", "BAHTTEXT")
 # every other FAMILY function is written with a prefix in a file
 HINTS = (b"_XLFN.", b"_XLETA.", *(name.encode() + b"(" for name in CLASSIC), b"SUMPRODUCT(", b"CHOOSE({",
-         b"LOOKUP(", b"MATCH(", b"CONVERT(", b"VALUE(", b"&AMP;", b"CONCATENATE(")
+         b"LOOKUP(", b"MATCH(", b"CONVERT(", b"VALUE(", b"&AMP;", b"CONCATENATE(", *complex_text.HINTS)
 _MENTION = re.compile(
     r"(?<![A-Za-z0-9_.])(?:_xlfn\.|_xlws\.)*(?:" + "|".join(sorted(FAMILY, key=len, reverse=True))
     + r")\s*\(|_xleta\.|\$?[A-Za-z]{1,3}\$?\d+#",
@@ -102,6 +102,9 @@ class Selected:
     when_error: tuple = ()
     # it joins text: ours where IronCalc's text shows a number as Excel does not (settle.py)
     when_digits: bool = False
+    # one call answering a complex number: ours where IronCalc writes a part as Excel does not
+    # (complex_text.py)
+    when_complex: bool = False
 
     def parsed(self):
         if self.tree is None:
@@ -132,7 +135,8 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     lookup = watch and bool(_LOOKUP_CALL.search(formula))
     when_error = tuple(code for call, codes in _WHEN_ERROR if watch and call.search(formula) for code in codes)
     joins = watch and bool(_JOINS.search(formula)) and bool(_JOINS.search(_STRING.sub('""', formula)))
-    if not (family or choose or sumproduct or legacy or criteria or lookup or when_error or joins):
+    complex_number = watch and complex_text.whole_call(formula)
+    if not (family or choose or sumproduct or legacy or criteria or lookup or when_error or joins or complex_number):
         return None
     found = Selected((lifted(formula) if "@" in formula else None) or formula)
     in_sumproduct = sumproduct and (
@@ -149,11 +153,12 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
         found.when_text += trapped_readings(found.parsed())
     found.watched = not (family or choose or in_sumproduct or in_legacy or in_criteria and criteria_select)
     if found.watched and not ((lookups or when_error) and _evaluable(found.parsed())
-                              or joins and _evaluable(found.parsed(), scratch=True)):
+                              or (joins or complex_number) and _evaluable(found.parsed(), scratch=True)):
         return None  # (a job would find out only then that the layer cannot answer it)
     found.always = bool(in_sumproduct or in_legacy or in_criteria or misread)
     found.when_error = when_error
     found.when_digits = joins
+    found.when_complex = complex_number
     return found
 
 
@@ -493,6 +498,9 @@ class DynamicTarget:
     # it joins text: ours in a calculation where IronCalc's text shows a number as Excel does
     # not (Selected.when_digits)
     when_digits: bool = False
+    # one call answering a complex number: ours where IronCalc writes a part as Excel does not
+    # (Selected.when_complex)
+    when_complex: bool = False
 
     @property
     def address(self) -> str:
@@ -709,6 +717,7 @@ def targets(model, selected: list[tuple[int, int, int, Selected]], areas: list[l
                                       sheet, sheets_of)
             target.when_error = chosen_of[key].when_error
             target.when_digits = chosen_of[key].when_digits
+            target.when_complex = chosen_of[key].when_complex
         try:
             target.check(trees[key])
         except Unsupported as exc:

@@ -7,7 +7,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from shared.calc.corrections.dynamic import values as v
+from shared.calc.corrections.dynamic import complex_text, values as v
 from shared.calc.corrections.dynamic.evaluate import Book, Evaluator
 from shared.calc.corrections.dynamic.values import Err, Grid, Lambda, Ref
 from shared.calc.corrections.functions.text_format import Unsupported
@@ -82,8 +82,9 @@ def settle(model, target, state: State, read_cell, write_cell) -> Settled:
             and not any(read_cell(model, *cell)[0] == "empty" for cell in target.when_blank) \
             and not any(read_cell(model, *cell)[0] in ("s", "b") for cell in target.when_text):
         kind, value = read_cell(model, *key)
-        if kind == "s" and target.when_digits and long_number(value):
-            pass  # a number in the joined text as Excel does not write it: ours
+        if kind == "s" and (target.when_digits and long_number(value)
+                            or target.when_complex and complex_text.excel_form(value) is not None):
+            pass  # a number in the text as Excel does not write it: ours
         elif kind != "e" or value not in _ENGINE_ERRORS and value not in target.when_error:
             return Settled()  # IronCalc's value stands
     evaluator = Evaluator(state.book, *key)
@@ -96,6 +97,8 @@ def settle(model, target, state: State, read_cell, write_cell) -> Settled:
             result = evaluator.intersect(result)  # a formula Excel calculates the legacy way
         grid = _grid(evaluator, result)
         contents = [[_content(x) for x in row] for row in grid.rows]
+        if target.when_complex and contents[0][0][0] == "s":  # a complex number as Excel writes it
+            contents[0][0] = ("s", complex_text.excel_form(contents[0][0][1]) or contents[0][0][1])
     except Unsupported as exc:
         state.book.spills.pop(key, None)
         return Settled(reason=str(exc))
