@@ -473,3 +473,26 @@ def test_avedev_and_devsq_of_no_number_are_num_errors():
         # AVEDEV(H3:J3) and DEVSQ(H28:J28) in formulas' test.xlsx (IronCalc alone: #DIV/0!)
         out = workbook.calculate({"data": [["n/a"], [True], [None]]}, list(formulas))
         assert out == {"avedev": "#NUM!", "devsq": "#NUM!", "divided": "#DIV/0!"}
+
+
+def test_mdeterm_of_blank_cells_and_toolpak_functions_of_true_are_value_errors():
+    # GIVEN MDETERM of a 2x2 input block and SQRTPI, FACTDOUBLE, GCD of an input cell
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Sheet"
+    ws["A1"], ws["B1"], ws["A2"], ws["B2"], ws["D1"] = 1, 2, 3, 4, 2
+    formulas = {"det": "=MDETERM(A1:B2)", "sqrtpi": "=SQRTPI(D1)", "fact": "=FACTDOUBLE(D1)", "gcd": "=GCD(D1,4)"}
+    for row, (name, formula) in enumerate(formulas.items(), start=1):
+        ws.cell(row, 6, formula)
+        add_name(wb, name, f"Sheet!$F${row}")
+    add_name(wb, "matrix", "Sheet!$A$1:$B$2")
+    add_name(wb, "x", "Sheet!$D$1")
+    for workbook in uploaded_and_stored(to_bytes(wb)):
+        # WHEN the inputs are numbers THEN the functions answer as before
+        out = workbook.calculate({}, list(formulas))
+        assert out["det"] == pytest.approx(-2) and out["sqrtpi"] == pytest.approx(math.sqrt(2 * math.pi))
+        assert (out["fact"], out["gcd"]) == (2, 2)
+        # WHEN a cell of the matrix is blank and x is TRUE THEN #VALUE!, as the MDETERM page says
+        # and Excel saved in formulas' test.xlsx (IronCalc alone: a blank read as 0, TRUE as 1)
+        out = workbook.calculate({"matrix": [[1, 2], [3, None]], "x": True}, list(formulas))
+        assert out == {"det": "#VALUE!", "sqrtpi": "#VALUE!", "fact": "#VALUE!", "gcd": "#VALUE!"}

@@ -181,12 +181,24 @@ LOGICAL_ERRORS = frozenset({"AND", "OR"})
 # number and no error: `IFERROR(call,IF(AND(ERROR.TYPE(call)=2,COUNT(args)=0,
 # NOT(ISERROR(SUM(args)))),#NUM!,call))`, so a #DIV/0! among the data stays the answer.
 NO_NUMBER_IS_NUM = frozenset({"AVEDEV", "DEVSQ"})
+# MDETERM and MINVERSE of a range with an empty cell, a text or a logical value are #VALUE!
+# (Microsoft: MDETERM, MINVERSE functions: "Any cells in array are empty or contain text";
+# formulas' Excel-saved test.xlsx MATH & TRIG!V41 MDETERM(G41:H42) over -1 and blanks #VALUE!),
+# where IronCalc 0.9.1 reads a blank as 0 and TRUE as 1 (MDETERM 0 there). A plain range is
+# checked first: `IF(COUNT(r)=ROWS(r)*COLUMNS(r),call,IF(ISERROR(SUM(r)),SUM(r),#VALUE!))`, an
+# error in it staying the answer.
+NUMBERS_ONLY = frozenset({"MDETERM", "MINVERSE"})
+# Analysis ToolPak functions that answer #VALUE! for a logical value in a cell (formulas'
+# Excel-saved test.xlsx MATH & TRIG!Y31 FACTDOUBLE, Y34 GCD, Y37 LCM, Y70 SQRTPI of a TRUE cell),
+# where IronCalc 0.9.1 reads it as 1 (FACTDOUBLE 1, SQRTPI 1.7725) or answers #NUM! (GCD, LCM):
+# a one-cell argument (None: every one) is read through `IF(ISLOGICAL(c),#VALUE!,c)`.
+LOGICAL_REFUSED = {"FACTDOUBLE": (0,), "SQRTPI": (0,), "GCD": None, "LCM": None}
 _LOGICAL_TEXT_LIMIT = 4000
 # their names as their calls are written (`F.DIST(`), for the scans of the sheet XML
 _NUMBER_CALLS = tuple(sorted((*LOGICAL_NUMBERS, *PAIRED), key=len, reverse=True))
 MENTION = re.compile(
     rb"(?i)(?:STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|MINA|MAXA|PERCENTILE|QUARTILE)[A-Z.]*\("
-    rb"|(?<![A-Z0-9_])(?:IM[A-Z0-9]+|AND|OR|FIXED|DOLLAR)\("
+    rb"|(?<![A-Z0-9_])(?:IM[A-Z0-9]+|AND|OR|FIXED|DOLLAR|MDETERM|MINVERSE|FACTDOUBLE|SQRTPI|GCD|LCM)\("
     rb"|(?:COUNT|AVERAGE)\([^<]*\{"
     rb"|(?<![A-Z0-9_])(?:" + "|".join(re.escape(n) for n in _NUMBER_CALLS).encode() + rb")\("
     # LEFT/RIGHT/MID but those with a plain first argument and number literals after it
@@ -198,7 +210,8 @@ KEYWORDS = (
     b"PERCENTILE", b"QUARTILE", b"IMSUM(", b"IMPRODUCT(", b"IMSUB(", b"IMDIV(", b"IMPOWER(", b"IMABS(",
     b"IMAGINARY(", b"IMARGUMENT(", b"IMCONJUGATE(", b"IMCOS", b"IMCOT(", b"IMCSC", b"IMEXP(", b"IMLN(",
     b"IMLOG", b"IMREAL(", b"IMSEC", b"IMSIN", b"IMSQRT(", b"IMTAN(", b"AND(", b"OR(", b"FIXED(", b"DOLLAR(",
-    b"AVERAGE(", b"LEFT(", b"RIGHT(", b"MID(", b"LEFTB(", b"RIGHTB(", b"MIDB(",
+    b"AVERAGE(", b"LEFT(", b"RIGHT(", b"MID(", b"LEFTB(", b"RIGHTB(", b"MIDB(", b"MDETERM(", b"MINVERSE(",
+    b"FACTDOUBLE(", b"SQRTPI(", b"GCD(", b"LCM(",
     *(name.encode() + b"(" for name in _NUMBER_CALLS),
 )
 STATISTIC_MENTION = re.compile(rb"(?i)(?:COUNT|AVERAGE)\(")
@@ -453,7 +466,8 @@ _PLAIN_COUNTS = re.compile(
     r"(?:,\s*[+-]?(?:\d+\.?\d*|\.\d+)\s*){0,2}\)"
 )
 _OTHER_CALLS = re.compile(
-    r"(?i)STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|COUNT|AVERAGE|MINA|MAXA|PERCENTILE|QUARTILE|(?<![A-Za-z0-9_.])(?:IM[A-Z0-9]+|AND|OR|FIXED|DOLLAR)\(|"
+    r"(?i)STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|COUNT|AVERAGE|MINA|MAXA|PERCENTILE|QUARTILE|"
+    r"(?<![A-Za-z0-9_.])(?:IM[A-Z0-9]+|AND|OR|FIXED|DOLLAR|MDETERM|MINVERSE|FACTDOUBLE|SQRTPI|GCD|LCM)\(|"
     + "|".join(re.escape(n) for n in _NUMBER_CALLS)
 )
 
@@ -567,6 +581,25 @@ def _arguments(tokens, values, name, opened, closed, args) -> bool:
             # IMLN of 1E-16 is a number (IronCalc's COMPLEXs.xlsx, saved by Excel)
             replace_call(values, opened, closed,  # complex_text.POLE_GUARD
                          f"IF(ISERROR(1/IMABS({guarded})),IF(ISERROR(IMABS({guarded})),{call},#NUM!),{call})")
+    elif name in NUMBERS_ONLY and len(args) == 1:
+        kept = without_spaces(tokens, args[0])
+        if len(kept) == 1 and tokens[kept[0]].subtype == Token.RANGE \
+                and parse_range(tokens[kept[0]].value.lstrip("@")) is not None:
+            r = values[kept[0]]
+            call = "".join(values[opened:closed + 1])
+            replace_call(values, opened, closed,
+                         f"IF(COUNT({r})=ROWS({r})*COLUMNS({r}),{call},IF(ISERROR(SUM({r})),SUM({r}),#VALUE!))")
+            changed = True
+    elif name in LOGICAL_REFUSED:
+        positions = LOGICAL_REFUSED[name] or range(len(args))
+        for position in positions:
+            kept = without_spaces(tokens, args[position]) if position < len(args) else []
+            if kept and one_cell(tokens, kept):
+                cell = "".join(values[i] for i in kept).strip()
+                for i in kept:
+                    values[i] = ""
+                values[kept[0]] = _not_logical(cell)
+                changed = True
     elif name == "OFFSET" and len(args) >= 4:
         size = _size(tokens, args[0])
         if size is None:
@@ -661,8 +694,9 @@ def _complex_fold(tokens, values, name, opened, closed, args) -> bool:
 
 
 def _not_logical(cell: str) -> str:
-    """A cell given to an IM function: a logical value there is #VALUE! in Excel (formulas'
-    test.xlsx ENGINEERING!Y29:Y53), #NUM! in IronCalc."""
+    """A cell given to an IM function or a LOGICAL_REFUSED one: a logical value there is #VALUE!
+    in Excel (formulas' test.xlsx ENGINEERING!Y29:Y53, MATH & TRIG column Y), a number or #NUM!
+    in IronCalc."""
     return f"IF(ISLOGICAL({cell}),#VALUE!,{cell})"
 
 
