@@ -160,3 +160,24 @@ def test_a_blank_lookup_value_over_cells_is_read_as_excel_reads_it_in_every_job(
         assert book.calculate({})["results"] == ["#N/A", "none", "#N/A"]
         assert book.calculate({"value": 3})["results"] == [3, 3.1, 30]
         assert book.calculate({"value": None})["results"] == ["#N/A", "none", "#N/A"]
+
+
+def test_switch_matches_a_blank_cell_only_with_zero_in_every_job():
+    """SWITCH reads a blank cell as 0: it matches 0, not FALSE or "" (pycel's logical.xlsx,
+    Switch!C32:C40, saved by Excel); IronCalc 0.9.1 matches a blank with FALSE and "" too. A job
+    that fills the input gets IronCalc's answer again."""
+    from openpyxl import Workbook
+
+    from .conftest import add_name, to_bytes, uploaded_and_stored
+
+    wb = Workbook()
+    ws = wb.active
+    ws.title = "Sheet"
+    ws["A3"] = '=_xlfn.SWITCH(A1,FALSE,"false",0,"zero","other")'
+    ws["A4"] = '=_xlfn.SWITCH(FALSE,A1,"matched","no match")'
+    add_name(wb, "value", "Sheet!$A$1")
+    add_name(wb, "results", "Sheet!$A$3:$A$4")
+    for book in uploaded_and_stored(to_bytes(wb)):
+        assert book.calculate({})["results"] == ["zero", "no match"]
+        assert book.calculate({"value": False})["results"] == ["false", "matched"]
+        assert book.calculate({"value": None})["results"] == ["zero", "no match"]

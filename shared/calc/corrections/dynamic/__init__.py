@@ -136,7 +136,9 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     when_error = tuple(code for call, codes in _WHEN_ERROR if watch and call.search(formula) for code in codes)
     joins = watch and bool(_JOINS.search(formula)) and bool(_JOINS.search(_STRING.sub('""', formula)))
     complex_number = watch and complex_text.whole_call(formula)
-    if not (family or choose or sumproduct or legacy or criteria or lookup or when_error or joins or complex_number):
+    switch = watch and bool(_SWITCH_CALL.search(formula))  # ours where a cell it compares is blank
+    if not (family or choose or sumproduct or legacy or criteria or lookup or when_error or joins or complex_number
+            or switch):
         return None
     found = Selected((lifted(formula) if "@" in formula else None) or formula)
     in_sumproduct = sumproduct and (
@@ -152,10 +154,13 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     if when_error and _TRAPS.search(formula):
         found.when_text += trapped_readings(found.parsed())
     found.watched = not (family or choose or in_sumproduct or in_legacy or in_criteria and criteria_select)
-    if found.watched and not ((lookups or when_error) and _evaluable(found.parsed())
+    if found.watched and not ((lookups or when_error or switch) and _evaluable(found.parsed())
                               or (joins or complex_number) and _evaluable(found.parsed(), scratch=True)):
         return None  # (a job would find out only then that the layer cannot answer it)
-    found.always = bool(in_sumproduct or in_legacy or in_criteria or misread)
+    # an empty value in SWITCH is 0 in Excel (formulas' test.xlsx LOGICAL!R25 matches it with a
+    # 0 cell), never matched by IronCalc 0.9.1: always ours
+    empty_case = switch and _empty_switch_value(found.parsed())
+    found.always = bool(in_sumproduct or in_legacy or in_criteria or misread or empty_case)
     found.when_error = when_error
     found.when_digits = joins
     found.when_complex = complex_number
@@ -213,6 +218,9 @@ def trapped_readings(node, out: list | None = None) -> list:
             for item in part if isinstance(part, list) else [part]:
                 trapped_readings(item, out)
     return out
+
+
+_SWITCH_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?SWITCH\s*\(", re.IGNORECASE)
 
 
 # Text joined from values (`&`, CONCATENATE, CONCAT, TEXTJOIN): IronCalc 0.9.1 writes a number
@@ -620,15 +628,34 @@ def _engine_misreads(node) -> bool:
     )
 
 
+def _empty_switch_value(node) -> bool:
+    """Whether a parse tree calls SWITCH with an empty value to compare (`SWITCH(x,1,"a",,"b")`)."""
+    if not isinstance(node, tuple):
+        return False
+    if node[0] == "call" and node[1] == "SWITCH" and any(
+            arg == ("missing",) for i, arg in enumerate(node[2]) if i % 2 == 1 and i < len(node[2]) - 1):
+        return True
+    return any(_empty_switch_value(item) for part in node[1:] if isinstance(part, (tuple, list))
+               for item in (part if isinstance(part, list) else [part]))
+
+
+_BLANK_READERS = re.compile(r"(?:X(?:LOOKUP|MATCH)|SWITCH)\s*\(", re.IGNORECASE)
+
+
 def _blank_lookups(node, out: list) -> list:
     """The single-cell references XLOOKUP and XMATCH calls in a parsed formula take their lookup
     value from: a blank one is read as 0 by IronCalc 0.9.1 (XMATCH(A1,{-1.1,2.1,3.1,4.1},1) with
-    A1 blank is 2, Excel's saved value #N/A: formulas' test.xlsx LOOKUP!W171; over cells too)."""
+    A1 blank is 2, Excel's saved value #N/A: formulas' test.xlsx LOOKUP!W171; over cells too).
+    And those SWITCH compares (its expression and values): IronCalc 0.9.1 matches a blank with
+    FALSE and "", Excel only with 0 (functions._switch_key)."""
     if not isinstance(node, tuple):
         return out
     if node[0] == "call" and node[1] in ("XLOOKUP", "XMATCH") and node[2] and node[2][0][0] == "ref" \
             and ":" not in node[2][0][1]:
         out.append(node[2][0][1])
+    if node[0] == "call" and node[1] == "SWITCH":
+        compared = [arg for i, arg in enumerate(node[2]) if i == 0 or i % 2 == 1 and i < len(node[2]) - 1]
+        out += [arg[1] for arg in compared if arg[0] == "ref" and ":" not in arg[1]]
     for part in node[1:]:
         if isinstance(part, tuple):
             _blank_lookups(part, out)
@@ -640,7 +667,7 @@ def _blank_lookups(node, out: list) -> list:
 
 
 def _watched_cells(formula: str, tree, sheet: int, sheets_of) -> list[tuple[int, int, int]]:
-    if isinstance(tree, Unsupported) or not re.search(r"X(?:LOOKUP|MATCH)\s*\(", formula, re.IGNORECASE):
+    if isinstance(tree, Unsupported) or not _BLANK_READERS.search(formula):
         return []
     return _cells(_blank_lookups(tree, []), sheet, sheets_of)
 
