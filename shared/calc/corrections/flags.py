@@ -12,6 +12,7 @@ from shared.calc.corrections.lookups import (
 )
 from shared.calc.corrections.functions.unfixable import unfixable_functions
 from shared.calc.corrections.names import unfixable_names
+from shared.calc.corrections.reference_operators import unfixable_operators
 from shared.calc.corrections.tables import unfixable_references
 from shared.calc.xlsx.cells import ExcelBook
 
@@ -57,7 +58,8 @@ def flagged_cells(book: ExcelBook, engine: str) -> tuple[list[dict], int]:
                         "reason": _reason(site.function, text),
                     })
                 break
-    for cell, reason in unfixable_names(book) + unfixable_references(book) + unfixable_functions(book):
+    for cell, reason in unfixable_names(book) + unfixable_references(book) + unfixable_functions(book) \
+            + unfixable_operators(book):
         total += 1
         if len(flags) < FLAG_LIMIT:
             flags.append({

@@ -33,12 +33,12 @@ from shared.calc.corrections.formula_tokens import calls, tokenize
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 from shared.calc.refs import MAX_COLS, MAX_ROWS, column_letters, column_number
 
-# Candidate formulas (upper-cased sheet XML): a reference, spaces and another reference or a
+# Candidate formulas (upper-cased sheet XML): a reference or a name, spaces and another or a
 # parenthesis; a parenthesis that opens no call, holding a reference and a comma; three
 # references joined by colons; AREAS (an error in its cell is not its answer).
 _CELL = rb"\$?[A-Z]{1,3}\$?\d{1,7}"
 MENTION = re.compile(
-    rb"(?:\d|\)) +[(\$A-Z']|(?<![A-Z0-9_.])\( *(?:'[^']*'!|[A-Z0-9_.]+!)?" + _CELL + rb"(?::" + _CELL
+    rb"[A-Z0-9_.)] +[(\$A-Z_']|(?<![A-Z0-9_.])\( *(?:'[^']*'!|[A-Z0-9_.]+!)?" + _CELL + rb"(?::" + _CELL
     + rb")? *,|\d:" + _CELL + rb":|AREAS\("
 )
 KEYWORDS = (b"<F",)
@@ -92,9 +92,12 @@ class _NotStatic(Exception):
     """The expression holds something other than references written out (a name, a call)."""
 
 
-def operand_area(text: str) -> Area | None:
+def operand_area(text: str, names: dict[str, Area] | None = None) -> Area | None:
     """The area a reference token covers (`B2`, `S!A1:C3`, `A:C`, `2:5`, `A1:B2:C3` as the
-    range from the first to the last corner), or None for a name or another workbook."""
+    range from the first to the last corner; a workbook name in `names`, by its upper-cased
+    name), or None for another name or another workbook."""
+    if names and text.lstrip("@").upper() in names:
+        return names[text.lstrip("@").upper()]
     found = _OPERAND.fullmatch(text.lstrip("@"))
     if found is None:
         return None
@@ -127,9 +130,10 @@ class _Expression:
         primary   := reference | "(" union ")"
     """
 
-    def __init__(self, tokens: list[Token], own_sheet: str):
+    def __init__(self, tokens: list[Token], own_sheet: str, names: dict[str, Area] | None = None):
         self.tokens = tokens
         self.own = own_sheet.lower()
+        self.names = names
         self.operators = 0  # spaces, commas and colon chains met
 
     def _skip(self, i: int) -> int:
@@ -169,7 +173,7 @@ class _Expression:
             raise _NotStatic
         token = self.tokens[i]
         if token.type == Token.OPERAND and token.subtype == Token.RANGE:
-            area = operand_area(token.value)
+            area = operand_area(token.value, self.names)
             if area is None:
                 raise _NotStatic
             self.operators += token.value.count(":") > 1
@@ -192,7 +196,7 @@ class _Expression:
         raise _NotStatic
 
 
-def _expressions(tokens: list[Token], own_sheet: str):
+def _expressions(tokens: list[Token], own_sheet: str, names: dict[str, Area] | None = None):
     """(first token, token after the last, areas) of each outermost reference expression that
     uses an operator; an empty list of areas is #NULL!."""
     i = 0
@@ -201,7 +205,7 @@ def _expressions(tokens: list[Token], own_sheet: str):
         starts = token.type == Token.OPERAND and token.subtype == Token.RANGE \
             or token.type == Token.PAREN and token.subtype == Token.OPEN
         if starts:
-            parser = _Expression(tokens, own_sheet)
+            parser = _Expression(tokens, own_sheet, names)
             try:
                 areas, end = parser.intersect(i)
             except _NotStatic:
@@ -220,9 +224,10 @@ def _significant(tokens: list[Token], start: int, step: int) -> int:
     return start
 
 
-def rewrite(formula: str, own_sheet: str) -> str | None:
+def rewrite(formula: str, own_sheet: str, names: dict[str, Area] | None = None) -> str | None:
     """The formula with its static reference expressions resolved (module docstring), or None
-    when it has none it can resolve."""
+    when it has none it can resolve; `names`: the workbook's names to one reference
+    (`reference_names`), which an intersection of named ranges reads (`=Jan Sales`)."""
     tokens = tokenize(formula)
     if tokens is None:
         return None
@@ -234,7 +239,7 @@ def rewrite(formula: str, own_sheet: str) -> str | None:
             if kept:
                 enclosing[kept[0]] = (name, opened, closed, args, position, kept[-1])
     changed = False
-    for start, end, areas in _expressions(tokens, own_sheet):
+    for start, end, areas in _expressions(tokens, own_sheet, names):
         text = _resolved(tokens, values, enclosing, start, end, areas)
         if text is None:
             continue
@@ -242,7 +247,7 @@ def rewrite(formula: str, own_sheet: str) -> str | None:
         for i in range(start + 1, end):
             values[i] = ""
         changed = True
-    for opened, closed, text in _areas_calls(tokens, enclosing, own_sheet):
+    for opened, closed, text in _areas_calls(tokens, enclosing, own_sheet, names):
         values[opened] = text
         for i in range(opened + 1, closed + 1):
             values[i] = ""
@@ -290,7 +295,7 @@ def _resolved(tokens, values, enclosing, start: int, end: int, areas: list[Area]
     return None
 
 
-def _areas_calls(tokens: list[Token], enclosing, own_sheet: str):
+def _areas_calls(tokens: list[Token], enclosing, own_sheet: str, names: dict[str, Area] | None):
     """(opened, closed, the count) of each AREAS call whose argument is references written
     out: AREAS counts areas, whatever the cells hold (IronCalc answers a cell's error)."""
     for name, opened, closed, args in calls(tokens):
@@ -299,7 +304,7 @@ def _areas_calls(tokens: list[Token], enclosing, own_sheet: str):
         kept = [i for i in args[0] if tokens[i].type != Token.WSPACE]
         if not kept:
             continue
-        parser = _Expression(tokens, own_sheet)
+        parser = _Expression(tokens, own_sheet, names)
         try:
             areas, end = parser.intersect(kept[0])
         except _NotStatic:
@@ -317,14 +322,74 @@ def correct_reference_operators(
     reference of an intersection at the top of a formula (`A1:B2 B2:C3` is `@A1:B2` in its
     model), so there the file's text is read instead."""
     sheets = [p["name"] for p in model.get_worksheets_properties()]
+    names = None
 
     def fix(formula: str, sheet: int, row: int, col: int) -> str | None:
+        nonlocal names
         as_written = _PREFIXES.sub("", written.get((sheet, row, col), "").lstrip("="))
         if as_written and _cut_short(formula, as_written):
             formula = as_written
-        return rewrite(formula, sheets[sheet])
+        resolved = rewrite(formula, sheets[sheet])
+        left = tokenize(resolved if resolved is not None else formula)
+        if left is not None and _intersections(left):  # maybe of named ranges (`=Jan Sales`)
+            if names is None:  # read once (IronCalc's list grows slowly with many names)
+                names = reference_names({d["name"]: d["formula"] for d in model.get_defined_name_list()
+                                         if d["scope"] is None})
+            resolved = rewrite(formula, sheets[sheet], names) if names else resolved
+        return resolved
 
     return rewrite_cells(model, cells, fix)
+
+
+def reference_names(defined: dict[str, str]) -> dict[str, Area]:
+    """{NAME: area} of the workbook-scoped names defined as one reference on a named sheet
+    (`Sheet1!$A$1:$C$1`); a name to a formula, a constant or another workbook is left out."""
+    found = {}
+    for name, text in defined.items():
+        area = operand_area(text.lstrip("="))
+        if area is not None and area.sheet is not None and not name.lower().startswith("_xlnm."):
+            found[name.upper()] = area
+    return found
+
+
+def unfixable_operators(book) -> list[tuple[object, str]]:
+    """[(formula cell, reason)] of an ExcelBook's cells with an intersection (a space between
+    references) the rewrite cannot resolve: IronCalc 0.9.1 answers #ERROR! or, at the top of a
+    formula, reads only what comes before the space (a plausible wrong value)."""
+    found = []
+    names = None
+    for cell in book.cells:
+        if cell.array_area or " " not in cell.formula:
+            continue
+        tokens = tokenize(cell.formula)
+        if tokens is None or not _intersections(tokens):
+            continue
+        if names is None:
+            names = reference_names(book.defined_names)
+        resolved = rewrite(cell.formula, cell.sheet, names)
+        after = tokenize(resolved) if resolved is not None else tokens
+        if after is None or _intersections(after):
+            found.append((cell, (
+                "an intersection of references (a space between them) that is not known before "
+                "calculation (a name to a formula, a function's result, another sheet): IronCalc 0.9.1 "
+                "does not calculate it"
+            )))
+    return found
+
+
+def _intersections(tokens: list[Token]) -> bool:
+    """Whether a space stands between two operands (Excel's intersection operator)."""
+    for i in range(1, len(tokens) - 1):
+        if tokens[i].type != Token.WSPACE:
+            continue
+        before, after = tokens[i - 1], tokens[i + 1]
+        left = before.type == Token.OPERAND and before.subtype == Token.RANGE \
+            or before.type in (Token.PAREN, Token.FUNC) and before.subtype == Token.CLOSE
+        right = after.type == Token.OPERAND and after.subtype == Token.RANGE \
+            or after.type in (Token.PAREN, Token.FUNC) and after.subtype == Token.OPEN
+        if left and right:
+            return True
+    return False
 
 
 _PREFIXES = re.compile(r"(?i)_xl(?:fn|ws)\.")
