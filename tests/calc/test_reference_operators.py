@@ -93,9 +93,9 @@ def test_what_is_not_a_static_reference_expression_is_left_alone(formula):
     assert rewrite(formula, "Sheet1") is None
 
 
-def test_an_intersection_of_named_ranges_reads_their_common_cell_in_a_job():
-    # GIVEN a month row and a product column, each a workbook name, and their intersection
-    # (Microsoft: "Calculation operators and precedence", the space operator)
+def named_grid(names: dict[str, str], formulas: dict[str, str]) -> bytes:
+    """The 3x3 grid on Sheet1 with workbook names (name -> reference or formula) and formulas
+    by cell address."""
     import openpyxl
 
     from .conftest import add_name, to_bytes
@@ -103,16 +103,22 @@ def test_an_intersection_of_named_ranges_reads_their_common_cell_in_a_job():
     wb = openpyxl.Workbook()
     ws = wb.active
     ws.title = "Sheet1"
-    for address, value in GRID.items():
+    for address, value in {**GRID, **formulas}.items():
         ws[address] = value
-    add_name(wb, "Feb", "Sheet1!$A$2:$C$2")
-    add_name(wb, "Sales", "Sheet1!$B$1:$B$3")
-    add_name(wb, "feb_sales", "Sheet1!$E$1")
-    add_name(wb, "doubled", "Sheet1!$E$2")
-    add_name(wb, "grid", "Sheet1!$A$1:$C$3")
-    ws["E1"] = "=Feb Sales"
-    ws["E2"] = "=SUM(Feb Sales)*2"
-    for workbook in uploaded_and_stored(to_bytes(wb)):
+    for name, ref in names.items():
+        add_name(wb, name, ref)
+    return to_bytes(wb)
+
+
+def test_an_intersection_of_named_ranges_reads_their_common_cell_in_a_job():
+    # GIVEN a month row and a product column, each a workbook name, and their intersection
+    # (Microsoft: "Calculation operators and precedence", the space operator)
+    book = named_grid(
+        {"Feb": "Sheet1!$A$2:$C$2", "Sales": "Sheet1!$B$1:$B$3", "feb_sales": "Sheet1!$E$1",
+         "doubled": "Sheet1!$E$2", "grid": "Sheet1!$A$1:$C$3"},
+        {"E1": "=Feb Sales", "E2": "=SUM(Feb Sales)*2"},
+    )
+    for workbook in uploaded_and_stored(book):
         # WHEN a job changes the grid THEN the cell where the row meets the column is read
         # (IronCalc alone: `=@Feb`, #VALUE!, and #ERROR!)
         out = workbook.calculate({"grid": [[1, 2, 3], [4, 50, 6], [7, 8, 9]]}, ["feb_sales", "doubled"])
@@ -120,27 +126,17 @@ def test_an_intersection_of_named_ranges_reads_their_common_cell_in_a_job():
 
 
 def test_an_intersection_known_only_when_calculated_is_flagged_at_upload():
-    # GIVEN an intersection with a function's result and one with a name to a formula
     from shared.calc.corrections.flags import flagged_cells
     from shared.calc.xlsx.cells import read_excel_cells
 
-    import openpyxl
-
-    from .conftest import add_name, to_bytes
-
-    wb = openpyxl.Workbook()
-    ws = wb.active
-    ws.title = "Sheet1"
-    for address, value in GRID.items():
-        ws[address] = value
-    add_name(wb, "Moving", "OFFSET(Sheet1!$A$1,0,0,3,1)")
-    add_name(wb, "Feb", "Sheet1!$A$2:$C$2")
-    ws["E1"] = "=INDEX(A1:C3,1,1) A1"
-    ws["E2"] = "=Moving Feb"
-    ws["E3"] = "=SUM(Feb B1:B3)"  # known at load: not flagged
+    # GIVEN an intersection with a function's result and one with a name to a formula
+    book = named_grid(
+        {"Moving": "OFFSET(Sheet1!$A$1,0,0,3,1)", "Feb": "Sheet1!$A$2:$C$2"},
+        {"E1": "=INDEX(A1:C3,1,1) A1", "E2": "=Moving Feb", "E3": "=SUM(Feb B1:B3)"},  # E3 known at load
+    )
 
     # WHEN the upload is checked
-    flags, total = flagged_cells(read_excel_cells(to_bytes(wb)), "ironcalc")
+    flags, total = flagged_cells(read_excel_cells(book), "ironcalc")
 
     # THEN both cells IronCalc cannot calculate are named, and only they
     assert total == 2
