@@ -563,17 +563,13 @@ def _arguments(tokens, values, name, opened, closed, args) -> bool:
     elif name in COMPLEX_ARGUMENTS:
         guarded = None
         for position in COMPLEX_ARGUMENTS[name]:
-            kept = without_spaces(tokens, args[position]) if position < len(args) else []
-            if kept and one_cell(tokens, kept):
-                cell = "".join(values[i] for i in kept).strip()
-                for i in kept:
-                    values[i] = ""
-                blank_as_zero = f'IF(ISBLANK({cell}),"0",{cell})'
-                # a logical value in IMSUB's or IMDIV's second argument is left to IronCalc: Excel
-                # reads the first argument whole before it (IMDIV("yvj",TRUE) is #NUM!)
-                values[kept[0]] = _not_logical(blank_as_zero) if position == 0 else blank_as_zero
+            # a logical value in IMSUB's or IMDIV's second argument is left to IronCalc: Excel
+            # reads the first argument whole before it (IMDIV("yvj",TRUE) is #NUM!)
+            read = _cell_read_through(tokens, values, args, position,
+                                      _complex_cell if position == 0 else _blank_as_zero)
+            if read is not None:
                 if COMPLEX_POLES.get(name) == position:
-                    guarded = values[kept[0]]
+                    guarded = read
                 changed = True
         if guarded is not None:
             call = "".join(values[opened:closed + 1])
@@ -591,15 +587,8 @@ def _arguments(tokens, values, name, opened, closed, args) -> bool:
                          f"IF(COUNT({r})=ROWS({r})*COLUMNS({r}),{call},IF(ISERROR(SUM({r})),SUM({r}),#VALUE!))")
             changed = True
     elif name in LOGICAL_REFUSED:
-        positions = LOGICAL_REFUSED[name] or range(len(args))
-        for position in positions:
-            kept = without_spaces(tokens, args[position]) if position < len(args) else []
-            if kept and one_cell(tokens, kept):
-                cell = "".join(values[i] for i in kept).strip()
-                for i in kept:
-                    values[i] = ""
-                values[kept[0]] = _not_logical(cell)
-                changed = True
+        for position in LOGICAL_REFUSED[name] or range(len(args)):
+            changed |= _cell_read_through(tokens, values, args, position, _not_logical) is not None
     elif name == "OFFSET" and len(args) >= 4:
         size = _size(tokens, args[0])
         if size is None:
@@ -675,8 +664,7 @@ def _complex_fold(tokens, values, name, opened, closed, args) -> bool:
             box = parse_range(tokens[kept[0]].value.lstrip("@"))
             if box is None or box.rows * box.cols > _FOLD_CELLS:
                 return False
-            prefix = "" if box.sheet is None else "'" + box.sheet.replace("'", "''") + "'!"
-            items += [_not_logical(prefix + cell_name(r, c)) for r in range(box.top, box.bottom + 1)
+            items += [_not_logical(box.prefix() + cell_name(r, c)) for r in range(box.top, box.bottom + 1)
                       for c in range(box.left, box.right + 1)]
             ranged = True
         elif pure(tokens, arg, literals=frozenset({Token.NUMBER, Token.TEXT})):
@@ -691,6 +679,29 @@ def _complex_fold(tokens, values, name, opened, closed, args) -> bool:
         folded = f"{name}({folded},{item})"
     replace_call(values, opened, closed, folded)
     return True
+
+
+def _cell_read_through(tokens, values, args, position: int, read) -> str | None:
+    """The argument at `position`, when it is one cell, written as `read(cell)` (the text
+    written, or None: no such argument, or not one cell)."""
+    kept = without_spaces(tokens, args[position]) if position < len(args) else []
+    if not kept or not one_cell(tokens, kept):
+        return None
+    cell = "".join(values[i] for i in kept).strip()
+    for i in kept:
+        values[i] = ""
+    values[kept[0]] = read(cell)
+    return values[kept[0]]
+
+
+def _blank_as_zero(cell: str) -> str:
+    """A cell given to an IM function: a blank is the complex number 0 (COMPLEX_ARGUMENTS)."""
+    return f'IF(ISBLANK({cell}),"0",{cell})'
+
+
+def _complex_cell(cell: str) -> str:
+    """An IM function's first cell: a logical value #VALUE!, a blank 0 (COMPLEX_ARGUMENTS)."""
+    return _not_logical(_blank_as_zero(cell))
 
 
 def _not_logical(cell: str) -> str:

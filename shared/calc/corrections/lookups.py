@@ -57,12 +57,15 @@ class Box(CellBox):
 
     def text(self) -> str:
         """Absolute A1 text, sheet-qualified when the box names its sheet."""
-        ref = f"${column_letters(self.left)}${self.top}:${column_letters(self.right)}${self.bottom}"
+        return self.prefix() + f"${column_letters(self.left)}${self.top}:${column_letters(self.right)}${self.bottom}"
+
+    def prefix(self) -> str:
+        """The sheet as a reference starts with it (`Data!`, `'My sheet'!`), "" for the own sheet."""
         if self.sheet is None:
-            return ref
+            return ""
         if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", self.sheet) and not _SINGLE_CELL.fullmatch(self.sheet):
-            return f"{self.sheet}!{ref}"
-        return "'" + self.sheet.replace("'", "''") + "'!" + ref
+            return f"{self.sheet}!"
+        return "'" + self.sheet.replace("'", "''") + "'!"
 
 
 def parse_range(text: str) -> Box | None:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from openpyxl.formula.tokenizer import Token
 
-from shared.calc.corrections.formula_tokens import calls, tokenize
+from shared.calc.corrections.formula_tokens import calls, replace_call, tokenize, without_spaces
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 from shared.calc.refs import MAX_COLS, MAX_ROWS, column_letters, column_number
 
@@ -218,12 +218,6 @@ def _expressions(tokens: list[Token], own_sheet: str, names: dict[str, Area] | N
         i += 1
 
 
-def _significant(tokens: list[Token], start: int, step: int) -> int:
-    while 0 <= start < len(tokens) and tokens[start].type == Token.WSPACE:
-        start += step
-    return start
-
-
 def rewrite(formula: str, own_sheet: str, names: dict[str, Area] | None = None) -> str | None:
     """The formula with its static reference expressions resolved (module docstring), or None
     when it has none it can resolve; `names`: the workbook's names to one reference
@@ -235,22 +229,17 @@ def rewrite(formula: str, own_sheet: str, names: dict[str, Area] | None = None) 
     enclosing = {}  # first significant token of a whole argument -> (call, its tokens)
     for name, opened, closed, args in calls(tokens):
         for position, arg in enumerate(args):
-            kept = [i for i in arg if tokens[i].type != Token.WSPACE]
+            kept = without_spaces(tokens, arg)
             if kept:
                 enclosing[kept[0]] = (name, opened, closed, args, position, kept[-1])
     changed = False
     for start, end, areas in _expressions(tokens, own_sheet, names):
         text = _resolved(tokens, values, enclosing, start, end, areas)
-        if text is None:
-            continue
-        values[start] = text
-        for i in range(start + 1, end):
-            values[i] = ""
-        changed = True
+        if text is not None:
+            replace_call(values, start, end - 1, text)
+            changed = True
     for opened, closed, text in _areas_calls(tokens, enclosing, own_sheet, names):
-        values[opened] = text
-        for i in range(opened + 1, closed + 1):
-            values[i] = ""
+        replace_call(values, opened, closed, text)
         changed = True
     return "".join(values) if changed else None
 
@@ -270,16 +259,13 @@ def _resolved(tokens, values, enclosing, start: int, end: int, areas: list[Area]
     if name in _LISTS:
         return ",".join(a.text() for a in areas)
     if name in ("ROWS", "COLUMNS"):
-        _, opened, closed, _, _, _ = call
-        values[opened] = "#REF!"  # the whole call
-        for i in range(opened + 1, closed + 1):
-            values[i] = ""
+        replace_call(values, call[1], call[2], "#REF!")  # the whole call
         return ""
     if name == "INDEX" and call[4] == 0:
-        _, opened, closed, args, _, _ = call
+        args = call[3]
         chosen = 1
         if len(args) >= 4:
-            kept = [i for i in args[3] if tokens[i].type != Token.WSPACE]
+            kept = without_spaces(tokens, args[3])
             if len(kept) != 1 or tokens[kept[0]].subtype != Token.NUMBER:
                 return None
             chosen = float(tokens[kept[0]].value)
@@ -298,20 +284,15 @@ def _resolved(tokens, values, enclosing, start: int, end: int, areas: list[Area]
 def _areas_calls(tokens: list[Token], enclosing, own_sheet: str, names: dict[str, Area] | None):
     """(opened, closed, the count) of each AREAS call whose argument is references written
     out: AREAS counts areas, whatever the cells hold (IronCalc answers a cell's error)."""
-    for name, opened, closed, args in calls(tokens):
+    for first, (name, opened, closed, args, _, last) in enclosing.items():
         if name != "AREAS" or len(args) != 1:
             continue
-        kept = [i for i in args[0] if tokens[i].type != Token.WSPACE]
-        if not kept:
-            continue
-        parser = _Expression(tokens, own_sheet, names)
         try:
-            areas, end = parser.intersect(kept[0])
+            areas, end = _Expression(tokens, own_sheet, names).intersect(first)
         except _NotStatic:
             continue
-        if end - 1 != kept[-1]:
-            continue
-        yield opened, closed, str(len(areas)) if areas else "#NULL!"
+        if end - 1 == last:
+            yield opened, closed, str(len(areas)) if areas else "#NULL!"
 
 
 def correct_reference_operators(

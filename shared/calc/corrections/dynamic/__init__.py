@@ -628,12 +628,17 @@ def _engine_misreads(node) -> bool:
     )
 
 
+def _switch_values(args: list) -> list:
+    """The values SWITCH compares its expression with (value1, value2, ...; not the results,
+    nor the default)."""
+    return [arg for i, arg in enumerate(args) if i % 2 == 1 and i < len(args) - 1]
+
+
 def _empty_switch_value(node) -> bool:
     """Whether a parse tree calls SWITCH with an empty value to compare (`SWITCH(x,1,"a",,"b")`)."""
     if not isinstance(node, tuple):
         return False
-    if node[0] == "call" and node[1] == "SWITCH" and any(
-            arg == ("missing",) for i, arg in enumerate(node[2]) if i % 2 == 1 and i < len(node[2]) - 1):
+    if node[0] == "call" and node[1] == "SWITCH" and ("missing",) in _switch_values(node[2]):
         return True
     return any(_empty_switch_value(item) for part in node[1:] if isinstance(part, (tuple, list))
                for item in (part if isinstance(part, list) else [part]))
@@ -654,7 +659,7 @@ def _blank_lookups(node, out: list) -> list:
             and ":" not in node[2][0][1]:
         out.append(node[2][0][1])
     if node[0] == "call" and node[1] == "SWITCH":
-        compared = [arg for i, arg in enumerate(node[2]) if i == 0 or i % 2 == 1 and i < len(node[2]) - 1]
+        compared = node[2][:1] + _switch_values(node[2])  # the expression and the values
         out += [arg[1] for arg in compared if arg[0] == "ref" and ":" not in arg[1]]
     for part in node[1:]:
         if isinstance(part, tuple):

@@ -19,7 +19,9 @@ Excel's form (`excel_form`), with the same numbers; the digits IronCalc calculat
 from __future__ import annotations
 
 import re
-from decimal import Decimal
+
+from shared.calc.corrections.dynamic import values as v
+from shared.calc.corrections.formula_tokens import calls, tokenize
 
 # The functions answering a complex number as text
 FUNCTIONS = frozenset({
@@ -47,34 +49,20 @@ def whole_call(formula: str) -> bool:
     body = formula.lstrip("=").lstrip()
     if body.upper().startswith(POLE_GUARD):
         return bool(_CALL.search(body))
-    match = _CALL.match(formula)
-    if match is None or not formula.rstrip().endswith(")"):
+    if _CALL.match(formula) is None:  # most formulas stop here, untokenized
         return False
-    depth, quoted = 0, False
-    body = formula.rstrip()
-    for index in range(match.end() - 1, len(body)):
-        ch = body[index]
-        if ch == '"':
-            quoted = not quoted
-        elif not quoted and ch == "(":
-            depth += 1
-        elif not quoted and ch == ")":
-            depth -= 1
-            if depth == 0:
-                return index == len(body) - 1
-    return False
+    tokens = tokenize(formula.rstrip())
+    # calls() lists inner calls first: the outermost is the last
+    return bool(tokens) and calls(tokens)[-1][1:3] == (0, len(tokens) - 1)
 
 
 def _part(number: float) -> str:
     """One part with 15 significant digits, written out or in E notation as Excel does."""
-    mantissa, exponent = f"{number:.14e}".split("e")
-    exponent = int(exponent)
-    mantissa = mantissa.rstrip("0").rstrip(".")
-    text = format(Decimal(f"{mantissa}e{exponent}"), "f")
-    text = text.rstrip("0").rstrip(".") if "." in text else text
+    mantissa, exponent = v.fifteen_digits(number)
+    text = v.written_out(mantissa, exponent)
     if exponent >= 0 or len(text.lstrip("-")) <= _WIDTH:
         return text
-    return f"{mantissa}E-{abs(exponent):02d}"
+    return v.e_notation(mantissa, exponent)
 
 
 def excel_form(text: str) -> str | None:

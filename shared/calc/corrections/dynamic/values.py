@@ -119,23 +119,35 @@ def to_bool(value):
     return VALUE
 
 
+def fifteen_digits(number: float) -> tuple[str, int]:
+    """A nonzero number's 15 significant digits as Excel keeps them: (mantissa without trailing
+    zeros, `-1.5`; its power of ten)."""
+    mantissa, exponent = f"{number:.14e}".split("e")
+    return mantissa.rstrip("0").rstrip("."), int(exponent)
+
+
+def written_out(mantissa: str, exponent: int) -> str:
+    """fifteen_digits' number without an exponent (`0.0000015`, `1500`)."""
+    from decimal import Decimal
+
+    text = format(Decimal(f"{mantissa}e{exponent}"), "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def e_notation(mantissa: str, exponent: int) -> str:
+    """fifteen_digits' number in E notation, two exponent digits at least (`1.5E-06`)."""
+    return f"{mantissa}E{'+' if exponent >= 0 else '-'}{abs(exponent):02d}"
+
+
 def general(number: float) -> str:
     """A number as Excel turns it into text (`=1/3&""` is 0.333333333333333): 15 significant
     digits, written out from 1E-9 up to 1E+15 and in E notation beyond."""
     if number == 0:
         return "0"
-    digits = f"{number:.14e}"  # 15 significant digits
-    mantissa, exponent = digits.split("e")
-    exponent = int(exponent)
-    mantissa = mantissa.rstrip("0").rstrip(".")
+    mantissa, exponent = fifteen_digits(number)
     if -9 <= exponent < 15:
-        from decimal import Decimal
-
-        text = format(Decimal(f"{mantissa}e{exponent}"), "f")
-        if "." in text:
-            text = text.rstrip("0").rstrip(".")
-        return text
-    return f"{mantissa}E{'+' if exponent >= 0 else '-'}{abs(exponent):02d}"
+        return written_out(mantissa, exponent)
+    return e_notation(mantissa, exponent)
 
 
 def to_text(value):
