@@ -147,11 +147,8 @@ def _section(book: ExcelBook, roots: dict[int, set[str]], origin: dict[int, tupl
 def reached(book: ExcelBook, roots: list[tuple[str, int, int]]) -> set[tuple[str, int, int]]:
     """The formula cells (sheet lower-cased, row, column) calculated from the roots, the roots
     among them: the same static walk as for unimplemented functions."""
-    wanted = {(sheet.lower(), row, col) for sheet, row, col in roots}
-    indexes = {
-        index: {"root"} for index, cell in enumerate(book.cells)
-        if not cell.array_area and (cell.sheet.lower(), cell.row, cell.col) in wanted
-    }
+    indexes = _roots(book, {(sheet.lower(), row, col): "root" for sheet, row, col in roots},
+                     lambda cell: (cell.sheet.lower(), cell.row, cell.col))
     return {
         (book.cells[index].sheet.lower(), book.cells[index].row, book.cells[index].col)
         for index in _walk(book, indexes)
@@ -161,16 +158,21 @@ def reached(book: ExcelBook, roots: list[tuple[str, int, int]]) -> set[tuple[str
 def dependent_outputs(book: ExcelBook, roots: list[tuple[str, str, str]], names: dict[str, str]) -> list[dict[str, str]]:
     """[{output, cell, reason}] for each named range holding or calculated from one of the roots
     (sheet, cell address, why it is named), by the same static walk."""
-    by_place = {(sheet.lower(), address.upper()): reason for sheet, address, reason in roots}
-    indexes = {}
-    for index, cell in enumerate(book.cells):
-        reason = by_place.get((cell.sheet.lower(), cell.address.upper()))
-        if reason is not None and not cell.array_area:
-            indexes[index] = {reason}
+    indexes = _roots(book, {(sheet.lower(), address.upper()): reason for sheet, address, reason in roots},
+                     lambda cell: (cell.sheet.lower(), cell.address.upper()))
     if not indexes:
         return []
     found = _outputs(book, _walk(book, indexes), names)
     return [{"output": o["output"], "cell": o["cell"], "reason": o["function"]} for o in found]
+
+
+def _roots(book: ExcelBook, labels: dict, place) -> dict[int, set[str]]:
+    """{cell index: {label}} of the book's formula cells (not inside an array formula's area)
+    whose `place(cell)` is a key of `labels`: where a static walk starts."""
+    return {
+        index: {labels[place(cell)]} for index, cell in enumerate(book.cells)
+        if not cell.array_area and place(cell) in labels
+    }
 
 
 def _outputs(book: ExcelBook, origin: dict[int, tuple[int, str]], names: dict[str, str]) -> list[dict[str, str]]:

@@ -229,8 +229,8 @@ def tokenize(text: str) -> Section:
                 tokens.append(Token("elapsed", inner[1:-1].lower()))
             elif _COLOR.fullmatch(inner):
                 pass
-            elif _LOCALE.fullmatch(inner):
-                symbol, locale = _LOCALE.fullmatch(inner).groups()
+            elif tag := _LOCALE.fullmatch(inner):
+                symbol, locale = tag.groups()
                 if symbol:
                     tokens.append(Token("lit", symbol))
                 kind = locale_kind(locale)
