@@ -393,6 +393,31 @@ def one_value_timing(cells: int = 100, rows: int = 1000) -> str:
     )
 
 
+def conditional_aggregate_timing(cells: int = 100, rows: int = 1000) -> str:
+    """`cells` legacy array formulas {=AVERAGE(IF(range=key,values))} over `rows` rows, each
+    for its own key: IronCalc 0.9.1 counts the IF's FALSE as 0, so the layer evaluates them in
+    every job (dynamic.MISCOUNTED). What a job pays for Excel's answer."""
+    import openpyxl
+    from openpyxl.worksheet.formula import ArrayFormula
+
+    from shared.calc.corrections import dynamic
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    for r in range(1, rows + 1):
+        ws.cell(r, 1, f"k{r % cells}")
+        ws.cell(r, 2, r * 1.5)
+    for r in range(1, cells + 1):
+        ws.cell(r, 4, f"k{r - 1}")
+        ws.cell(r, 5).value = ArrayFormula(f"E{r}", f"=AVERAGE(IF($A$1:$A${rows}=D{r},$B$1:$B${rows}))")
+    times = _job_times(wb, dynamic, "_MISCOUNTED_MENTION", re.compile(r"(?!)"), warm=True)
+    return (
+        f"{cells} array formulas {{=AVERAGE(IF(range=key,values))}} over {rows} rows, one job: IronCalc alone "
+        f"(wrong) {times['alone'][1]:.3f} s, with the layer evaluating them {times['corrected'][1]:.3f} s "
+        f"(upload load {times['alone'][0]:.2f} s vs {times['corrected'][0]:.2f} s)."
+    )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=REPO / "tests" / "corpus")
@@ -427,6 +452,7 @@ def main() -> int:
     print(date_text_timing())
     print(joined_text_timing())
     print(one_value_timing())
+    print(conditional_aggregate_timing())
     return 0
 
 

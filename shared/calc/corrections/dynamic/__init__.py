@@ -127,6 +127,8 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     sumproduct = bool(_SUMPRODUCT.search(formula))
     # an array formula applying one to a range or an array; any formula, to an array constant
     legacy = (array_formula or "{" in formula) and bool(_NOT_LIFTED_MENTION.search(formula))
+    counted = (array_formula or "{" in formula) and bool(_MISCOUNTED_MENTION.search(formula))
+    references = (array_formula or sumproduct) and bool(_REFERENCE_CALL.search(formula))
     # criteria given an array select an array formula or one with an array constant; in any
     # formula selected otherwise, they make it always ours
     criteria_select = array_formula or "{" in formula
@@ -137,19 +139,21 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     joins = watch and bool(_JOINS.search(formula)) and bool(_JOINS.search(_STRING.sub('""', formula)))
     complex_number = watch and complex_text.whole_call(formula)
     switch = watch and bool(_SWITCH_CALL.search(formula))  # ours where a cell it compares is blank
-    if not (family or choose or sumproduct or legacy or criteria or lookup or when_error or joins or complex_number
-            or switch):
+    if not (family or choose or sumproduct or legacy or counted or references or criteria or lookup or when_error
+            or joins or complex_number or switch):
         return None
     found = Selected((lifted(formula) if "@" in formula else None) or formula)
     in_sumproduct = sumproduct and (
         found.formula != formula
         or bool(_elementwise_call().search(formula)) and _elementwise_of_array(found.parsed(), False)
     )
-    in_legacy = legacy and _not_lifted_of_array(found.parsed(), ranges=array_formula)
+    in_legacy = legacy and _not_lifted_of_array(found.parsed(), ranges=array_formula) \
+        or counted and _miscounted_of_array(found.parsed(), ranges=array_formula) \
+        or references and _references_of_array(found.parsed())
     in_criteria = criteria and _criteria_of_array(found.parsed())
     lookups = approximate_lookups(found.parsed()) if lookup else []
     misread = any(table[0] == "array" or value[0] in ("str", "bool") or descending
-                  for value, table, descending in lookups)
+                  for value, table, descending in lookups) or lookup and _computed_vectors(found.parsed())
     found.when_text = [value for value, _, _ in lookups if value[0] in ("ref", "name") and ":" not in value[1]]
     if when_error and _TRAPS.search(formula):
         found.when_text += trapped_readings(found.parsed())
@@ -265,6 +269,25 @@ def approximate_lookups(node, out: list | None = None) -> list[tuple]:
 _EXACT = (("num", 0.0), ("bool", False))
 
 
+def _computed(node) -> bool:
+    """An array the formula calculates (`1/(A1:A9="x")`, `IF(A1:A9>0,B1:B9)`), not a range,
+    a name or an array constant as written."""
+    return isinstance(node, tuple) and node[0] not in ("ref", "name", "array") and _holds_array(node)
+
+
+def _computed_vectors(node) -> bool:
+    """Whether LOOKUP is given a calculated lookup_vector or result_vector: Excel calculates the
+    whole array there in any formula (its vectors take arrays; `=LOOKUP(2,1/(A1:A9="x"),B1:B9)`
+    finds the last row holding "x" without Ctrl+Shift+Enter), IronCalc 0.9.1 one cell of it."""
+    if not isinstance(node, tuple):
+        return False
+    if node[0] == "call":
+        if node[1] == "LOOKUP" and any(_computed(arg) for arg in node[2][1:3]):
+            return True
+        return any(_computed_vectors(arg) for arg in node[2])
+    return any(_computed_vectors(part) for part in node[1:] if isinstance(part, tuple))
+
+
 # Functions of one value IronCalc 0.9.1 does not apply to each element of an array even in a
 # legacy (Ctrl+Shift+Enter) array formula: it answers the first element's result for all of
 # them, or FALSE for each, or #N/IMPL! (measured: {=ISNUMBER(B1:B4)} is FALSE four times for 1.4,
@@ -282,10 +305,26 @@ _NOT_LIFTED_MENTION = re.compile(
     + r")\s*\(",
     re.IGNORECASE,
 )
+# Functions of a list of values that IronCalc 0.9.1 answers wrongly given an array it calculated
+# (not a range or an array constant as written) in an array formula or beside an array constant
+# (measured; Excel's pages: "If an array or reference argument contains text, logical values, or
+# empty cells, those values are ignored"): COUNT counts none of its numbers (`{=COUNT(IF(A1:A9=
+# "x",B1:B9))}` 0, `COUNT(SEARCH({"red","blue"},A1))` 0), AVERAGE, MEDIAN, GEOMEAN, HARMEAN,
+# KURT and SKEW count the FALSE of an IF without its else as 0 (`{=AVERAGE(IF(A1:A9="x",
+# B1:B9))}` averages over every row), PRODUCT answers #N/IMPL!. STDEV, VAR, MIN, MAX, SMALL,
+# LARGE, PERCENTILE, ... are right and left to IronCalc; the ...A functions too (their pages
+# say both that logical values in an array count and that they are ignored).
+MISCOUNTED = frozenset({"COUNT", "AVERAGE", "MEDIAN", "GEOMEAN", "HARMEAN", "KURT", "SKEW", "SKEW.P", "PRODUCT"})
+_MISCOUNTED_MENTION = re.compile(
+    r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(?:" + "|".join(re.escape(n) for n in sorted(MISCOUNTED, key=len, reverse=True))
+    + r")\s*\(",
+    re.IGNORECASE,
+)
 # in a sheet's XML: an array formula or an array constant, and one of those functions
 # (functions/layer.may_need_plan)
 _LEGACY_HINT = re.compile(
-    b"(?:" + b"|".join(re.escape(name.encode()) for name in sorted(NOT_LIFTED, key=len, reverse=True)) + rb")\("
+    b"(?:" + b"|".join(re.escape(name.encode()) for name in sorted(NOT_LIFTED | MISCOUNTED, key=len, reverse=True))
+    + rb")\("
 )
 
 
@@ -298,6 +337,19 @@ def legacy_of_arrays(formula: str) -> bool:
     """Whether a formula applies a NOT_LIFTED function to a range or an array: in a legacy
     array formula, IronCalc 0.9.1 answers that wrongly."""
     return _not_lifted_of_array(_parsed(formula))
+
+
+def _miscounted_of_array(node, ranges: bool = True) -> bool:
+    """Whether a MISCOUNTED function is given an array calculated in the formula (through an
+    operator or a function applied to each element); `ranges` as for `_not_lifted_of_array`."""
+    if not isinstance(node, tuple):
+        return False
+    if node[0] == "call" and node[1] in MISCOUNTED and any(
+        arg[0] not in ("ref", "array", "name") and _holds_array(arg, ranges) for arg in node[2]
+    ):
+        return True
+    parts = node[2] if node[0] == "call" else [p for p in node[1:] if isinstance(p, tuple)]
+    return any(_miscounted_of_array(part, ranges) for part in parts)
 
 
 def _not_lifted_of_array(node, ranges: bool = True) -> bool:
@@ -362,17 +414,15 @@ def sumproduct_of_arrays(formula: str) -> bool:
 def _elementwise_call() -> re.Pattern:
     from shared.calc.corrections.dynamic.functions import ELEMENTWISE
 
-    names = "|".join(sorted((re.escape(n) for n in ELEMENTWISE), key=len, reverse=True))
+    names = "|".join(sorted((re.escape(n) for n in ELEMENTWISE | set(one_value.PARTLY_ONE_VALUE)), key=len, reverse=True))
     return re.compile(r"(?<![A-Za-z0-9_.])(?:" + names + r")\s*\(", re.IGNORECASE)
 
 
 def _elementwise_of_array(node, inside: bool) -> bool:
-    from shared.calc.corrections.dynamic.functions import ELEMENTWISE
-
     if not isinstance(node, tuple):
         return False
     if node[0] == "call":
-        if inside and node[1] in ELEMENTWISE and any(_holds_array(a) for a in node[2]):
+        if inside and _lifts_array(node[1], node[2]):
             return True
         inside = inside or node[1] == "SUMPRODUCT"
         return any(_elementwise_of_array(a, inside) for a in node[2])
@@ -392,10 +442,57 @@ def _holds_array(node, ranges: bool = True) -> bool:
     if kind == "array":
         return len(node[1]) * len(node[1][0]) > 1 if node[1] else False
     if kind == "call":
-        return node[1] in ELEMENTWISE and any(_holds_array(a, ranges) for a in node[2])
+        name, args = node[1], node[2]
+        if name in _CONDITIONAL:  # IF(A1:A9>0,...), IFERROR(1/A1:A9,0): one answer per element
+            return bool(args) and _holds_array(args[0], ranges)
+        if name in ARRAY_RESULTS:  # an array formula's SEQUENCE(3), FILTER(...), ...
+            return ranges
+        if name in ("ROW", "COLUMN"):  # ROW(A1:A9) is {1;...;9}
+            return ranges and bool(args) and _holds_array(args[0], ranges)
+        return _lifts_array(name, args, ranges)
     if kind in ("op", "neg", "pos", "percent"):
         return any(_holds_array(part, ranges) for part in node[1:] if isinstance(part, tuple))
     return False
+
+
+def _lifts_array(name: str, args: list, ranges: bool = True) -> bool:
+    """Whether a function applied to each element is given an array where it takes one value
+    (`LARGE(B1:B9,ROW(1:3))` is three values, `LARGE(B1:B9,2)` one)."""
+    from shared.calc.corrections.dynamic.functions import ELEMENTWISE
+
+    if name in ELEMENTWISE:
+        return any(_holds_array(a, ranges) for a in args)
+    if name in one_value.PARTLY_ONE_VALUE:
+        return any(_holds_array(args[i], ranges) for i in one_value.lifted_positions(name, len(args)))
+    if name in ("MATCH", "XMATCH"):  # MATCH(B1:B9,{5,9},0): a position for each lookup value
+        return bool(args) and _holds_array(args[0], ranges)
+    return False
+
+
+_REFERENCE_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:OFFSET|INDIRECT)\s*\(", re.IGNORECASE)
+
+
+def _references_of_array(node) -> bool:
+    """Whether OFFSET or INDIRECT is given an array (`SUBTOTAL(9,OFFSET(B1,ROW(1:5)-1,0))`, one
+    reference per element): IronCalc 0.9.1 answers one value for it, the evaluator has neither
+    function, so such a cell is flagged."""
+    if not isinstance(node, tuple):
+        return False
+    if node[0] == "call":
+        if node[1] in ("OFFSET", "INDIRECT") and any(_holds_array(arg) for arg in node[2][1:] if node[1] == "OFFSET") \
+                or node[1] == "INDIRECT" and node[2] and _holds_array(node[2][0]):
+            return True
+        return any(_references_of_array(arg) for arg in node[2])
+    return any(_references_of_array(part) for part in node[1:] if isinstance(part, tuple))
+
+
+_CONDITIONAL = frozenset({"IF", "IFS", "IFERROR", "IFNA"})
+# the FAMILY functions answering an array (a spill)
+ARRAY_RESULTS = frozenset({
+    "SEQUENCE", "RANDARRAY", "FILTER", "SORT", "SORTBY", "UNIQUE", "VSTACK", "HSTACK", "TAKE", "DROP",
+    "EXPAND", "CHOOSECOLS", "CHOOSEROWS", "TOCOL", "TOROW", "WRAPROWS", "WRAPCOLS", "TEXTSPLIT", "MAP",
+    "SCAN", "MAKEARRAY", "BYROW", "BYCOL",
+})
 
 
 def lifted(formula: str) -> str | None:
@@ -586,6 +683,19 @@ def _always(formula: str, tree) -> bool:
     return not isinstance(tree, Unsupported) and _engine_misreads(tree)
 
 
+def _one_row(node) -> bool:
+    """An array constant or a range written as one row of several columns."""
+    if node[0] == "array":
+        return len(node[1]) == 1 and len(node[1][0]) > 1
+    if node[0] == "ref":
+        from shared.calc.corrections.dynamic.evaluate import _REF
+
+        match = _REF.fullmatch(node[1])
+        return bool(match and match.group("c2") and match.group("r1") == match.group("r2")
+                    and match.group("c1").upper() != match.group("c2").upper())
+    return False
+
+
 def _engine_misreads(node) -> bool:
     """Argument forms IronCalc 0.9.1 answers wrongly without an error of its own (measured with
     the conformance cases): TAKE/DROP with the rows left out (#CALC!), TEXTBEFORE/TEXTAFTER with
@@ -606,10 +716,14 @@ def _engine_misreads(node) -> bool:
             return True
         if name in ("SORT", "SORTBY") and ("missing",) in args[1:]:
             return True
+        if name == "SORTBY" and any(_one_row(by) for by in args[1::2]):
+            return True  # sorting columns by a row: IronCalc leaves the array as it is
         if name == "EXPAND" and ("missing",) in args[1:3]:
             return True
         if name in ("XLOOKUP", "XMATCH") and len(args) > 1 and args[1][0] == "array":
             return True
+        if name in ("XLOOKUP", "XMATCH") and any(_computed(arg) for arg in args[1:3 if name == "XLOOKUP" else 2]):
+            return True  # `XLOOKUP(1,(A1:A9="x")*(B1:B9>4),C1:C9)`: #N/A in IronCalc
         if name == "CHOOSE" and args and args[0][0] == "array":
             return True  # an array of indexes: IronCalc answers #VALUE!, Excel an array of choices
         if name in ("XLOOKUP", "XMATCH") and args and _holds_array(args[0]):

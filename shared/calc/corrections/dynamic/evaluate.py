@@ -51,10 +51,18 @@ class Book:
         self._names: dict | None = None
         # ranges read since the model last changed: many cells read the same range
         self._read: dict[Ref, Grid] = {}
+        self.reads: list | None = None  # (ref, grid) of every range read, while a cell is evaluated
 
-    def changed(self) -> None:
-        """The model's values changed (a cell written, a recalculation): read ranges again."""
-        self._read.clear()
+    def changed(self, area: Ref | None = None) -> None:
+        """The model's values changed: read again the ranges overlapping `area` (cells written,
+        whose dependants keep their values until the model is calculated again), or every range
+        (None: a recalculation)."""
+        if area is None:
+            self._read.clear()
+            return
+        for ref in [r for r in self._read if r.sheet == area.sheet and r.top <= area.bottom
+                    and area.top <= r.bottom and r.left <= area.right and area.left <= r.right]:
+            del self._read[ref]
 
     def defined(self, name: str, sheet: int) -> str | None:
         if self._names is None:
@@ -63,10 +71,11 @@ class Book:
         return self._names.get((name.upper(), sheet)) or self._names.get((name.upper(), None))
 
     def read(self, ref: Ref) -> Grid:
-        kept = self._read.get(ref)
-        if kept is not None:
-            return kept
-        grid = self._read[ref] = self._read_cells(ref)
+        grid = self._read.get(ref)
+        if grid is None:
+            grid = self._read[ref] = self._read_cells(ref)
+        if self.reads is not None:
+            self.reads.append((ref, grid))
         return grid
 
     def _read_cells(self, ref: Ref) -> Grid:
@@ -167,8 +176,6 @@ class Evaluator:
         left, right = sorted((left, right))
         if (bottom - top + 1) * (right - left + 1) > MAX_CELLS:
             raise Unsupported(f"reference {text} larger than {MAX_CELLS} cells")
-        if sheet == self.sheet and top <= self.row <= bottom and left <= self.col <= right:
-            raise Unsupported("a circular reference (the cell is in its own range)")
         return Ref(sheet, top, left, bottom, right)
 
     def spilled(self, text: str):
@@ -211,6 +218,10 @@ class Evaluator:
 
     def grid(self, value) -> Grid:
         if isinstance(value, Ref):
+            # read here, not where the reference is made: ROW(1:3) in row 1 reads no value
+            if value.sheet == self.sheet and value.top <= self.row <= value.bottom \
+                    and value.left <= self.col <= value.right:
+                raise Unsupported("a circular reference (the cell is in its own range)")
             return self.book.read(value)
         if isinstance(value, Grid):
             return value
@@ -293,8 +304,8 @@ class Evaluator:
     def operator(self, op: str, left, right):
         if op == "&":
             return self.lift(_concat, left, right)
-        if op in ("=", "<>", "<", ">", "<=", ">="):
-            return self.lift(lambda a, b: _compare(op, a, b), left, right)
+        if op in _ORDER_TESTS:
+            return self.lift(_comparer(op), left, right)
         return self.lift(lambda a, b: _arith(op, a, b), left, right)
 
     def call_lambda(self, function: Lambda, args: list):
@@ -326,13 +337,23 @@ def _concat(a, b):
     return v.to_text(a) + v.to_text(b)
 
 
-def _compare(op: str, a, b):
-    for x in (a, b):
-        if isinstance(x, Err):
-            return x
-    order = v.compare(a, b)
-    return {"=": order == 0, "<>": order != 0, "<": order < 0, ">": order > 0,
-            "<=": order <= 0, ">=": order >= 0}[op]
+_ORDER_TESTS = {
+    "=": lambda order: order == 0, "<>": lambda order: order != 0, "<": lambda order: order < 0,
+    ">": lambda order: order > 0, "<=": lambda order: order <= 0, ">=": lambda order: order >= 0,
+}
+
+
+def _comparer(op: str):
+    """The comparison `op` of two scalars (an error on either side is the answer)."""
+    test, order = _ORDER_TESTS[op], v.compare
+
+    def run(a, b):
+        if isinstance(a, Err):
+            return a
+        if isinstance(b, Err):
+            return b
+        return test(order(a, b))
+    return run
 
 
 def _arith(op: str, a, b):

@@ -23,6 +23,7 @@ class State:
     book: Book
     occupied: set
     areas: dict = field(default_factory=dict)  # anchor -> (rows, cols) written this calculation
+    last: dict = field(default_factory=dict)  # anchor -> _Memo of its last evaluation
 
 
 @dataclass
@@ -87,7 +88,48 @@ def settle(model, target, state: State, read_cell, write_cell) -> Settled:
             pass  # a number in the text as Excel does not write it: ours
         elif kind != "e" or value not in _ENGINE_ERRORS and value not in target.when_error:
             return Settled()  # IronCalc's value stands
+    memo = state.last.get(key)
+    if memo is not None and memo.holds(state.book, _shown(model, key, memo.extent, read_cell)):
+        return Settled(written=memo.written)  # what it read and shows is as it was: it stands
+    state.book.reads = reads = []
     evaluator = Evaluator(state.book, *key)
+    try:
+        settled = _evaluated(model, target, state, read_cell, write_cell, key, evaluator)
+    finally:
+        state.book.reads = None
+    if settled.reason is None:
+        spills = {k: state.book.spills.get(k) for k in evaluator.spill_reads}
+        extent = state.areas.get(key, (1, 1))
+        state.last[key] = _Memo(tuple(reads), spills, settled.written, extent,
+                                _shown(model, key, extent, read_cell))
+    return settled
+
+
+def _shown(model, key, extent: tuple[int, int], read_cell) -> list:
+    sheet, row, col = key
+    return [read_cell(model, sheet, row + r, col + c) for r in range(extent[0]) for c in range(extent[1])]
+
+
+@dataclass
+class _Memo:
+    """A cell's last evaluation in this calculation: the ranges it read (with their values),
+    the spills it read (with their shapes), what it wrote and what its cells then showed. In a
+    later round of the same
+    calculation (the model calculated again after other cells were written), a cell whose reads
+    are all unchanged keeps its answer without being evaluated again."""
+
+    reads: tuple
+    spills: dict
+    written: tuple | None
+    extent: tuple[int, int]  # the cells it shows (its area), and their contents then
+    shown: list
+
+    def holds(self, book: Book, shown: list) -> bool:
+        return shown == self.shown and all(book.spills.get(k) == s for k, s in self.spills.items()) \
+            and all(book.read(ref).rows == grid.rows for ref, grid in self.reads)
+
+
+def _evaluated(model, target, state: State, read_cell, write_cell, key, evaluator) -> Settled:
     try:
         result = evaluator.formula(target.formula)
         if not target.areas_known and isinstance(result, (Ref, Grid)) and evaluator.grid(result).shape != (1, 1):
@@ -126,7 +168,10 @@ def settle(model, target, state: State, read_cell, write_cell) -> Settled:
     if same:
         written = (*contents[0][0], ref) if key in state.areas else None
         return Settled(written=written)
-    state.book.changed()  # the model's cells change from here (even if a write is refused)
+    # the model's cells change from here (even if a write is refused)
+    area = Ref(target.sheet, target.row, target.col, target.row + max(previous[0], rows) - 1,
+               target.col + max(previous[1], cols) - 1)
+    state.book.changed(area)
     # IronCalc refuses single cells of an array formula's area: whole areas are cleared
     for h, w in {previous, (rows, cols)}:
         try:
@@ -145,7 +190,7 @@ def settle(model, target, state: State, read_cell, write_cell) -> Settled:
         if model.get_cell_style(*cell) != style:
             model.set_cell_style(*cell, style)
     state.areas[key] = (rows, cols)
-    state.book.changed()
+    state.book.changed(area)
     return Settled(changed=True, written=(*contents[0][0], ref))
 
 

@@ -180,6 +180,11 @@ def _rank(value) -> int:
 def compare(a, b) -> int:
     """Excel's order of two scalars (numbers < text < logicals; text without case; a blank
     is 0, "" or FALSE to the other side)."""
+    kind = type(a)
+    if kind is type(b) and (kind is float or kind is str):  # two numbers, or two texts (without case)
+        if kind is str:
+            a, b = a.lower(), b.lower()
+        return (a > b) - (a < b)
     if a is None:
         a = "" if isinstance(b, str) else False if isinstance(b, bool) else 0.0
     if b is None:

@@ -1,4 +1,4 @@
-"""WORKDAY and WORKDAY.INTL given a range of holidays.
+"""WORKDAY, NETWORKDAYS and their .INTL forms given their holidays.
 
 IronCalc 0.9.1 reads such a formula from an .xlsx with its holidays argument implicitly
 intersected (`WORKDAY(A1,151,B1:B3)` becomes `WORKDAY(A1,151,@B1:B3)`, measured), so the
@@ -6,6 +6,12 @@ formula counts only the holiday in its own row or column, or none. Microsoft's W
 WORKDAY.INTL pages define holidays as "a range of cells that contain the dates, or an array
 constant": every date counts (the WORKDAY page's example, 151 workdays from 2008-10-01 with three
 holidays, is 2009-05-05). The `@` IronCalc added before that argument is removed at load.
+
+Holidays given as an array constant of dates written as text (the NETWORKDAYS.INTL page's
+examples, `{"2006/1/2","2006/1/16"}`: 22 and 20 working days in January 2006) are read by Excel
+as those dates; IronCalc 0.9.1 answers #VALUE! for all four functions. The array is written
+`--{...}` at load, which IronCalc reads as the dates (a text that is no date stays #VALUE!, as
+in Excel).
 """
 
 from __future__ import annotations
@@ -15,11 +21,11 @@ import re
 from shared.calc.corrections.model import Rewrite
 from shared.calc.corrections.package import survey
 
-MENTION = re.compile(rb"WORKDAY(?:\.INTL)?\(")
-KEYWORDS = (b"WORKDAY",)
-_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(WORKDAY(?:\.INTL)?)\s*\(", re.IGNORECASE)
+MENTION = re.compile(rb"(?:WORKDAY|NETWORKDAYS)(?:\.INTL)?\(")
+KEYWORDS = (b"WORKDAY", b"NETWORKDAYS")
+_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?((?:WORKDAY|NETWORKDAYS)(?:\.INTL)?)\s*\(", re.IGNORECASE)
 _STRING = re.compile(r'"(?:[^"]|"")*"')
-HOLIDAYS_ARGUMENT = {"WORKDAY": 2, "WORKDAY.INTL": 3}  # 0-based
+HOLIDAYS_ARGUMENT = {"WORKDAY": 2, "WORKDAY.INTL": 3, "NETWORKDAYS": 2, "NETWORKDAYS.INTL": 3}  # 0-based
 
 
 def _argument_starts(text: str, start: int) -> list[int]:
@@ -38,13 +44,11 @@ def _argument_starts(text: str, start: int) -> list[int]:
     return starts
 
 
-def without_intersection(formula: str) -> str | None:
-    """The formula with the `@` before each WORKDAY/WORKDAY.INTL holidays argument removed, or
-    None when there is none."""
-    if "@" not in formula:
-        return None
+def _holidays_at(formula: str) -> list[tuple[int, str]]:
+    """Where each holidays argument of the formula begins (after its spaces), and the formula
+    with its strings blanked out (same length)."""
     blank = _STRING.sub(lambda m: '"' + " " * (len(m.group()) - 2) + '"', formula)
-    drop = []
+    found = []
     for match in _CALL.finditer(blank):
         starts = _argument_starts(blank, match.end())
         position = HOLIDAYS_ARGUMENT[match.group(1).upper()]
@@ -52,23 +56,44 @@ def without_intersection(formula: str) -> str | None:
             index = starts[position]
             while index < len(blank) and blank[index] == " ":
                 index += 1
-            if index < len(blank) and blank[index] == "@":
-                drop.append(index)
-    if not drop:
+            found.append((index, blank))
+    return found
+
+
+def _text_array(blank: str, index: int) -> bool:
+    """Whether an array constant holding a text begins at `index`."""
+    if not blank.startswith("{", index):
+        return False
+    end = blank.find("}", index)
+    return end > 0 and '"' in blank[index:end]
+
+
+def corrected(formula: str) -> str | None:
+    """The formula with the `@` before each holidays argument removed and each array constant
+    of texts there written `--{...}`, or None when neither is there."""
+    if "@" not in formula and "{" not in formula:
         return None
-    for index in reversed(drop):
-        formula = formula[:index] + formula[index + 1:]
+    edits = []  # (index, characters to drop, text to insert)
+    for index, blank in _holidays_at(formula):
+        if blank.startswith("@", index):
+            edits.append((index, 1, ""))
+        elif _text_array(blank, index):
+            edits.append((index, 0, "--"))
+    if not edits:
+        return None
+    for index, drop, insert in sorted(edits, reverse=True):
+        formula = formula[:index] + insert + formula[index + drop:]
     return formula
 
 
 def correct_holidays(model, data: bytes) -> list[Rewrite]:
-    """Rewrite the cells whose WORKDAY/WORKDAY.INTL holidays IronCalc intersected; a workbook
-    without WORKDAY costs one scan of its sheet XML."""
+    """Rewrite the cells whose holidays IronCalc intersected or reads as text; a workbook
+    without WORKDAY or NETWORKDAYS costs one scan of its sheet XML."""
     candidates, arrays = survey(data, MENTION, KEYWORDS)
     rewrites = []
     for sheet, row, col in sorted(candidates - arrays):
         formula = model.get_cell_formula(sheet, row, col)
-        fixed = without_intersection(formula) if formula else None
+        fixed = corrected(formula) if formula else None
         if fixed is None:
             continue
         model.set_user_input(sheet, row, col, fixed)

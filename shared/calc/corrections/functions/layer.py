@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from shared.calc.corrections import dynamic
+from shared.calc.corrections.dynamic.values import Ref
 from shared.calc.corrections.functions import power, registry
 from shared.calc.corrections.functions.text_format import Unsupported
 from shared.calc.refs import cell_name, column_number
@@ -507,7 +508,7 @@ def _settle(model, the_plan: Plan, written: dict, unsupported: dict, read_cell, 
             written[key] = value
             changed = True
             if arrays is not None:
-                arrays.book.changed()
+                arrays.book.changed(Ref(*key, *key[1:]))
         if not changed:
             break
         model.evaluate()
