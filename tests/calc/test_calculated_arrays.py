@@ -142,3 +142,26 @@ def test_a_cell_reading_another_corrected_cell_is_calculated_again_from_its_answ
         assert workbook.calculate({}, ["average", "above"]) == {"average": 6, "above": 2}
         # AND again when a job changes what the average reads
         assert workbook.calculate({"region": "South"}, ["average", "above"]) == {"average": 4.5, "above": 3}
+
+
+def test_offset_and_indirect_give_the_layer_the_range_they_name():
+    # GIVEN formulas the layer evaluates (MAP, an array formula) reading ranges through OFFSET
+    # and INDIRECT (Microsoft's OFFSET and INDIRECT pages: a reference moved and resized, the
+    # reference a text or a defined name names; outside the sheet #REF!)
+    wb = openpyxl.load_workbook(io.BytesIO(sales_book()))
+    ws = wb.active
+    ws["H1"] = "a1b22c3"
+    ws["I1"] = "=SUM(_xlfn.MAP(OFFSET(B1,1,0,2,1),_xlfn.LAMBDA(_xlpm.x,_xlpm.x*2)))"
+    ws["I2"] = '=SUM(_xlfn.MAP(INDIRECT("B"&D2),_xlfn.LAMBDA(_xlpm.x,_xlpm.x+1)))'
+    ws["I3"] = '=SUM(_xlfn.MAP(INDIRECT("sales"),_xlfn.LAMBDA(_xlpm.x,_xlpm.x)))'
+    ws["I4"] = "=_xlfn.MAP(OFFSET(B1,-1,0),_xlfn.LAMBDA(_xlpm.x,_xlpm.x))"
+    ws["I5"] = ArrayFormula("I5", '=SUM(IFERROR(--MID(H1,ROW(INDIRECT("1:"&LEN(H1))),1),0))')
+    for name, ref in [("text", "$H$1"), ("moved", "$I$1"), ("by_text", "$I$2"), ("by_name", "$I$3"),
+                      ("outside", "$I$4"), ("digits", "$I$5")]:
+        add_name(wb, name, f"Sheet!{ref}")
+    for workbook in uploaded_and_stored(to_bytes(wb)):
+        out = workbook.calculate({}, ["moved", "by_text", "by_name", "outside", "digits"])
+        # THEN B2:B3 doubled, B5 (D2 holds 5) plus one, the whole of sales, #REF!, 1+2+2+3
+        assert out == {"moved": 32, "by_text": 5, "by_name": 27, "outside": "#REF!", "digits": 8}
+        # AND a job's text is read character by character (IronCalc alone: 0)
+        assert workbook.calculate({"text": "x9y9"}, ["digits"]) == {"digits": 18}

@@ -447,8 +447,9 @@ def _holds_array(node, ranges: bool = True) -> bool:
             return bool(args) and _holds_array(args[0], ranges)
         if name in ARRAY_RESULTS:  # an array formula's SEQUENCE(3), FILTER(...), ...
             return ranges
-        if name in ("ROW", "COLUMN"):  # ROW(A1:A9) is {1;...;9}
-            return ranges and bool(args) and _holds_array(args[0], ranges)
+        if name in ("ROW", "COLUMN"):  # ROW(A1:A9) is {1;...;9}, ROW(INDIRECT("1:"&n)) too
+            return ranges and bool(args) and (_holds_array(args[0], ranges) or args[0][0] == "call"
+                                               and args[0][1] in ("OFFSET", "INDIRECT"))
         return _lifts_array(name, args, ranges)
     if kind in ("op", "neg", "pos", "percent"):
         return any(_holds_array(part, ranges) for part in node[1:] if isinstance(part, tuple))
@@ -474,8 +475,8 @@ _REFERENCE_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:OFFSET|INDIRECT)\s*\(", re.I
 
 def _references_of_array(node) -> bool:
     """Whether OFFSET or INDIRECT is given an array (`SUBTOTAL(9,OFFSET(B1,ROW(1:5)-1,0))`, one
-    reference per element): IronCalc 0.9.1 answers one value for it, the evaluator has neither
-    function, so such a cell is flagged."""
+    reference per element): IronCalc 0.9.1 answers one value for it, the evaluator refuses it
+    (functions._offset), so such a cell is flagged."""
     if not isinstance(node, tuple):
         return False
     if node[0] == "call":

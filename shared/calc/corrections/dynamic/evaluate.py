@@ -73,7 +73,9 @@ class Book:
     def read(self, ref: Ref) -> Grid:
         grid = self._read.get(ref)
         if grid is None:
-            grid = self._read[ref] = self._read_cells(ref)
+            grid = self._read_cells(ref)
+            if ref.top != ref.bottom or ref.left != ref.right:  # ranges are kept, cells read again
+                self._read[ref] = grid
         if self.reads is not None:
             self.reads.append((ref, grid))
         return grid

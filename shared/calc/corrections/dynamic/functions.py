@@ -10,6 +10,7 @@ from shared.calc.corrections.dynamic import one_value
 from shared.calc.corrections.dynamic import values as v
 from shared.calc.corrections.dynamic.values import MISSING, Err, Grid, Lambda, Ref
 from shared.calc.corrections.functions.text_format import Unsupported
+from shared.calc.refs import MAX_COLS, MAX_ROWS
 
 SPECIAL = {}   # name -> f(ev, arg nodes, env): arguments evaluated by the function itself
 FUNCTIONS = {}  # name -> f(ev, args): arguments evaluated first
@@ -736,6 +737,66 @@ def _index(ev, args):
     if c:
         return Grid([[row[c - 1]] for row in grid.rows])
     return grid
+
+
+@function("OFFSET")
+def _offset(ev, args):
+    """Microsoft's "OFFSET function": the reference `rows` down and `cols` right of `reference`,
+    `height` by `width` cells (those of the reference when omitted); outside the sheet #REF!.
+    Given arrays (one reference per element) it is refused."""
+    _arity(args, 3, 5)
+    base = args[0]
+    if not isinstance(base, Ref):
+        return v.VALUE
+    sizes = []
+    for i, default in ((1, 0.0), (2, 0.0), (3, float(base.bottom - base.top + 1)), (4, float(base.right - base.left + 1))):
+        given = _opt(args, i, default)
+        if isinstance(given, (Ref, Grid)) and ev.grid(given).shape != (1, 1):
+            raise Unsupported("OFFSET given an array (one reference per element)")
+        number = _int(ev, given)
+        if isinstance(number, Err):
+            return number
+        sizes.append(number)
+    rows, cols, height, width = sizes
+    if height < 1 or width < 1:
+        if height == 0 or width == 0:
+            return v.REF
+        raise Unsupported("OFFSET with a negative height or width")
+    top, left = base.top + rows, base.left + cols
+    bottom, right = top + height - 1, left + width - 1
+    if top < 1 or left < 1 or bottom > MAX_ROWS or right > MAX_COLS:
+        return v.REF
+    return Ref(base.sheet, top, left, bottom, right)
+
+
+@function("INDIRECT")
+def _indirect(ev, args):
+    """Microsoft's "INDIRECT function": the reference a text names (A1 style; a defined name
+    to a range too); a text naming none, or a missing sheet, #REF!. R1C1 style is refused."""
+    _arity(args, 1, 2)
+    text = ev.scalar(args[0])
+    if isinstance(text, Err):
+        return text
+    style = v.to_bool(ev.scalar(_opt(args, 1, True)))
+    if isinstance(style, Err):
+        return style
+    if not style:
+        raise Unsupported("INDIRECT in R1C1 style")
+    if not isinstance(text, str) or not text.strip():
+        return v.REF
+    text = text.strip()
+    try:
+        return ev.reference(text)
+    except Unsupported:
+        pass
+    definition = ev.book.defined(text, ev.sheet)
+    if definition is not None:
+        try:
+            found = ev.reference(definition.lstrip("="))
+        except Unsupported:
+            return v.REF
+        return found
+    return v.REF
 
 
 @function("TRANSPOSE")
