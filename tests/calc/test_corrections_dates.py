@@ -350,3 +350,16 @@ def test_edate_eomonth_and_week_numbers_of_serials_0_to_60_are_excels():
     # AND later dates are IronCalc's as before: 15 May 2024 (45427)
     out = workbook.calculate({"start": 45427}, outputs)
     assert tuple(out[name] for name in outputs) == (45458, 45443, 45473, 20, 20, 20)
+
+
+def test_a_date_written_out_from_march_1900_on_is_left_to_the_engine():
+    from shared.calc.corrections.dates import rewrite_formula
+
+    # IronCalc's DATE is Excel's there: the formula keeps its text (and its route: a TEXT of it
+    # is corrected as any TEXT is, not as an Excel 365 formula)
+    assert rewrite_formula('=TEXT(DATE(2024,1,15),"yyyy-mm-dd")', False) is None
+    assert rewrite_formula("=DATE(2024,14,-3)", False) is None
+    assert rewrite_formula("=DATE(99,1,1)", False) is None
+    # before it, or from cells, Excel's count of the first months of 1900 is written in
+    for formula in ("=DATE(1900,2,29)", "=DATE(1900,2,31)", "=DATE(1900,1,62)", "=DATE(A1,1,1)"):
+        assert "sheetcalc_date" in rewrite_formula(formula, False)

@@ -78,3 +78,23 @@ def test_text_whose_numbers_excel_writes_alike_is_left_to_the_engine():
 ])
 def test_which_texts_show_a_number_excel_writes_otherwise(text, long):
     assert long_number(text) is long
+
+
+def test_textjoin_leaves_out_empty_texts_as_it_does_empty_cells():
+    # GIVEN names in A1:A3 (inputs) whose blanks a formula turns into "" (B1:B3), joined with
+    # ignore_empty TRUE, and FALSE
+    workbook_data = named_formulas(
+        {"joined": '=TEXTJOIN(", ",TRUE,B1:B3)', "kept": '=TEXTJOIN(", ",FALSE,B1:B3)',
+         "typed": '=TEXTJOIN("-",TRUE,"a","",A1)'},
+        column="D",
+        cells={"A1": "Ann", "A2": "", "A3": "Cy", "B1": '=IF(A1="","",A1)', "B2": '=IF(A2="","",A2)',
+               "B3": '=IF(A3="","",A3)'},
+        names={"people": "$A$1:$A$3"},
+    )
+    for workbook in uploaded_and_stored(workbook_data):
+        # THEN the empty texts are left out (IronCalc alone: "Ann, , Cy" and "a--Ann")
+        out = workbook.calculate({}, ["joined", "kept", "typed"])
+        assert out == {"joined": "Ann, Cy", "kept": "Ann, , Cy", "typed": "a-Ann"}
+        # AND in a job whose names are all there, or none
+        assert workbook.calculate({"people": [["x"], ["y"], ["z"]]}, ["joined"]) == {"joined": "x, y, z"}
+        assert workbook.calculate({"people": [[""], [""], [""]]}, ["joined"]) == {"joined": ""}

@@ -66,6 +66,8 @@ Array formulas are left alone, as by every rewrite of the layer.
 
 from __future__ import annotations
 
+import datetime
+import math
 import re
 
 from openpyxl.formula.tokenizer import Token
@@ -332,11 +334,35 @@ def _in_1900(tokens, values, name, opened, closed, args) -> bool:
         return True
     if _earlier_first(tokens, values, name, opened, closed, args, leap_bug=True):
         return True
-    if name == "DATE" and len(args) == 3 and all(pure(tokens, a) for a in args):
+    if name == "DATE" and len(args) == 3 and all(pure(tokens, a) for a in args) \
+            and not _literal_date_from_march_1900(tokens, args):
         y, m, d = ("(" + "".join(tokens[i].value for i in a).strip() + ")" for a in args)
         replace_call(values, opened, closed, _EXCEL_DATE.format(y=y, m=m, d=d))
         return True
     return False
+
+
+_LITERAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)")
+_MARCH_2_1900 = datetime.date(1900, 3, 2).toordinal()  # IronCalc's serial 62, Excel's too
+
+
+def _literal_date_from_march_1900(tokens, args) -> bool:
+    """Whether DATE's three arguments are numbers written out naming a day from 1900-03-02 on,
+    counted from the first day of a month from March 1900 on (IronCalc's DATE is Excel's
+    there, Excel's phantom 1900-02-29 behind both: the formula is left as it is)."""
+    numbers = []
+    for arg in args:
+        text = "".join(tokens[i].value for i in arg).strip()
+        if not _LITERAL.fullmatch(text):
+            return False
+        numbers.append(math.trunc(float(text)))
+    year, month, day = numbers
+    year += 1900 if 0 <= year < 1900 else 0
+    year, month = year + (month - 1) // 12, (month - 1) % 12 + 1
+    if not 1900 <= year <= 9999 or (year, month) < (1900, 3):
+        return False
+    ordinal = datetime.date(year, month, 1).toordinal() + day - 1
+    return _MARCH_2_1900 <= ordinal <= datetime.date(9999, 12, 31).toordinal()
 
 
 def correct_dates(model, cells: list[tuple[int, int, int]], date1904: bool) -> list[Rewrite]:

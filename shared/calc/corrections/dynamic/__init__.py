@@ -164,11 +164,26 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     # an empty value in SWITCH is 0 in Excel (formulas' test.xlsx LOGICAL!R25 matches it with a
     # 0 cell), never matched by IronCalc 0.9.1: always ours
     empty_case = switch and _empty_switch_value(found.parsed())
-    found.always = bool(in_sumproduct or in_legacy or in_criteria or misread or empty_case)
+    found.always = bool(in_sumproduct or in_legacy or in_criteria or misread or empty_case
+                        or joins and _skips_empty_text(found.parsed()))
     found.when_error = when_error
     found.when_digits = joins
     found.when_complex = complex_number
     return found
+
+
+def _skips_empty_text(node) -> bool:
+    """Whether TEXTJOIN is asked to ignore empty values (ignore_empty not a literal FALSE or 0):
+    Excel leaves out an empty text ("" typed or a formula's) as it does an empty cell (the
+    idiom `TEXTJOIN(", ",TRUE,IF(A1:A9="x",B1:B9,""))` joins the matches alone); IronCalc
+    0.9.1 leaves out only empty cells (`TEXTJOIN("-",TRUE,"a","","b")` is "a--b")."""
+    if not isinstance(node, tuple):
+        return False
+    if node[0] == "call":
+        if node[1] == "TEXTJOIN" and len(node[2]) > 1 and node[2][1] not in _EXACT:
+            return True
+        return any(_skips_empty_text(arg) for arg in node[2])
+    return any(_skips_empty_text(part) for part in node[1:] if isinstance(part, tuple))
 
 
 def _evaluable(node, scratch: bool = False) -> bool:

@@ -1,0 +1,163 @@
+"""Criteria "not equal to a text" (`"<>Closed"`, `"<>"&B1`) in COUNTIF, COUNTIFS, SUMIF and SUMIFS.
+
+Excel's `"<>x"` criterion keeps every cell that `"x"` does not find: blank cells, numbers and
+logical values as well as other texts (Microsoft's COUNTIF page: `<>` is "not equal to";
+`COUNTIF(A2:A5,"<>"&B4)` counts every cell but those equal to B4), so
+`SUMIF(status,"<>Closed",amount)` adds the rows whose status is blank too. IronCalc 0.9.1 keeps
+only the texts that differ (measured: a blank, 12, 0 and TRUE are all left out; an empty text a
+formula answers is kept), a plausible wrong total. Its `"<>*"` keeps exactly the cells that are
+not text (a blank, a number, a logical value: measured), so for a plain text x the cells Excel
+keeps are IronCalc's `"<>x"` and its `"<>*"`, two sets that do not meet. The call is rewritten as
+the sum of both at load: `COUNTIF(r,"<>x")` becomes `(COUNTIF(r,"<>x")+COUNTIF(r,"<>*"))`, and
+with several such criteria in one COUNTIFS or SUMIFS every combination is added (two criteria,
+four calls). A criterion built from one cell (`"<>"&B1`) adds its second call only while the
+cell holds such a text (IF). IronCalc's own answer stands for `"<>"` alone, a number, a
+logical value, an error code, text with wildcards (its `"<>c*"` keeps blanks and numbers
+already) and text that reads as a date (locale).
+
+AVERAGEIF, AVERAGEIFS, MAXIFS and MINIFS with such a criterion, and calls with more than
+MAX_SPLIT of them, are flagged at upload (`unfixable_not_equal`), not answered.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+from openpyxl.formula.tokenizer import Token
+
+from shared.calc.corrections.formula_tokens import (
+    calls,
+    is_single_cell,
+    replace_call,
+    rewrite_calls,
+    tokenize,
+    without_spaces,
+)
+from shared.calc.corrections.model import Rewrite, rewrite_cells
+from shared.calc.corrections.package import survey
+
+# the criteria positions (0-based) of each function rewritten here
+CRITERIA = {
+    "COUNTIF": lambda n: [1], "SUMIF": lambda n: [1],
+    "COUNTIFS": lambda n: list(range(1, n, 2)), "SUMIFS": lambda n: list(range(2, n, 2)),
+}
+# the functions flagged instead (module docstring)
+FLAGGED = {
+    "AVERAGEIF": lambda n: [1], "AVERAGEIFS": lambda n: list(range(2, n, 2)),
+    "MAXIFS": lambda n: list(range(2, n, 2)), "MINIFS": lambda n: list(range(2, n, 2)),
+}
+MAX_SPLIT = 3
+# in a sheet's upper-cased XML: one of these calls with "<>" after it in the same formula
+MENTION = re.compile(rb"(?:COUNTIFS?|SUMIFS?)\([^<]*&LT;&GT;")
+KEYWORDS = (b"&LT;&GT;",)
+_ALL_TEXT = '"<>*"'
+_NUMBER = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?%?\s*")
+_DATE_LIKE = re.compile(r"\d\s*[/:-]\s*\d|\d\s*(?:am|pm)\b", re.IGNORECASE)
+_CODES = {"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A"}
+# a cell's text that, after "<>", is such a criterion (the literal rules below, at run time)
+_PLAIN_CELL = (
+    'AND(ISTEXT({c}),{c}<>"",ISERROR(--{c}),ISERROR(FIND("*",{c})),ISERROR(FIND("?",{c})),'
+    'ISERROR(FIND("~",{c})),UPPER({c})<>"TRUE",UPPER({c})<>"FALSE",LEFT({c},1)<>"#")'
+)
+
+
+def plain_text(rest: str) -> bool:
+    """Whether the text after "<>" is one IronCalc compares with texts only: not empty, no
+    wildcard, not a number, logical value, error code or date."""
+    return bool(rest) and not any(ch in rest for ch in "*?~") and _NUMBER.fullmatch(rest) is None \
+        and rest.upper() not in ("TRUE", "FALSE") and rest.upper() not in _CODES and not _DATE_LIKE.search(rest)
+
+
+def _split(tokens, positions: list[int]) -> tuple[str, str | None] | None:
+    """("literal", None) for a criterion `"<>x"` of plain text, ("cell", its reference) for
+    `"<>"&cell`, None otherwise."""
+    meaningful = without_spaces(tokens, positions)
+    if not meaningful:
+        return None
+    first = tokens[meaningful[0]]
+    if first.type != Token.OPERAND or first.subtype != Token.TEXT:
+        return None
+    text = first.value[1:-1].replace('""', '"')
+    if len(meaningful) == 1:
+        return ("literal", None) if text.startswith("<>") and plain_text(text[2:]) else None
+    if len(meaningful) == 3 and text == "<>" and tokens[meaningful[1]].value == "&" \
+            and is_single_cell(tokens[meaningful[2]]):
+        return "cell", tokens[meaningful[2]].value.lstrip("@")
+    return None
+
+
+def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
+    positions = CRITERIA.get(name)
+    if positions is None:
+        return False
+    found = [(i, kind) for i in positions(len(args)) if i < len(args)
+             for kind in [_split(tokens, args[i])] if kind is not None]
+    if not found or len(found) > MAX_SPLIT:
+        return False
+    terms = []
+    for chosen in itertools.product((False, True), repeat=len(found)):
+        text = list(values[opened:closed + 1])
+        conditions = []
+        for (i, (kind, cell)), other in zip(found, chosen):
+            if not other:
+                continue
+            meaningful = without_spaces(tokens, args[i])
+            text[meaningful[0] - opened] = _ALL_TEXT
+            for position in meaningful[1:]:
+                text[position - opened] = ""
+            if kind == "cell":
+                conditions.append(_PLAIN_CELL.format(c=cell))
+        call = "".join(text)
+        if conditions:
+            call = f"IF({'AND(' + ','.join(conditions) + ')' if len(conditions) > 1 else conditions[0]},{call},0)"
+        terms.append(call)
+    replace_call(values, opened, closed, "(" + "+".join(terms) + ")")
+    return True
+
+
+def rewrite_formula(formula: str) -> str | None:
+    """The formula with Excel's "<>text" criteria, or None when nothing changes."""
+    if "<>" not in formula:
+        return None
+    return rewrite_calls(formula, _rewrite_call)
+
+
+def correct_not_equal(model, data: bytes) -> list[Rewrite]:
+    """Rewrite the COUNTIF/COUNTIFS/SUMIF/SUMIFS calls with such criteria; a workbook without
+    "<>" in a formula costs one scan of its sheet XML."""
+    candidates, arrays = survey(data, MENTION, KEYWORDS)
+    if not candidates:
+        return []
+    return rewrite_cells(model, sorted(candidates - arrays), lambda formula, *_: rewrite_formula(formula))
+
+
+def flag_reason(formula: str, array_formula: bool = False) -> str | None:
+    """Why a formula's "<>text" criterion cannot be calculated as Excel does (AVERAGEIF(S),
+    MAXIFS, MINIFS; more than MAX_SPLIT in one call; an array formula, which is not rewritten),
+    or None."""
+    if "<>" not in formula:
+        return None
+    tokens = tokenize(formula)
+    if tokens is None:
+        return None
+    for name, _, _, args in calls(tokens):
+        positions = FLAGGED.get(name) or CRITERIA.get(name)
+        if positions is None:
+            continue
+        count = sum(1 for i in positions(len(args)) if i < len(args) and _split(tokens, args[i]) is not None)
+        if count and (name in FLAGGED or count > MAX_SPLIT or array_formula):
+            return (f"{name} with a criterion \"<>text\": Excel keeps blank cells, numbers and logical values "
+                    "there, IronCalc 0.9.1 only the other texts")
+    return None
+
+
+def unfixable_not_equal(book) -> list[tuple[object, str]]:
+    """(cell, reason) of the formulas flag_reason names (array formulas included)."""
+    found = []
+    for cell in book.cells:
+        if "<>" in cell.formula:
+            reason = flag_reason(cell.formula, bool(cell.array_area))
+            if reason is not None:
+                found.append((cell, reason))
+    return found
