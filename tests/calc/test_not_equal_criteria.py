@@ -63,11 +63,23 @@ def test_the_criteria_rewritten(formula, rewritten):
     assert (rewrite_formula(formula) is not None) is rewritten
 
 
+def test_averages_maxima_and_minima_not_equal_to_a_text_are_the_layers():
+    data = ledger({
+        "average": '=AVERAGEIF(A1:A6,"<>Closed",B1:B6)',
+        "averages": '=AVERAGEIFS(B1:B6,A1:A6,"<>"&D1)',
+        "largest": '=_xlfn.MAXIFS(B1:B6,A1:A6,"<>Closed")',
+        "smallest": '=_xlfn.MINIFS(B1:B6,A1:A6,"<>Open")',
+    })
+    for workbook in uploaded_and_stored(data):
+        # THEN the blank and numeric rows count: (1+2+8+16+32)/5, 32, 2 (IronCalc alone: 4.5, 8, 4)
+        assert workbook.calculate({}) == {"average": 11.8, "averages": 11.8, "largest": 32, "smallest": 2}
+        assert workbook.correction_flags() == []
+
+
 def test_the_forms_not_rewritten_are_flagged_at_upload():
-    assert flag_reason('=AVERAGEIF(A1:A6,"<>Closed",B1:B6)') is not None
-    assert flag_reason('=MAXIFS(B1:B6,A1:A6,"<>"&D1)') is not None
+    four = '=COUNTIFS(A1:A6,"<>a",A1:A6,"<>b",A1:A6,"<>c",A1:A6,"<>d")'  # 16 calls: not written
+    assert flag_reason(four) is not None and rewrite_formula(four) is None
     assert flag_reason('=COUNTIF(A1:A6,"<>Closed")', array_formula=True) is not None
     assert flag_reason('=COUNTIF(A1:A6,"<>Closed")') is None  # rewritten instead
-    data = ledger({"average": '=AVERAGEIF(A1:A6,"<>Closed",B1:B6)'})
-    report = check(data, "ironcalc")
-    assert any(flag["cell"] == "E1" and "AVERAGEIF" in flag["reason"] for flag in report.flagged)
+    report = check(ledger({"four": four}), "ironcalc")
+    assert any(flag["cell"] == "E1" and "COUNTIFS" in flag["reason"] for flag in report.flagged)

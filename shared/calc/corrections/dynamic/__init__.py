@@ -129,6 +129,7 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     legacy = (array_formula or "{" in formula) and bool(_NOT_LIFTED_MENTION.search(formula))
     counted = (array_formula or "{" in formula) and bool(_MISCOUNTED_MENTION.search(formula))
     references = (array_formula or sumproduct) and bool(_REFERENCE_CALL.search(formula))
+    not_equal = "<>" in formula and bool(_NOT_EQUAL_CALL.search(formula))
     # criteria given an array select an array formula or one with an array constant; in any
     # formula selected otherwise, they make it always ours
     criteria_select = array_formula or "{" in formula
@@ -139,8 +140,8 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     joins = watch and bool(_JOINS.search(formula)) and bool(_JOINS.search(_STRING.sub('""', formula)))
     complex_number = watch and complex_text.whole_call(formula)
     switch = watch and bool(_SWITCH_CALL.search(formula))  # ours where a cell it compares is blank
-    if not (family or choose or sumproduct or legacy or counted or references or criteria or lookup or when_error
-            or joins or complex_number or switch):
+    if not (family or choose or sumproduct or legacy or counted or references or not_equal or criteria or lookup
+            or when_error or joins or complex_number or switch):
         return None
     found = Selected((lifted(formula) if "@" in formula else None) or formula)
     in_sumproduct = sumproduct and (
@@ -151,25 +152,55 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
         or counted and _miscounted_of_array(found.parsed(), ranges=array_formula) \
         or references and _references_of_array(found.parsed())
     in_criteria = criteria and _criteria_of_array(found.parsed())
+    in_not_equal = not_equal and _not_equal_text(found.parsed())
     lookups = approximate_lookups(found.parsed()) if lookup else []
     misread = any(table[0] == "array" or value[0] in ("str", "bool") or descending
                   for value, table, descending in lookups) or lookup and _computed_vectors(found.parsed())
     found.when_text = [value for value, _, _ in lookups if value[0] in ("ref", "name") and ":" not in value[1]]
     if when_error and _TRAPS.search(formula):
         found.when_text += trapped_readings(found.parsed())
-    found.watched = not (family or choose or in_sumproduct or in_legacy or in_criteria and criteria_select)
+    found.watched = not (family or choose or in_sumproduct or in_legacy or in_criteria and criteria_select
+                         or in_not_equal)
     if found.watched and not ((lookups or when_error or switch) and _evaluable(found.parsed())
                               or (joins or complex_number) and _evaluable(found.parsed(), scratch=True)):
         return None  # (a job would find out only then that the layer cannot answer it)
     # an empty value in SWITCH is 0 in Excel (formulas' test.xlsx LOGICAL!R25 matches it with a
     # 0 cell), never matched by IronCalc 0.9.1: always ours
     empty_case = switch and _empty_switch_value(found.parsed())
-    found.always = bool(in_sumproduct or in_legacy or in_criteria or misread or empty_case
+    found.always = bool(in_sumproduct or in_legacy or in_criteria or misread or empty_case or in_not_equal
                         or joins and _skips_empty_text(found.parsed()))
     found.when_error = when_error
     found.when_digits = joins
     found.when_complex = complex_number
     return found
+
+
+_NOT_EQUAL_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(?:AVERAGEIFS?|MAXIFS|MINIFS)\s*\(", re.IGNORECASE)
+_NOT_EQUAL_CRITERIA = {
+    "AVERAGEIF": lambda n: [1], "AVERAGEIFS": lambda n: range(2, n, 2),
+    "MAXIFS": lambda n: range(2, n, 2), "MINIFS": lambda n: range(2, n, 2),
+}
+
+
+def _not_equal_text(node) -> bool:
+    """Whether AVERAGEIF(S), MAXIFS or MINIFS is given a criterion "not equal to a text"
+    (`"<>Closed"`, `"<>"&B1`): Excel keeps blank, numeric and logical cells there, IronCalc 0.9.1
+    only the other texts (COUNTIF(S) and SUMIF(S) are rewritten for IronCalc instead:
+    functions/not_equal.py)."""
+    from shared.calc.corrections.functions.not_equal import plain_text
+
+    if not isinstance(node, tuple):
+        return False
+    if node[0] == "call":
+        positions = _NOT_EQUAL_CRITERIA.get(node[1])
+        args = node[2]
+        for i in positions(len(args)) if positions else ():
+            arg = args[i] if i < len(args) else None
+            if arg and (arg[0] == "str" and arg[1].startswith("<>") and plain_text(arg[1][2:])
+                        or arg[0] == "op" and arg[1] == "&" and arg[2] == ("str", "<>") and arg[3][0] == "ref"):
+                return True
+        return any(_not_equal_text(arg) for arg in args)
+    return any(_not_equal_text(part) for part in node[1:] if isinstance(part, tuple))
 
 
 def _skips_empty_text(node) -> bool:
@@ -384,10 +415,13 @@ _SUMPRODUCT = re.compile(r"(?<![A-Za-z0-9_.])SUMPRODUCT\s*\(", re.IGNORECASE)
 _CRITERIA_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:COUNTIFS?|SUMIFS?|AVERAGEIFS?)\s*\(", re.IGNORECASE)
 # in a sheet's XML (uppercased): such a call with an array constant after it, in one formula
 _CRITERIA_HINT = re.compile(rb"(?:COUNTIFS?|SUMIFS|AVERAGEIFS?)\([^<]*\{")
+_NOT_EQUAL_HINT = re.compile(rb"(?:AVERAGEIFS?|MAXIFS|MINIFS)\([^<]*&LT;&GT;")
 
 
 def may_hold_criteria_arrays(sheet_xml_upper: bytes) -> bool:
-    return bool(_CRITERIA_HINT.search(sheet_xml_upper))
+    """An array of criteria (_CRITERIA_HINT), or a criterion "<>..." given AVERAGEIF(S), MAXIFS
+    or MINIFS (`_not_equal_text`), in a sheet's upper-cased XML."""
+    return bool(_CRITERIA_HINT.search(sheet_xml_upper) or _NOT_EQUAL_HINT.search(sheet_xml_upper))
 
 
 def criteria_of_arrays(formula: str) -> bool:

@@ -1,6 +1,8 @@
-"""COUNTIF, COUNTIFS, SUMIF, SUMIFS, AVERAGEIF and AVERAGEIFS with their criteria, as their pages
-on support.microsoft.com describe them, for the cells the layer evaluates: a criteria argument
-that is an array (`SUM(COUNTIF(A:A,{"x","y"}))`), which IronCalc 0.9.1 answers 0 for.
+"""COUNTIF, COUNTIFS, SUMIF, SUMIFS, AVERAGEIF, AVERAGEIFS, MAXIFS and MINIFS with their
+criteria, as their pages on support.microsoft.com describe them, for the cells the layer
+evaluates: a criteria argument that is an array (`SUM(COUNTIF(A:A,{"x","y"}))`), which IronCalc
+0.9.1 answers 0 for, and AVERAGEIF(S), MAXIFS and MINIFS given a criterion "not equal to a
+text", whose blank, numeric and logical cells IronCalc leaves out (functions/not_equal.py).
 
 A criterion is a value, or text starting with a comparison operator (=, <>, <, >, <=, >=):
 - a number (or text that reads as one, "32", ">32") compares with the numbers of the range; with
@@ -151,6 +153,8 @@ def _conditional(kind: str, summed: int | None, first_pair: int, single: bool):
             numbers = [x for x in picked if isinstance(x, float) and not isinstance(x, bool)]
             if kind.startswith("AVERAGE"):
                 return math.fsum(numbers) / len(numbers) if numbers else v.DIV0
+            if kind in ("MAXIFS", "MINIFS"):  # no number kept: 0 (the MAXIFS and MINIFS pages)
+                return (max if kind == "MAXIFS" else min)(numbers) if numbers else 0.0
             return v.checked(math.fsum(numbers))
         return ev.lift(one, *criteria)
     return run
@@ -162,6 +166,8 @@ function("AVERAGEIF")(_conditional("AVERAGEIF", 2, 0, True))
 function("COUNTIFS")(_conditional("COUNTIFS", None, 0, False))
 function("SUMIFS")(_conditional("SUMIFS", 0, 1, False))
 function("AVERAGEIFS")(_conditional("AVERAGEIFS", 0, 1, False))
+function("MAXIFS")(_conditional("MAXIFS", 0, 1, False))
+function("MINIFS")(_conditional("MINIFS", 0, 1, False))
 
 CRITERIA_ARGUMENTS = {
     "COUNTIF": lambda n: [1], "SUMIF": lambda n: [1], "AVERAGEIF": lambda n: [1],

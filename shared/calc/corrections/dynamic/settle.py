@@ -114,9 +114,9 @@ def _shown(model, key, extent: tuple[int, int], read_cell) -> list:
 class _Memo:
     """A cell's last evaluation in this calculation: the ranges it read (with their values),
     the spills it read (with their shapes), what it wrote and what its cells then showed. In a
-    later round of the same
-    calculation (the model calculated again after other cells were written), a cell whose reads
-    are all unchanged keeps its answer without being evaluated again."""
+    later round of the same calculation (the model calculated again after other cells were
+    written), a cell whose reads and shown cells are all unchanged keeps its answer without
+    being evaluated again."""
 
     reads: tuple
     spills: dict

@@ -15,8 +15,10 @@ cell holds such a text (IF). IronCalc's own answer stands for `"<>"` alone, a nu
 logical value, an error code, text with wildcards (its `"<>c*"` keeps blanks and numbers
 already) and text that reads as a date (locale).
 
-AVERAGEIF, AVERAGEIFS, MAXIFS and MINIFS with such a criterion, and calls with more than
-MAX_SPLIT of them, are flagged at upload (`unfixable_not_equal`), not answered.
+AVERAGEIF, AVERAGEIFS, MAXIFS and MINIFS with such a criterion are evaluated by the layer
+(dynamic/criteria.py, routed by `dynamic._not_equal_text`); calls with more than MAX_SPLIT of
+them, and such criteria in an array formula (not rewritten), are flagged at upload
+(`unfixable_not_equal`), not answered.
 """
 
 from __future__ import annotations
@@ -41,11 +43,6 @@ from shared.calc.corrections.package import survey
 CRITERIA = {
     "COUNTIF": lambda n: [1], "SUMIF": lambda n: [1],
     "COUNTIFS": lambda n: list(range(1, n, 2)), "SUMIFS": lambda n: list(range(2, n, 2)),
-}
-# the functions flagged instead (module docstring)
-FLAGGED = {
-    "AVERAGEIF": lambda n: [1], "AVERAGEIFS": lambda n: list(range(2, n, 2)),
-    "MAXIFS": lambda n: list(range(2, n, 2)), "MINIFS": lambda n: list(range(2, n, 2)),
 }
 MAX_SPLIT = 3
 # in a sheet's upper-cased XML: one of these calls with "<>" after it in the same formula
@@ -133,20 +130,20 @@ def correct_not_equal(model, data: bytes) -> list[Rewrite]:
 
 
 def flag_reason(formula: str, array_formula: bool = False) -> str | None:
-    """Why a formula's "<>text" criterion cannot be calculated as Excel does (AVERAGEIF(S),
-    MAXIFS, MINIFS; more than MAX_SPLIT in one call; an array formula, which is not rewritten),
-    or None."""
+    """Why a formula's "<>text" criterion in COUNTIF(S) or SUMIF(S) cannot be calculated as
+    Excel does (more than MAX_SPLIT in one call; an array formula, which is not rewritten), or
+    None."""
     if "<>" not in formula:
         return None
     tokens = tokenize(formula)
     if tokens is None:
         return None
     for name, _, _, args in calls(tokens):
-        positions = FLAGGED.get(name) or CRITERIA.get(name)
+        positions = CRITERIA.get(name)
         if positions is None:
             continue
         count = sum(1 for i in positions(len(args)) if i < len(args) and _split(tokens, args[i]) is not None)
-        if count and (name in FLAGGED or count > MAX_SPLIT or array_formula):
+        if count and (count > MAX_SPLIT or array_formula):
             return (f"{name} with a criterion \"<>text\": Excel keeps blank cells, numbers and logical values "
                     "there, IronCalc 0.9.1 only the other texts")
     return None
