@@ -49,6 +49,7 @@ MAX_SPLIT = 3
 MENTION = re.compile(rb"(?:COUNTIFS?|SUMIFS?)\([^<]*&LT;&GT;")
 KEYWORDS = (b"&LT;&GT;",)
 _ALL_TEXT = '"<>*"'
+_CALL = re.compile(r"(?:COUNT|SUM)IFS?\(", re.IGNORECASE)
 _NUMBER = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?%?\s*")
 _DATE_LIKE = re.compile(r"\d\s*[/:-]\s*\d|\d\s*(?:am|pm)\b", re.IGNORECASE)
 _CODES = {"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A"}
@@ -133,7 +134,7 @@ def flag_reason(formula: str, array_formula: bool = False) -> str | None:
     """Why a formula's "<>text" criterion in COUNTIF(S) or SUMIF(S) cannot be calculated as
     Excel does (more than MAX_SPLIT in one call; an array formula, which is not rewritten), or
     None."""
-    if "<>" not in formula:
+    if "<>" not in formula or not _CALL.search(formula):  # "<>" alone is common: not tokenized
         return None
     tokens = tokenize(formula)
     if tokens is None:
