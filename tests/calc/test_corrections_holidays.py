@@ -75,3 +75,11 @@ def test_the_filled_workbook_keeps_the_formula_as_written():
     workbook.calculate({})
     sheet = saved_sheet_xml(workbook)
     assert "WORKDAY(A1,151,B1:B3)" in sheet and "@" not in sheet
+
+
+def test_the_filled_workbook_keeps_text_holidays_as_written():
+    formulas = {"days": '=NETWORKDAYS(DATE(2006,1,1),DATE(2006,1,31),{"2006/1/2","2006/1/16"})'}
+    workbook = get_engine("ironcalc").load_xlsx(named_formulas(formulas, column="D"))
+    assert workbook.calculate({}) == {"days": 20}
+    sheet = saved_sheet_xml(workbook)
+    assert "NETWORKDAYS(DATE(2006,1,1),DATE(2006,1,31),{" in sheet and "--{" not in sheet

@@ -176,10 +176,7 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
 
 
 _NOT_EQUAL_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(?:AVERAGEIFS?|MAXIFS|MINIFS)\s*\(", re.IGNORECASE)
-_NOT_EQUAL_CRITERIA = {
-    "AVERAGEIF": lambda n: [1], "AVERAGEIFS": lambda n: range(2, n, 2),
-    "MAXIFS": lambda n: range(2, n, 2), "MINIFS": lambda n: range(2, n, 2),
-}
+_NOT_EQUAL_TAKEN = frozenset({"AVERAGEIF", "AVERAGEIFS", "MAXIFS", "MINIFS"})
 
 
 def _not_equal_text(node) -> bool:
@@ -187,14 +184,13 @@ def _not_equal_text(node) -> bool:
     (`"<>Closed"`, `"<>"&B1`): Excel keeps blank, numeric and logical cells there, IronCalc 0.9.1
     only the other texts (COUNTIF(S) and SUMIF(S) are rewritten for IronCalc instead:
     functions/not_equal.py)."""
-    from shared.calc.corrections.functions.not_equal import plain_text
+    from shared.calc.corrections.dynamic.criteria import CRITERIA_ARGUMENTS, plain_text
 
     if not isinstance(node, tuple):
         return False
     if node[0] == "call":
-        positions = _NOT_EQUAL_CRITERIA.get(node[1])
         args = node[2]
-        for i in positions(len(args)) if positions else ():
+        for i in CRITERIA_ARGUMENTS[node[1]](len(args)) if node[1] in _NOT_EQUAL_TAKEN else ():
             arg = args[i] if i < len(args) else None
             if arg and (arg[0] == "str" and arg[1].startswith("<>") and plain_text(arg[1][2:])
                         or arg[0] == "op" and arg[1] == "&" and arg[2] == ("str", "<>") and arg[3][0] == "ref"):
@@ -437,7 +433,8 @@ def _criteria_of_array(node) -> bool:
     if not isinstance(node, tuple):  # a leaf, or the Unsupported of an unreadable formula
         return False
     if node[0] == "call":
-        positions = CRITERIA_ARGUMENTS.get(node[1]) if node[1] != "SUMIF" else None
+        # (SUMIF IronCalc has right; MAXIFS and MINIFS given arrays of criteria are not measured)
+        positions = CRITERIA_ARGUMENTS.get(node[1]) if node[1] not in ("SUMIF", "MAXIFS", "MINIFS") else None
         args = node[2]
         if positions and any(i < len(args) and _holds_array(args[i]) for i in positions(len(args))):
             return True

@@ -44,6 +44,14 @@ def _number_text(text: str):
     return None
 
 
+def plain_text(rest: str) -> bool:
+    """Whether a criterion's text after its operator is compared as text, without wildcards:
+    not empty, not a number, a logical value, an error code or a date or time (the rules above;
+    functions/not_equal.py and dynamic._not_equal_text decide by it)."""
+    return bool(rest) and not any(ch in rest for ch in "*?~") and _number_text(rest) is None \
+        and rest.upper() not in ("TRUE", "FALSE") and rest.upper() not in _ERRORS and not _DATE_LIKE.search(rest)
+
+
 def criterion(value):
     """A test of one cell's value for a criteria value."""
     if value is None:
@@ -169,8 +177,10 @@ function("AVERAGEIFS")(_conditional("AVERAGEIFS", 0, 1, False))
 function("MAXIFS")(_conditional("MAXIFS", 0, 1, False))
 function("MINIFS")(_conditional("MINIFS", 0, 1, False))
 
+# the criteria positions (0-based) among n arguments
 CRITERIA_ARGUMENTS = {
     "COUNTIF": lambda n: [1], "SUMIF": lambda n: [1], "AVERAGEIF": lambda n: [1],
     "COUNTIFS": lambda n: list(range(1, n, 2)), "SUMIFS": lambda n: list(range(2, n, 2)),
-    "AVERAGEIFS": lambda n: list(range(2, n, 2)),
+    "AVERAGEIFS": lambda n: list(range(2, n, 2)), "MAXIFS": lambda n: list(range(2, n, 2)),
+    "MINIFS": lambda n: list(range(2, n, 2)),
 }

@@ -749,7 +749,7 @@ def _offset(ev, args):
     if not isinstance(base, Ref):
         return v.VALUE
     sizes = []
-    for i, default in ((1, 0.0), (2, 0.0), (3, float(base.bottom - base.top + 1)), (4, float(base.right - base.left + 1))):
+    for i, default in enumerate((0.0, 0.0, *map(float, base.shape)), start=1):
         given = _opt(args, i, default)
         if isinstance(given, (Ref, Grid)) and ev.grid(given).shape != (1, 1):
             raise Unsupported("OFFSET given an array (one reference per element)")
@@ -792,10 +792,9 @@ def _indirect(ev, args):
     definition = ev.book.defined(text, ev.sheet)
     if definition is not None:
         try:
-            found = ev.reference(definition.lstrip("="))
+            return ev.reference(definition.lstrip("="))
         except Unsupported:
             return v.REF
-        return found
     return v.REF
 
 

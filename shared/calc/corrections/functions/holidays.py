@@ -44,9 +44,9 @@ def _argument_starts(text: str, start: int) -> list[int]:
     return starts
 
 
-def _holidays_at(formula: str) -> list[tuple[int, str]]:
-    """Where each holidays argument of the formula begins (after its spaces), and the formula
-    with its strings blanked out (same length)."""
+def _holidays_at(formula: str) -> tuple[str, list[int]]:
+    """The formula with its strings blanked out (same length), and where each holidays argument
+    begins in it (after its spaces)."""
     blank = _STRING.sub(lambda m: '"' + " " * (len(m.group()) - 2) + '"', formula)
     found = []
     for match in _CALL.finditer(blank):
@@ -56,8 +56,8 @@ def _holidays_at(formula: str) -> list[tuple[int, str]]:
             index = starts[position]
             while index < len(blank) and blank[index] == " ":
                 index += 1
-            found.append((index, blank))
-    return found
+            found.append(index)
+    return blank, found
 
 
 def _text_array(blank: str, index: int) -> bool:
@@ -68,16 +68,18 @@ def _text_array(blank: str, index: int) -> bool:
     return end > 0 and '"' in blank[index:end]
 
 
-def corrected(formula: str) -> str | None:
-    """The formula with the `@` before each holidays argument removed and each array constant
-    of texts there written `--{...}`, or None when neither is there."""
-    if "@" not in formula and "{" not in formula:
+def corrected(formula: str, text_arrays: bool = True) -> str | None:
+    """The formula with the `@` before each holidays argument removed and (`text_arrays`) each
+    array constant of texts there written `--{...}`, or None when neither is there. Without
+    `text_arrays` it is the formula as the file writes it (IronCalc adds the `@`)."""
+    if "@" not in formula and ("{" not in formula or not text_arrays):
         return None
+    blank, starts = _holidays_at(formula)
     edits = []  # (index, characters to drop, text to insert)
-    for index, blank in _holidays_at(formula):
+    for index in starts:
         if blank.startswith("@", index):
             edits.append((index, 1, ""))
-        elif _text_array(blank, index):
+        elif text_arrays and _text_array(blank, index):
             edits.append((index, 0, "--"))
     if not edits:
         return None
@@ -97,5 +99,6 @@ def correct_holidays(model, data: bytes) -> list[Rewrite]:
         if fixed is None:
             continue
         model.set_user_input(sheet, row, col, fixed)
-        rewrites.append(Rewrite(sheet, row, col, fixed.lstrip("=")))
+        written = corrected(formula, text_arrays=False) or formula  # the export shows it as written
+        rewrites.append(Rewrite(sheet, row, col, written.lstrip("=")))
     return rewrites

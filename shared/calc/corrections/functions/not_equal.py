@@ -16,7 +16,8 @@ logical value, an error code, text with wildcards (its `"<>c*"` keeps blanks and
 already) and text that reads as a date (locale).
 
 AVERAGEIF, AVERAGEIFS, MAXIFS and MINIFS with such a criterion are evaluated by the layer
-(dynamic/criteria.py, routed by `dynamic._not_equal_text`); calls with more than MAX_SPLIT of
+(dynamic/criteria.py, routed by `dynamic._not_equal_text`); which criterion text counts
+as "plain" is criteria.plain_text; calls with more than MAX_SPLIT of
 them, and such criteria in an array formula (not rewritten), are flagged at upload
 (`unfixable_not_equal`), not answered.
 """
@@ -39,32 +40,29 @@ from shared.calc.corrections.formula_tokens import (
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 from shared.calc.corrections.package import survey
 
-# the criteria positions (0-based) of each function rewritten here
-CRITERIA = {
-    "COUNTIF": lambda n: [1], "SUMIF": lambda n: [1],
-    "COUNTIFS": lambda n: list(range(1, n, 2)), "SUMIFS": lambda n: list(range(2, n, 2)),
-}
+# the functions rewritten here (their criteria positions: dynamic/criteria.CRITERIA_ARGUMENTS)
+REWRITTEN = frozenset({"COUNTIF", "COUNTIFS", "SUMIF", "SUMIFS"})
 MAX_SPLIT = 3
 # in a sheet's upper-cased XML: one of these calls with "<>" after it in the same formula
 MENTION = re.compile(rb"(?:COUNTIFS?|SUMIFS?)\([^<]*&LT;&GT;")
 KEYWORDS = (b"&LT;&GT;",)
 _ALL_TEXT = '"<>*"'
 _CALL = re.compile(r"(?:COUNT|SUM)IFS?\(", re.IGNORECASE)
-_NUMBER = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?%?\s*")
-_DATE_LIKE = re.compile(r"\d\s*[/:-]\s*\d|\d\s*(?:am|pm)\b", re.IGNORECASE)
-_CODES = {"#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A"}
-# a cell's text that, after "<>", is such a criterion (the literal rules below, at run time)
+# a cell's text that, after "<>", is such a criterion (criteria.plain_text, at run time)
 _PLAIN_CELL = (
     'AND(ISTEXT({c}),{c}<>"",ISERROR(--{c}),ISERROR(FIND("*",{c})),ISERROR(FIND("?",{c})),'
     'ISERROR(FIND("~",{c})),UPPER({c})<>"TRUE",UPPER({c})<>"FALSE",LEFT({c},1)<>"#")'
 )
 
 
-def plain_text(rest: str) -> bool:
-    """Whether the text after "<>" is one IronCalc compares with texts only: not empty, no
-    wildcard, not a number, logical value, error code or date."""
-    return bool(rest) and not any(ch in rest for ch in "*?~") and _NUMBER.fullmatch(rest) is None \
-        and rest.upper() not in ("TRUE", "FALSE") and rest.upper() not in _CODES and not _DATE_LIKE.search(rest)
+def _criteria_positions(name: str, count: int) -> list[int]:
+    """Where a function rewritten here takes its criteria among `count` arguments (none for the
+    others). The criteria rules are the evaluator's (imported when a "<>" criterion is met)."""
+    if name not in REWRITTEN:
+        return []
+    from shared.calc.corrections.dynamic.criteria import CRITERIA_ARGUMENTS
+
+    return [i for i in CRITERIA_ARGUMENTS[name](count) if i < count]
 
 
 def _split(tokens, positions: list[int]) -> tuple[str, str | None] | None:
@@ -78,6 +76,8 @@ def _split(tokens, positions: list[int]) -> tuple[str, str | None] | None:
         return None
     text = first.value[1:-1].replace('""', '"')
     if len(meaningful) == 1:
+        from shared.calc.corrections.dynamic.criteria import plain_text
+
         return ("literal", None) if text.startswith("<>") and plain_text(text[2:]) else None
     if len(meaningful) == 3 and text == "<>" and tokens[meaningful[1]].value == "&" \
             and is_single_cell(tokens[meaningful[2]]):
@@ -86,10 +86,7 @@ def _split(tokens, positions: list[int]) -> tuple[str, str | None] | None:
 
 
 def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
-    positions = CRITERIA.get(name)
-    if positions is None:
-        return False
-    found = [(i, kind) for i in positions(len(args)) if i < len(args)
+    found = [(i, kind) for i in _criteria_positions(name, len(args))
              for kind in [_split(tokens, args[i])] if kind is not None]
     if not found or len(found) > MAX_SPLIT:
         return False
@@ -140,10 +137,7 @@ def flag_reason(formula: str, array_formula: bool = False) -> str | None:
     if tokens is None:
         return None
     for name, _, _, args in calls(tokens):
-        positions = CRITERIA.get(name)
-        if positions is None:
-            continue
-        count = sum(1 for i in positions(len(args)) if i < len(args) and _split(tokens, args[i]) is not None)
+        count = sum(1 for i in _criteria_positions(name, len(args)) if _split(tokens, args[i]) is not None)
         if count and (count > MAX_SPLIT or array_formula):
             return (f"{name} with a criterion \"<>text\": Excel keeps blank cells, numbers and logical values "
                     "there, IronCalc 0.9.1 only the other texts")
