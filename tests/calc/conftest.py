@@ -7,6 +7,7 @@ from pathlib import Path
 
 import openpyxl
 import pytest
+from openpyxl.utils.datetime import CALENDAR_MAC_1904
 from openpyxl.workbook.defined_name import DefinedName
 
 from shared.calc import get_engine
@@ -28,10 +29,14 @@ def to_bytes(wb: openpyxl.Workbook) -> bytes:
     return buffer.getvalue()
 
 
-def one_sheet(cells: Mapping[str, object], names: Mapping[str, str] | None = None, *, title: str = "Sheet1") -> bytes:
+def one_sheet(cells: Mapping[str, object], names: Mapping[str, str] | None = None, *, title: str = "Sheet1",
+              date1904: bool = False) -> bytes:
     """A workbook of one sheet: ``cells`` by address (numbers, text or ``=formulas``) and
-    workbook-scoped ``names`` for addresses on that sheet (``{"rate": "$A$1"}``)."""
+    workbook-scoped ``names`` for addresses on that sheet (``{"rate": "$A$1"}``), in the 1904
+    date system when ``date1904``."""
     book = openpyxl.Workbook()
+    if date1904:
+        book.epoch = CALENDAR_MAC_1904
     sheet = book.active
     sheet.title = title
     for address, value in cells.items():
@@ -43,13 +48,13 @@ def one_sheet(cells: Mapping[str, object], names: Mapping[str, str] | None = Non
 
 def named_formulas(
     formulas: Mapping[str, str], *, column: str = "C", cells: Mapping[str, object] | None = None,
-    names: Mapping[str, str] | None = None,
+    names: Mapping[str, str] | None = None, date1904: bool = False,
 ) -> bytes:
     """One formula per row of ``column`` from row 1, each named as its key (the outputs), beside
-    ``cells`` and their ``names`` (the inputs)."""
+    ``cells`` and their ``names`` (the inputs); in the 1904 date system when ``date1904``."""
     placed = {f"{column}{row}": formula for row, formula in enumerate(formulas.values(), start=1)}
     outputs = {name: f"${column}${row}" for row, name in enumerate(formulas, start=1)}
-    return one_sheet({**(cells or {}), **placed}, {**(names or {}), **outputs})
+    return one_sheet({**(cells or {}), **placed}, {**(names or {}), **outputs}, date1904=date1904)
 
 
 def saved_sheet_xml(workbook, number: int = 1) -> str:

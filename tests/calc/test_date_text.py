@@ -98,16 +98,9 @@ def test_a_date_read_inside_iferror_or_isnumber_is_read_as_excel_reads_it():
 
 def test_a_workbook_of_the_1904_date_system_reads_dates_as_its_serials():
     # GIVEN a workbook in the 1904 date system ("Date systems in Excel": 1,462 days apart)
-    wb = openpyxl.Workbook()
-    wb.epoch = CALENDAR_MAC_1904
-    ws = wb.active
-    ws["A1"] = "2-Feb-2026"
-    ws["B1"] = "=VALUE(A1)"
-    ws["B2"] = "=DATEVALUE(A1)"
-    add_name(wb, "written", "Sheet!$A$1")
-    add_name(wb, "serial", "Sheet!$B$1")
-    add_name(wb, "date", "Sheet!$B$2")
-    for workbook in uploaded_and_stored(to_bytes(wb)):
+    book = named_formulas({"serial": "=VALUE(A1)", "date": "=DATEVALUE(A1)"}, cells={"A1": "2-Feb-2026"},
+                          names={"written": "$A$1"}, date1904=True)
+    for workbook in uploaded_and_stored(book):
         # THEN both answer 2026-02-02 in that system (46055 in the 1900 system, Excel-saved)
         assert workbook.calculate({}, ["serial", "date"]) == {"serial": 46055 - 1462, "date": 46055 - 1462}
 

@@ -54,6 +54,11 @@ from shared.calc.corrections.arguments import (
     STATISTIC_MENTION,
     correct_arguments,
 )
+from shared.calc.corrections.text_operands import (
+    KEYWORDS as TEXT_OPERAND_KEYWORDS,
+    MENTION as TEXT_OPERAND_MENTION,
+    correct_text_operands,
+)
 from shared.calc.corrections.dates import KEYWORDS as DATE_KEYWORDS, MENTION as DATE_MENTION, OFFSET_1904, correct_dates
 from shared.calc.corrections.exact_lookups import bound_exact_lookups
 from shared.calc.corrections.external import correct_external
@@ -86,7 +91,7 @@ def correct_model(model, data: bytes, inputs: list[InputBox]) -> ModelCorrection
     `inputs` are the named input ranges (sheet index, top, left, bottom, right)."""
     fixes: list[Rewrite] = []
     for rewrite in (correct_external, _correct_references, _inline_names, _index_ranges, _reference_operators,
-                    _intersect_ranges, _correct_dates,
+                    _intersect_ranges, _correct_text_operands, _correct_dates,
                     _correct_arguments, _correct_units, _correct_charset, correct_filtered_subtotals, correct_holidays,
                     correct_not_equal, correct_array_constants, correct_ref_ranges, correct_pivot_data):
         fixes = _merged(fixes, rewrite(model, data))
@@ -114,6 +119,17 @@ def _merged(earlier: list[Rewrite], later: list[Rewrite]) -> list[Rewrite]:
         if first is not None:
             rewrite.original = first.original
     return list(originals.values()) + later
+
+
+def _correct_text_operands(model, data: bytes) -> list[Rewrite]:
+    """Dates, times and numbers typed as text where Excel reads a number (text_operands.py); before
+    the date functions' rewrite, which then treats them as any other date."""
+    from shared.calc.corrections.functions import uses_1904_dates
+
+    candidates, arrays = survey(data, TEXT_OPERAND_MENTION, TEXT_OPERAND_KEYWORDS)
+    if not candidates:
+        return []
+    return correct_text_operands(model, sorted(candidates - arrays), uses_1904_dates(data))
 
 
 def _correct_dates(model, data: bytes) -> list[Rewrite]:

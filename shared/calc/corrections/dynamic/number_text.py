@@ -52,6 +52,8 @@ _DAYS_1900_TO_1904 = 1462
 _EPOCH = datetime.date(1899, 12, 30)  # today's serial counted from here (after March 1900)
 
 _date_system_1904: contextvars.ContextVar[bool] = contextvars.ContextVar("sheetcalc_date1904", default=False)
+# set while reading a text at model load, when no day of calculation is known
+_undated: contextvars.ContextVar[bool] = contextvars.ContextVar("sheetcalc_undated", default=False)
 
 
 def date_system(date1904: bool):
@@ -161,8 +163,15 @@ def _year(text: str) -> int | None:
     raise Unsupported(f"a year written with {len(text)} digits")
 
 
+class _ThisYear(Exception):
+    """A date written without its year, read while no day of calculation is known."""
+
+
 def _this_year() -> int:
     from shared.calc import run_context
+
+    if _undated.get():
+        raise _ThisYear
 
     return (_EPOCH + datetime.timedelta(days=run_context.today_serial())).year
 
@@ -265,6 +274,18 @@ def value(text: str) -> float | None:
     """VALUE of a text, and the number arithmetic makes of it: None where Excel answers #VALUE!."""
     reading = read(text)
     return None if reading is None else reading.value
+
+
+def fixed_value(text: str, date1904: bool = False) -> float | None:
+    """The number Excel makes of a typed text (`value`) in a workbook of this date system, when
+    that is the same whatever the day it is calculated; None for text that is no number, a form
+    not settled here (Unsupported) and a date without its year (this year's, "5-Jul")."""
+    try:
+        with holding(_undated, True), date_system(date1904):
+            reading = read(text)
+            return None if reading is None else reading.value
+    except (_ThisYear, Unsupported):
+        return None
 
 
 def date_value(text: str) -> float | None:
