@@ -9,15 +9,13 @@ forms; the layer reads them in the calculations where IronCalc answers #VALUE!, 
 sends "Feb 2, 2026" for a date gets the date, not an error.
 """
 
-import openpyxl
 import pytest
-from openpyxl.utils.datetime import CALENDAR_MAC_1904
 
 from shared.calc import run_context
 from shared.calc.corrections.dynamic import number_text, select
 from shared.calc.corrections.functions.text_format import Unsupported
 
-from .conftest import add_name, named_formulas, to_bytes, uploaded_and_stored
+from .conftest import named_formulas, uploaded_and_stored
 
 
 def date_book() -> bytes:

@@ -7,6 +7,7 @@ the amounts 1, 2, 4, 8, 16 and 32.
 """
 
 import pytest
+from openpyxl.worksheet.formula import ArrayFormula
 
 from shared.calc.corrections.functions.not_equal import flag_reason, rewrite_formula
 from shared.calc.fidelity.check import check
@@ -81,5 +82,7 @@ def test_the_forms_not_rewritten_are_flagged_at_upload():
     assert flag_reason(four) is not None and rewrite_formula(four) is None
     assert flag_reason('=COUNTIF(A1:A6,"<>Closed")', array_formula=True) is not None
     assert flag_reason('=COUNTIF(A1:A6,"<>Closed")') is None  # rewritten instead
-    report = check(ledger({"four": four}), "ironcalc")
+    report = check(ledger({"four": four, "array": ArrayFormula("E2", '=COUNTIF(A1:A6,"<>Closed")')}), "ironcalc")
     assert any(flag["cell"] == "E1" and "COUNTIFS" in flag["reason"] for flag in report.flagged)
+    # an array formula of one cell is not rewritten: flagged at its own cell
+    assert any(flag["cell"] == "E2" and "COUNTIF" in flag["reason"] for flag in report.flagged)

@@ -39,7 +39,31 @@ the upload is kept to tell their array formulas apart); a re-upload corrects the
 
 from __future__ import annotations
 
+from shared.calc.corrections.arguments import (
+    ARRAY_NAME,
+    STATISTIC_MENTION,
+    correct_arguments,
+)
+from shared.calc.corrections.arguments import (
+    KEYWORDS as ARGUMENT_KEYWORDS,
+)
+from shared.calc.corrections.arguments import (
+    MENTION as ARGUMENT_MENTION,
+)
+from shared.calc.corrections.dates import KEYWORDS as DATE_KEYWORDS
+from shared.calc.corrections.dates import MENTION as DATE_MENTION
+from shared.calc.corrections.dates import OFFSET_1904, correct_dates
+from shared.calc.corrections.exact_lookups import bound_exact_lookups
+from shared.calc.corrections.external import correct_external
 from shared.calc.corrections.flags import flagged_cells
+from shared.calc.corrections.formula_text import keep_formula_text
+from shared.calc.corrections.functions.array_constants import correct_array_constants
+from shared.calc.corrections.functions.holidays import correct_holidays
+from shared.calc.corrections.functions.not_equal import correct_not_equal
+from shared.calc.corrections.functions.criteria_ranges import correct_criteria_ranges
+from shared.calc.corrections.functions.pivots import correct_pivot_data
+from shared.calc.corrections.functions.ref_ranges import correct_ref_ranges
+from shared.calc.corrections.functions.subtotal import correct_filtered_subtotals
 from shared.calc.corrections.model import (
     InputBox,
     ModelCorrections,
@@ -47,28 +71,6 @@ from shared.calc.corrections.model import (
     adjust_to_inputs,
     bound_lookups,
 )
-from shared.calc.corrections.arguments import (
-    ARRAY_NAME,
-    KEYWORDS as ARGUMENT_KEYWORDS,
-    MENTION as ARGUMENT_MENTION,
-    STATISTIC_MENTION,
-    correct_arguments,
-)
-from shared.calc.corrections.text_operands import (
-    KEYWORDS as TEXT_OPERAND_KEYWORDS,
-    MENTION as TEXT_OPERAND_MENTION,
-    correct_text_operands,
-)
-from shared.calc.corrections.dates import KEYWORDS as DATE_KEYWORDS, MENTION as DATE_MENTION, OFFSET_1904, correct_dates
-from shared.calc.corrections.exact_lookups import bound_exact_lookups
-from shared.calc.corrections.external import correct_external
-from shared.calc.corrections.formula_text import keep_formula_text
-from shared.calc.corrections.functions.subtotal import correct_filtered_subtotals
-from shared.calc.corrections.functions.holidays import correct_holidays
-from shared.calc.corrections.functions.not_equal import correct_not_equal
-from shared.calc.corrections.functions.array_constants import correct_array_constants
-from shared.calc.corrections.functions.ref_ranges import correct_ref_ranges
-from shared.calc.corrections.functions.pivots import correct_pivot_data
 from shared.calc.corrections.names import (
     INTERSECTION_KEYWORDS,
     INTERSECTION_MENTION,
@@ -76,8 +78,23 @@ from shared.calc.corrections.names import (
     inline_names,
     intersect_ranges,
 )
-from shared.calc.corrections.package import array_cells, names_survey, restore_formulas as _restore, survey
-from shared.calc.corrections.tables import correct_references, may_need_3d, tables_in, written_with_line_breaks
+from shared.calc.corrections.package import array_cells, names_survey, survey
+from shared.calc.corrections.package import restore_formulas as _restore
+from shared.calc.corrections.tables import (
+    correct_references,
+    may_need_3d,
+    tables_in,
+    written_with_line_breaks,
+)
+from shared.calc.corrections.text_operands import (
+    KEYWORDS as TEXT_OPERAND_KEYWORDS,
+)
+from shared.calc.corrections.text_operands import (
+    MENTION as TEXT_OPERAND_MENTION,
+)
+from shared.calc.corrections.text_operands import (
+    correct_text_operands,
+)
 from shared.calc.xlsx.package import open_package
 
 __all__ = [
@@ -93,7 +110,7 @@ def correct_model(model, data: bytes, inputs: list[InputBox]) -> ModelCorrection
     for rewrite in (correct_external, _correct_references, _inline_names, _index_ranges, _reference_operators,
                     _intersect_ranges, _correct_text_operands, _correct_dates,
                     _correct_arguments, _correct_units, _correct_charset, correct_filtered_subtotals, correct_holidays,
-                    correct_not_equal, correct_array_constants, correct_ref_ranges, correct_pivot_data):
+                    correct_not_equal, correct_criteria_ranges, correct_array_constants, correct_ref_ranges, correct_pivot_data):
         fixes = _merged(fixes, rewrite(model, data))
     candidates, arrays = survey(data)
     if candidates:

@@ -10,6 +10,7 @@ from shared.calc.corrections.lookups import (
     parse_range,
     references_by_function,
 )
+from shared.calc.corrections.functions.criteria_ranges import unfixable_criteria_ranges
 from shared.calc.corrections.functions.not_equal import unfixable_not_equal
 from shared.calc.corrections.functions.unfixable import unfixable_functions
 from shared.calc.corrections.names import unfixable_names
@@ -60,7 +61,7 @@ def flagged_cells(book: ExcelBook, engine: str) -> tuple[list[dict], int]:
                     })
                 break
     for cell, reason in unfixable_names(book) + unfixable_references(book) + unfixable_functions(book) \
-            + unfixable_operators(book) + unfixable_not_equal(book):
+            + unfixable_operators(book) + unfixable_not_equal(book) + unfixable_criteria_ranges(book):
         total += 1
         if len(flags) < FLAG_LIMIT:
             flags.append({

@@ -44,12 +44,23 @@ def _number_text(text: str):
     return None
 
 
+def _text_operand(rest: str) -> bool:
+    return bool(rest) and _number_text(rest) is None and rest.upper() not in ("TRUE", "FALSE") \
+        and rest.upper() not in _ERRORS and not _DATE_LIKE.search(rest)
+
+
 def plain_text(rest: str) -> bool:
     """Whether a criterion's text after its operator is compared as text, without wildcards:
     not empty, not a number, a logical value, an error code or a date or time (the rules above;
     functions/not_equal.py and dynamic._not_equal_text decide by it)."""
-    return bool(rest) and not any(ch in rest for ch in "*?~") and _number_text(rest) is None \
-        and rest.upper() not in ("TRUE", "FALSE") and rest.upper() not in _ERRORS and not _DATE_LIKE.search(rest)
+    return _text_operand(rest) and not any(ch in rest for ch in "*?~")
+
+
+def ordered_text(rest: str) -> bool:
+    """Whether a criterion's text after <, >, <= or >= is compared with texts in order (the
+    rules above: `?` and `*` are plain characters there; a `~`, whose role there no page states,
+    is left out; functions/criteria_ranges.py decides by it)."""
+    return _text_operand(rest) and "~" not in rest
 
 
 def criterion(value):

@@ -148,8 +148,8 @@ def unfixable_not_equal(book) -> list[tuple[object, str]]:
     """(cell, reason) of the formulas flag_reason names (array formulas included)."""
     found = []
     for cell in book.cells:
-        if "<>" in cell.formula:
-            reason = flag_reason(cell.formula, bool(cell.array_area))
+        if "<>" in cell.formula and not cell.array_area:  # an array formula once, at its own cell
+            reason = flag_reason(cell.formula, cell.array_formula)
             if reason is not None:
                 found.append((cell, reason))
     return found

@@ -1,0 +1,176 @@
+"""COUNTIF and its family (COUNTIF(S), SUMIF(S), AVERAGEIF(S), MAXIFS, MINIFS) given a range of
+one cell, a sum range of another size, or a text compared in order.
+
+- A range of one cell: `COUNTIF(A1,"*apple*")` counts A1 when it holds "apple" anywhere (the
+  idiom of Microsoft's "Check if a cell contains text"); `SUMIF(A1,">0",B1)` is B1 or 0. IronCalc
+  0.9.1 answers #VALUE! for every function of the family whose range, criteria range, sum range,
+  average range or max/min range is one cell (measured, `$A$1` and `Sheet1!A1` alike). The cell
+  is written as a range of that one cell (`A1:A1`), which IronCalc reads as Excel does.
+- SUMIF's sum_range and AVERAGEIF's average_range "do not have to be the same size and shape as
+  range. The actual cells that are added are determined by using the upper leftmost cell in
+  sum_range as the beginning cell, and then including cells that correspond in size and shape
+  to range" (the SUMIF and AVERAGEIF pages; WorksheetFunction.SumIf: A1:A5 with B1:B3 adds
+  B1:B5, A1:B4 with C1:C2 adds C1:D4). IronCalc 0.9.1 adds only the cells the given range has
+  (`SUMIF(A1:A3,"*a*",B1:B1)` 1 for 3). When both are plain references the sum range is written
+  at the range's size from its upper leftmost cell.
+- `">=text"` and `"<=text"` compare texts in order, without case: `COUNTIF(A1:A3,">=b")` over
+  "apple", "banana", "cherry" is 2 (Microsoft: the criteria's comparison operators). IronCalc
+  0.9.1 reverses the two for text (measured: its `">=b"` finds "apple", "b" and an empty text,
+  the texts Excel's `"<=b"` finds, and its `"<=b"` those of Excel's `">=b"`; `">b"`, `"<b"` and
+  numbers are right; `?` and `*` are plain characters in both). Such a criterion is written
+  with the other operator: a typed `">=b"` becomes `"<=b"`, and `">="&B1` becomes
+  `IF(<B1 holds such a text>,"<=",">=")&B1`. Which text compares as text is
+  criteria.ordered_text (not a number, a logical value, an error code or a date).
+
+Array formulas are left alone, as by every rewrite of the layer.
+"""
+
+from __future__ import annotations
+
+import re
+
+from openpyxl.formula.tokenizer import Token
+from openpyxl.utils.cell import column_index_from_string, get_column_letter
+
+from shared.calc.corrections.formula_tokens import is_single_cell, rewrite_calls, without_spaces
+from shared.calc.corrections.model import Rewrite, rewrite_cells
+from shared.calc.corrections.package import survey
+
+FUNCTIONS = ("COUNTIF", "COUNTIFS", "SUMIF", "SUMIFS", "AVERAGEIF", "AVERAGEIFS", "MAXIFS", "MINIFS")
+# in a sheet's upper-cased XML: a call of the family
+MENTION = re.compile(rb"(?:COUNTIFS?|SUMIFS?|AVERAGEIFS?|MAXIFS|MINIFS)\(")
+KEYWORDS = (b"IF(", b"IFS(")
+# a plain reference: an optional sheet, a cell or a range of cells
+_REFERENCE = re.compile(
+    r"(?P<sheet>(?:'(?:[^']|'')+'|[^'!\[\]:*?/\\,()\s]+)!)?"
+    r"(?P<c1>\$?[A-Za-z]{1,3})(?P<r1>\$?\d{1,7})(?::(?P<c2>\$?[A-Za-z]{1,3})(?P<r2>\$?\d{1,7}))?"
+)
+_SWAPPED = {">=": "<=", "<=": ">="}
+# a cell's text that, after the operator, IronCalc compares in reverse (criteria.ordered_text,
+# at run time)
+_ORDERED_CELL = (
+    'AND(ISTEXT({c}),{c}<>"",ISERROR(--{c}),ISERROR(FIND("~",{c})),UPPER({c})<>"TRUE",'
+    'UPPER({c})<>"FALSE",LEFT({c},1)<>"#")'
+)
+
+
+def range_positions(name: str, count: int) -> list[int]:
+    """The arguments (0-based, of `count`) that are ranges: every one but the criteria."""
+    from shared.calc.corrections.dynamic.criteria import CRITERIA_ARGUMENTS
+
+    criteria = set(CRITERIA_ARGUMENTS[name](count))
+    return [i for i in range(count) if i not in criteria]
+
+
+def _shape(match: re.Match) -> tuple[int, int, int, int]:
+    """(top, left, rows, columns) of a plain reference."""
+    top, left = int(match["r1"].lstrip("$")), column_index_from_string(match["c1"].lstrip("$"))
+    if match["c2"] is None:
+        return top, left, 1, 1
+    bottom, right = int(match["r2"].lstrip("$")), column_index_from_string(match["c2"].lstrip("$"))
+    return min(top, bottom), min(left, right), abs(bottom - top) + 1, abs(right - left) + 1
+
+
+def _resized(sum_range: re.Match, criteria_range: re.Match) -> str | None:
+    """The sum range from its upper leftmost cell at the criteria range's size, or None when it
+    has that size already."""
+    _, _, rows, columns = _shape(criteria_range)
+    top, left, own_rows, own_columns = _shape(sum_range)
+    if (rows, columns) == (own_rows, own_columns):
+        return None
+    bottom, right = top + rows - 1, left + columns - 1
+    if bottom > 1_048_576 or right > 16_384:
+        return None  # beyond the sheet: left to IronCalc
+    return f"{sum_range['sheet'] or ''}{get_column_letter(left)}{top}:{get_column_letter(right)}{bottom}"
+
+
+def _reference(tokens, positions: list[int]) -> tuple[int, re.Match] | None:
+    """(token, match) when an argument is one plain reference (IronCalc's `@` aside)."""
+    kept = without_spaces(tokens, positions)
+    if len(kept) != 1:
+        return None
+    token = tokens[kept[0]]
+    if token.type != Token.OPERAND or token.subtype != Token.RANGE:
+        return None
+    match = _REFERENCE.fullmatch(token.value.lstrip("@"))
+    return (kept[0], match) if match else None
+
+
+def _swapped_criterion(tokens, values, positions: list[int]) -> bool:
+    """Write a `">=text"`/`"<=text"` criterion (typed, or an operator joined to one cell) with
+    the other operator; whether it changed."""
+    from shared.calc.corrections.dynamic.criteria import ordered_text
+
+    kept = without_spaces(tokens, positions)
+    if not kept:
+        return False
+    first = tokens[kept[0]]
+    if first.type != Token.OPERAND or first.subtype != Token.TEXT:
+        return False
+    text = first.value[1:-1].replace('""', '"')
+    operator, rest = text[:2], text[2:]
+    if operator not in _SWAPPED:
+        return False
+    if len(kept) == 1:
+        if not ordered_text(rest):
+            return False
+        values[kept[0]] = '"' + (_SWAPPED[operator] + rest).replace('"', '""') + '"'
+        return True
+    if len(kept) == 3 and rest == "" and tokens[kept[1]].value == "&" and is_single_cell(tokens[kept[2]]):
+        cell = tokens[kept[2]].value.lstrip("@")
+        values[kept[0]] = f'IF({_ORDERED_CELL.format(c=cell)},"{_SWAPPED[operator]}","{operator}")'
+        return True
+    return False
+
+
+def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
+    if name not in FUNCTIONS:
+        return False
+    from shared.calc.corrections.dynamic.criteria import CRITERIA_ARGUMENTS
+
+    changed = False
+    references = {i: _reference(tokens, args[i]) for i in range_positions(name, len(args))}
+    if name in ("SUMIF", "AVERAGEIF") and len(args) == 3 and references.get(0) and references.get(2):
+        resized = _resized(references[2][1], references[0][1])
+        if resized is not None:
+            values[references[2][0]] = resized
+            changed = True
+    for found in references.values():
+        if found is not None and found[1]["c2"] is None and values[found[0]] == tokens[found[0]].value:
+            index, match = found
+            cell = f"{match['c1']}{match['r1']}"
+            values[index] = f"{match['sheet'] or ''}{cell}:{cell}"
+            changed = True
+    for position in CRITERIA_ARGUMENTS[name](len(args)):
+        if position < len(args):
+            changed |= _swapped_criterion(tokens, values, args[position])
+    return changed
+
+
+def rewrite_formula(formula: str) -> str | None:
+    """The formula with the family's ranges and ordered text criteria as Excel reads them, or
+    None when nothing changes."""
+    if "IF" not in formula.upper():
+        return None
+    return rewrite_calls(formula, _rewrite_call)
+
+
+def correct_criteria_ranges(model, data: bytes) -> list[Rewrite]:
+    """Rewrite the family's calls (module docstring); a workbook without them costs one scan of
+    its sheet XML."""
+    candidates, arrays = survey(data, MENTION, KEYWORDS)
+    if not candidates:
+        return []
+    return rewrite_cells(model, sorted(candidates - arrays), lambda formula, *_: rewrite_formula(formula))
+
+
+def unfixable_criteria_ranges(book) -> list[tuple[object, str]]:
+    """(cell, reason) of the array formulas (not rewritten) that the rewrite would change."""
+    found = []
+    for cell in book.cells:
+        if cell.array_formula and MENTION.search(cell.formula.upper().encode()) and rewrite_formula(cell.formula):
+            found.append((cell, (
+                "COUNTIF, SUMIF, AVERAGEIF or their S forms in an array formula with a range of one cell, a sum "
+                "range of another size or a \">=\"/\"<=\" text criterion: IronCalc 0.9.1 answers #VALUE!, adds "
+                "other cells or reverses the comparison there")))
+    return found
