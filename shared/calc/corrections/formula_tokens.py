@@ -77,6 +77,21 @@ def without_spaces(tokens: list[Token], positions: list[int]) -> list[int]:
     return [i for i in positions if tokens[i].type != Token.WSPACE]
 
 
+def text_and_cell(tokens: list[Token], positions: list[int]) -> tuple[int, str, str | None] | None:
+    """(the text's token, the text, None) for an argument that is a typed text alone (`"<>x"`),
+    (the text's token, the text, the cell) for a typed text joined to one cell (`"<>"&B1`), None
+    otherwise."""
+    kept = without_spaces(tokens, positions)
+    if not kept or tokens[kept[0]].type != Token.OPERAND or tokens[kept[0]].subtype != Token.TEXT:
+        return None
+    text = tokens[kept[0]].value[1:-1].replace('""', '"')
+    if len(kept) == 1:
+        return kept[0], text, None
+    if len(kept) == 3 and tokens[kept[1]].value == "&" and is_single_cell(tokens[kept[2]]):
+        return kept[0], text, tokens[kept[2]].value.lstrip("@")
+    return None
+
+
 def one_cell(tokens: list[Token], positions: list[int]) -> bool:
     """Whether an argument is one cell, maybe behind prefix operators and in parentheses
     (`B1`, `+Sheet2!B1`, `(B1)`): no range, name or call."""

@@ -32,7 +32,11 @@ import re
 from openpyxl.formula.tokenizer import Token
 from openpyxl.utils.cell import column_index_from_string, get_column_letter
 
-from shared.calc.corrections.formula_tokens import is_single_cell, rewrite_calls, without_spaces
+from shared.calc.corrections.formula_tokens import (
+    rewrite_calls,
+    text_and_cell,
+    without_spaces,
+)
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 from shared.calc.corrections.package import survey
 
@@ -101,26 +105,22 @@ def _swapped_criterion(tokens, values, positions: list[int]) -> bool:
     the other operator; whether it changed."""
     from shared.calc.corrections.dynamic.criteria import ordered_text
 
-    kept = without_spaces(tokens, positions)
-    if not kept:
+    form = text_and_cell(tokens, positions)
+    if form is None:
         return False
-    first = tokens[kept[0]]
-    if first.type != Token.OPERAND or first.subtype != Token.TEXT:
-        return False
-    text = first.value[1:-1].replace('""', '"')
+    index, text, cell = form
     operator, rest = text[:2], text[2:]
     if operator not in _SWAPPED:
         return False
-    if len(kept) == 1:
+    if cell is None:
         if not ordered_text(rest):
             return False
-        values[kept[0]] = '"' + (_SWAPPED[operator] + rest).replace('"', '""') + '"'
+        values[index] = '"' + (_SWAPPED[operator] + rest).replace('"', '""') + '"'
         return True
-    if len(kept) == 3 and rest == "" and tokens[kept[1]].value == "&" and is_single_cell(tokens[kept[2]]):
-        cell = tokens[kept[2]].value.lstrip("@")
-        values[kept[0]] = f'IF({_ORDERED_CELL.format(c=cell)},"{_SWAPPED[operator]}","{operator}")'
-        return True
-    return False
+    if rest:
+        return False
+    values[index] = f'IF({_ORDERED_CELL.format(c=cell)},"{_SWAPPED[operator]}","{operator}")'
+    return True
 
 
 def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:

@@ -27,13 +27,11 @@ from __future__ import annotations
 import itertools
 import re
 
-from openpyxl.formula.tokenizer import Token
-
 from shared.calc.corrections.formula_tokens import (
     calls,
-    is_single_cell,
     replace_call,
     rewrite_calls,
+    text_and_cell,
     tokenize,
     without_spaces,
 )
@@ -68,21 +66,15 @@ def _criteria_positions(name: str, count: int) -> list[int]:
 def _split(tokens, positions: list[int]) -> tuple[str, str | None] | None:
     """("literal", None) for a criterion `"<>x"` of plain text, ("cell", its reference) for
     `"<>"&cell`, None otherwise."""
-    meaningful = without_spaces(tokens, positions)
-    if not meaningful:
+    form = text_and_cell(tokens, positions)
+    if form is None:
         return None
-    first = tokens[meaningful[0]]
-    if first.type != Token.OPERAND or first.subtype != Token.TEXT:
-        return None
-    text = first.value[1:-1].replace('""', '"')
-    if len(meaningful) == 1:
+    _, text, cell = form
+    if cell is None:
         from shared.calc.corrections.dynamic.criteria import plain_text
 
         return ("literal", None) if text.startswith("<>") and plain_text(text[2:]) else None
-    if len(meaningful) == 3 and text == "<>" and tokens[meaningful[1]].value == "&" \
-            and is_single_cell(tokens[meaningful[2]]):
-        return "cell", tokens[meaningful[2]].value.lstrip("@")
-    return None
+    return ("cell", cell) if text == "<>" else None
 
 
 def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
