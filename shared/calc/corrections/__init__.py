@@ -61,6 +61,7 @@ from shared.calc.corrections.functions.array_constants import correct_array_cons
 from shared.calc.corrections.functions.holidays import correct_holidays
 from shared.calc.corrections.functions.not_equal import correct_not_equal
 from shared.calc.corrections.functions.criteria_ranges import correct_criteria_ranges
+from shared.calc.corrections.functions.reference_arguments import correct_reference_arguments
 from shared.calc.corrections.functions.pivots import correct_pivot_data
 from shared.calc.corrections.functions.ref_ranges import correct_ref_ranges
 from shared.calc.corrections.functions.subtotal import correct_filtered_subtotals
@@ -110,7 +111,8 @@ def correct_model(model, data: bytes, inputs: list[InputBox]) -> ModelCorrection
     for rewrite in (correct_external, _correct_references, _inline_names, _index_ranges, _reference_operators,
                     _intersect_ranges, _correct_text_operands, _correct_dates,
                     _correct_arguments, _correct_units, _correct_charset, correct_filtered_subtotals, correct_holidays,
-                    correct_not_equal, correct_criteria_ranges, correct_array_constants, correct_ref_ranges, correct_pivot_data):
+                    correct_not_equal, correct_criteria_ranges, correct_reference_arguments,
+                    correct_array_constants, correct_ref_ranges, correct_pivot_data):
         fixes = _merged(fixes, rewrite(model, data))
     candidates, arrays = survey(data)
     if candidates:

@@ -11,7 +11,7 @@ from openpyxl.formula.tokenizer import Token, Tokenizer
 def tokenize(formula: str) -> list[Token] | None:
     """The tokens of a formula (with or without "="); None when it does not tokenize back to
     the same text."""
-    body = formula[1:] if formula.startswith("=") else formula
+    body = formula.removeprefix("=")
     try:
         tokens = Tokenizer("=" + body).items
     except Exception:  # noqa: BLE001 - an unparsable formula is left as it is
@@ -64,6 +64,22 @@ def rewrite_calls(formula: str, handle) -> str | None:
 
 # one cell, maybe on another sheet (`B1`, `$B$1`, `'My sheet'!B1`), as IronCalc renders it
 SINGLE_CELL = re.compile(r"(?:(?:'(?:[^']|'')+'|[^'!\[\]:*?/\\,()\s]+)!)?\$?[A-Za-z]{1,3}\$?\d{1,7}")
+
+
+# one cell or a range of cells, maybe on another sheet; `sheet` with its "!", the corners apart
+PLAIN_REFERENCE = re.compile(
+    r"(?P<sheet>(?:'(?:[^']|'')+'|[^'!\[\]:*?/\\,()\s]+)!)?"
+    r"(?P<c1>\$?[A-Za-z]{1,3})(?P<r1>\$?\d{1,7})(?::(?P<c2>\$?[A-Za-z]{1,3})(?P<r2>\$?\d{1,7}))?"
+)
+
+
+def plain_reference(tokens: list[Token], positions: list[int]) -> tuple[int, re.Match | None] | None:
+    """(its token, PLAIN_REFERENCE's match or None for a name) for an argument that is one
+    reference token (IronCalc's `@` aside), None for anything else."""
+    kept = without_spaces(tokens, positions)
+    if len(kept) != 1 or tokens[kept[0]].type != Token.OPERAND or tokens[kept[0]].subtype != Token.RANGE:
+        return None
+    return kept[0], PLAIN_REFERENCE.fullmatch(tokens[kept[0]].value.lstrip("@"))
 
 
 def is_single_cell(token: Token) -> bool:

@@ -29,13 +29,12 @@ from __future__ import annotations
 
 import re
 
-from openpyxl.formula.tokenizer import Token
 from openpyxl.utils.cell import column_index_from_string, get_column_letter
 
 from shared.calc.corrections.formula_tokens import (
+    plain_reference,
     rewrite_calls,
     text_and_cell,
-    without_spaces,
 )
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 from shared.calc.corrections.package import survey
@@ -44,11 +43,6 @@ FUNCTIONS = ("COUNTIF", "COUNTIFS", "SUMIF", "SUMIFS", "AVERAGEIF", "AVERAGEIFS"
 # in a sheet's upper-cased XML: a call of the family
 MENTION = re.compile(rb"(?:COUNTIFS?|SUMIFS?|AVERAGEIFS?|MAXIFS|MINIFS)\(")
 KEYWORDS = (b"IF(", b"IFS(")
-# a plain reference: an optional sheet, a cell or a range of cells
-_REFERENCE = re.compile(
-    r"(?P<sheet>(?:'(?:[^']|'')+'|[^'!\[\]:*?/\\,()\s]+)!)?"
-    r"(?P<c1>\$?[A-Za-z]{1,3})(?P<r1>\$?\d{1,7})(?::(?P<c2>\$?[A-Za-z]{1,3})(?P<r2>\$?\d{1,7}))?"
-)
 _SWAPPED = {">=": "<=", "<=": ">="}
 # a cell's text that, after the operator, IronCalc compares in reverse (criteria.ordered_text,
 # at run time)
@@ -89,15 +83,9 @@ def _resized(sum_range: re.Match, criteria_range: re.Match) -> str | None:
 
 
 def _reference(tokens, positions: list[int]) -> tuple[int, re.Match] | None:
-    """(token, match) when an argument is one plain reference (IronCalc's `@` aside)."""
-    kept = without_spaces(tokens, positions)
-    if len(kept) != 1:
-        return None
-    token = tokens[kept[0]]
-    if token.type != Token.OPERAND or token.subtype != Token.RANGE:
-        return None
-    match = _REFERENCE.fullmatch(token.value.lstrip("@"))
-    return (kept[0], match) if match else None
+    """(token, match) when an argument is one plain reference (not a name)."""
+    found = plain_reference(tokens, positions)
+    return found if found is not None and found[1] is not None else None
 
 
 def _swapped_criterion(tokens, values, positions: list[int]) -> bool:

@@ -1,0 +1,56 @@
+"""ADDRESS with empty arguments, SHEET, SHEETS and FORMULATEXT of references, ARABIC with
+spaces (shared/calc/corrections/functions/reference_arguments.py).
+
+Expected values from Microsoft's pages: "=ADDRESS(1,1,,,"Sheet2") returns Sheet2!$A$1" and
+ADDRESS(2,3) is $C$2 (ADDRESS); SHEET gives the number of a reference's sheet; SHEETS the number
+of sheets in a reference; FORMULATEXT of a range the formula of its upper left cell; ARABIC
+ignores leading and trailing spaces and reads LVII as 57.
+"""
+
+import pytest
+
+from shared.calc.corrections.functions.reference_arguments import rewrite_formula
+
+from .conftest import named_formulas, saved_sheet_xml, uploaded_and_stored
+
+
+def test_the_pages_rules_in_a_job():
+    data = named_formulas({
+        "on_sheet": '=ADDRESS(1,1,,,"Sheet1")',
+        "style_left_empty": '=ADDRESS(2,3,1,,"Sheet1")',  # IronCalc alone: R1C1 style
+        "sheet_of": "=SHEET(Sheet1!B3)",
+        "sheets_in": "=SHEETS(Sheet1!A1:B2)",
+        "sheets_named": "=SHEETS(Area)",
+        "formula_of": "=FORMULATEXT(A1:A2)",
+        "roman": '=ARABIC("  LVII  ")',
+    }, column="D", cells={"A1": "=1+2", "A2": 5}, names={"Area": "$A$1:$B$2"})
+    outputs = ["on_sheet", "style_left_empty", "sheet_of", "sheets_in", "sheets_named", "formula_of", "roman"]
+    for workbook in uploaded_and_stored(data):
+        assert workbook.calculate({}, outputs) == {
+            "on_sheet": "Sheet1!$A$1", "style_left_empty": "Sheet1!$C$2", "sheet_of": 1, "sheets_in": 1, "sheets_named": 1,
+            "formula_of": "=1+2", "roman": 57,
+        }
+        assert workbook.correction_flags() == []
+
+
+@pytest.mark.parametrize("formula, rewritten", [
+    ('=ADDRESS(1,1,,,"Sheet2")', 'ADDRESS(1,1,1,TRUE,"Sheet2")'),
+    ("=ADDRESS(2,3,)", "ADDRESS(2,3,1)"),
+    ("=ADDRESS(2,3,4,FALSE)", None),
+    ("=SHEET(Sheet2!B3)", 'SHEET("Sheet2")'),
+    ("=SHEET('It''s'!A1)", "SHEET(\"It's\")"),
+    ("=SHEET(B3)", "SHEET()"),
+    ("=SHEET(Rates)", None),  # a name: left to IronCalc
+    ("=SHEETS(A1:B2)+1", "1+1"),
+    ("=FORMULATEXT(Sheet2!A1:B2)", "FORMULATEXT(Sheet2!A1)"),
+    ("=FORMULATEXT(A1)", None),
+    ('=ARABIC(" X ")', 'ARABIC(TRIM(" X "))'),
+])
+def test_the_calls_rewritten(formula, rewritten):
+    assert rewrite_formula(formula) == rewritten
+
+
+def test_the_filled_workbook_keeps_the_formula_as_written():
+    workbook = uploaded_and_stored(named_formulas({"at": '=ADDRESS(1,1,,,"Sheet1")'}))[0]
+    workbook.calculate({})
+    assert 'ADDRESS(1,1,,,"Sheet1")' in saved_sheet_xml(workbook).replace("&quot;", '"')
