@@ -105,6 +105,9 @@ class Selected:
     # one call answering a complex number: ours where IronCalc writes a part as Excel does not
     # (complex_text.py)
     when_complex: bool = False
+    # a legacy array formula over several cells: ours where IronCalc fills its area's cells
+    # beyond the result with #VALUE! (`area_watch`)
+    when_area: bool = False
 
     def parsed(self):
         if self.tree is None:
@@ -211,6 +214,18 @@ def _skips_empty_text(node) -> bool:
             return True
         return any(_skips_empty_text(arg) for arg in node[2])
     return any(_skips_empty_text(part) for part in node[1:] if isinstance(part, tuple))
+
+
+def area_watch(formula: str) -> Selected | None:
+    """A legacy array formula over several cells that `select` does not take, watched for the
+    cells beyond its result: Excel repeats a result of one row down its area and one of one
+    column across it, and shows #N/A in the other cells beyond the result ("Guidelines and
+    examples of array formulas"; ECMA-376 Part 4, single- and multi-cell formulas), where
+    IronCalc 0.9.1 shows #VALUE! (measured: `{={1;2;3}}` over five cells, `{={1,2}}` over three
+    rows). Ours in the calculations where a cell of the area shows #VALUE!, when the evaluator
+    here has every function the formula calls (settle._fitted places the result); else None."""
+    found = Selected(formula, watched=True, when_area=True)
+    return found if _evaluable(found.parsed()) else None
 
 
 def _evaluable(node, scratch: bool = False) -> bool:
@@ -653,6 +668,8 @@ class DynamicTarget:
     # one call answering a complex number: ours where IronCalc writes a part as Excel does not
     # (Selected.when_complex)
     when_complex: bool = False
+    # a legacy array formula's area: ours where a cell of it shows #VALUE! (Selected.when_area)
+    when_area: bool = False
 
     @property
     def address(self) -> str:
@@ -911,6 +928,7 @@ def targets(model, selected: list[tuple[int, int, int, Selected]], areas: list[l
             target.when_error = chosen_of[key].when_error
             target.when_digits = chosen_of[key].when_digits
             target.when_complex = chosen_of[key].when_complex
+            target.when_area = chosen_of[key].when_area
         try:
             target.check(trees[key])
         except Unsupported as exc:

@@ -519,6 +519,22 @@ FUNCTIONS["MIN"] = _aggregate(lambda n: min(n) if n else 0.0)
 FUNCTIONS["AVERAGE"] = _aggregate(lambda n: math.fsum(n) / len(n) if n else v.DIV0)
 
 
+@function("MODE.MULT")
+def _mode_mult(ev, args):
+    """The most frequent numbers as a column, in the order they first occur; #N/A when no
+    number occurs twice (the MODE.MULT page)."""
+    numbers = _numbers(ev, args)
+    if isinstance(numbers, Err):
+        return numbers
+    counts: dict[float, int] = {}
+    for n in numbers:
+        counts[n] = counts.get(n, 0) + 1
+    most = max(counts.values(), default=0)
+    if most < 2:
+        return v.NA
+    return Grid([[n] for n, count in counts.items() if count == most])
+
+
 @function("COUNT")
 def _count(ev, args):
     total = 0

@@ -86,6 +86,8 @@ def settle(model, target, state: State, read_cell, write_cell) -> Settled:
         if kind == "s" and (target.when_digits and long_number(value)
                             or target.when_complex and complex_text.excel_form(value) is not None):
             pass  # a number in the text as Excel does not write it: ours
+        elif target.when_area and _area_filled(model, target, read_cell):
+            pass  # cells of a legacy array formula's area beyond IronCalc's result: ours
         elif kind != "e" or value not in _ENGINE_ERRORS and value not in target.when_error:
             return Settled()  # IronCalc's value stands
     memo = state.last.get(key)
@@ -103,6 +105,15 @@ def settle(model, target, state: State, read_cell, write_cell) -> Settled:
         state.last[key] = _Memo(tuple(reads), spills, settled.written, extent,
                                 _shown(model, key, extent, read_cell))
     return settled
+
+
+def _area_filled(model, target, read_cell) -> bool:
+    """Whether a cell of a legacy array formula's area (the anchor's aside) shows #VALUE!, what
+    IronCalc writes beyond its result (dynamic.area_watch)."""
+    bottom, right = target.file_area
+    return any(read_cell(model, target.sheet, r, c) == ("e", "#VALUE!")
+               for r in range(target.row, bottom + 1) for c in range(target.col, right + 1)
+               if (r, c) != (target.row, target.col))
 
 
 def _shown(model, key, extent: tuple[int, int], read_cell) -> list:

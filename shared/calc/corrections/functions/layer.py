@@ -177,9 +177,13 @@ def plan(model, date1904: bool = False, spill_areas: list | None = None) -> Plan
     index_of = {name.upper(): i for i, name in enumerate(sheets)}
     found, arrays, watched = [], [], []
     anchors = {(s, r, c) for s, r, c, *_ in spill_areas or []}  # the file's array formulas
+    # its legacy array formulas over several cells (their areas are watched: dynamic.area_watch)
+    legacy_areas = {(s, r, c) for s, r, c, b, rt, d in spill_areas or [] if not d and (b, rt) != (r, c)}
     for sheet, row, col in model.get_all_cells():
         formula = model.get_cell_formula(sheet, row, col)
         selected = dynamic.select(formula, (sheet, row, col) in anchors) if formula else None
+        if selected is None and (sheet, row, col) in legacy_areas:
+            selected = dynamic.area_watch(formula)
         if selected is not None:
             arrays.append((sheet, row, col, selected))
         elif formula and registry.mentions(formula):
