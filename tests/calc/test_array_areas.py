@@ -4,27 +4,21 @@ the other cells beyond the result show #N/A (ECMA-376 Part 4, single- and multi-
 the MODE.MULT page's example: modes 1, 2 and 3 in C15:C22, then #N/A).
 """
 
-import openpyxl
 from openpyxl.worksheet.formula import ArrayFormula
 
-from .conftest import add_name, to_bytes, uploaded_and_stored
+from .conftest import one_sheet, uploaded_and_stored
 
 DATA = [1, 2, 3, 4, 3, 2, 1, 2, 3, 5, 6, 1]  # the MODE.MULT page's
 
 
 def areas_book() -> bytes:
-    wb = openpyxl.Workbook()
-    ws = wb.active
-    for row, value in enumerate(DATA, start=1):
-        ws[f"A{row}"] = value
-    ws["C1"] = ArrayFormula("C1:C8", "=_xlfn.MODE.MULT(A1:A12)")
-    ws["E1"] = ArrayFormula("E1:F3", "={1,2}")
-    ws["H1"] = ArrayFormula("H1:H4", "=A1:A3*10")
-    add_name(wb, "modes", "Sheet!$C$1:$C$8")
-    add_name(wb, "repeated", "Sheet!$E$1:$F$3")
-    add_name(wb, "tens", "Sheet!$H$1:$H$4")
-    add_name(wb, "first", "Sheet!$A$1")
-    return to_bytes(wb)
+    cells = {f"A{row}": value for row, value in enumerate(DATA, start=1)}
+    cells.update({
+        "C1": ArrayFormula("C1:C8", "=_xlfn.MODE.MULT(A1:A12)"),
+        "E1": ArrayFormula("E1:F3", "={1,2}"),
+        "H1": ArrayFormula("H1:H4", "=A1:A3*10"),
+    })
+    return one_sheet(cells, {"modes": "$C$1:$C$8", "repeated": "$E$1:$F$3", "tens": "$H$1:$H$4", "first": "$A$1"})
 
 
 def test_the_cells_beyond_the_result_are_na_or_repeat_it():
@@ -40,10 +34,6 @@ def test_the_cells_beyond_the_result_are_na_or_repeat_it():
 
 
 def test_an_area_of_the_results_size_keeps_ironcalcs_values():
-    wb = openpyxl.Workbook()
-    ws = wb.active
-    ws["A1"], ws["A2"] = 1, 2
-    ws["C1"] = ArrayFormula("C1:C2", "=A1:A2*10")
-    add_name(wb, "tens", "Sheet!$C$1:$C$2")
-    for workbook in uploaded_and_stored(to_bytes(wb)):
+    book = one_sheet({"A1": 1, "A2": 2, "C1": ArrayFormula("C1:C2", "=A1:A2*10")}, {"tens": "$C$1:$C$2"})
+    for workbook in uploaded_and_stored(book):
         assert workbook.calculate({}, ["tens"]) == {"tens": [10, 20]}
