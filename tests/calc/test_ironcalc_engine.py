@@ -561,3 +561,15 @@ def test_checkout_serializes_concurrent_jobs_on_one_workbook(engine, loan_bytes)
     for principal, payments in results.items():
         assert len(payments) == 1
         assert payments.pop() == pytest.approx(annuity(principal, 0.045, 30), rel=1e-12)
+
+
+def test_cell_filename_is_the_same_for_every_load_of_a_workbook():
+    # CELL("filename") shows the name of the file the engine read: one fixed name, never a
+    # temporary file's, so the same upload answers the same on every worker and every day
+    from .conftest import named_formulas, uploaded_and_stored
+
+    data = named_formulas({"file": '=CELL("filename",A1)',
+                           "sheet": '=MID(CELL("filename",A1),FIND("]",CELL("filename",A1))+1,255)'})
+    answers = [workbook.calculate({}) for _ in range(2) for workbook in uploaded_and_stored(data)]
+    assert answers[0] == {"file": "[workbook.xlsx]Sheet1", "sheet": "Sheet1"}
+    assert all(answer == answers[0] for answer in answers)

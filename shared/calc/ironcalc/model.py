@@ -138,15 +138,18 @@ def load_model(data: bytes) -> "ironcalc.Model":
         return _load_model(fixed)
 
 
+# IronCalc names a model after the file it read, and CELL("filename") shows that name: always
+# the same one, so that a workbook answers the same wherever and whenever it is loaded
+MODEL_FILE = "workbook.xlsx"
+
+
 def _load_model(data: bytes) -> "ironcalc.Model":
-    """IronCalc reads xlsx from a path only."""
-    fd, path = tempfile.mkstemp(suffix=".xlsx")
-    try:
-        with os.fdopen(fd, "wb") as handle:
+    """IronCalc reads xlsx from a path only: a private directory's MODEL_FILE."""
+    with tempfile.TemporaryDirectory(prefix="sheetcalc-") as directory:
+        path = os.path.join(directory, MODEL_FILE)
+        with open(path, "wb") as handle:
             handle.write(data)
         return ironcalc.load_from_xlsx(path, LOCALE, TIMEZONE)
-    finally:
-        os.unlink(path)
 
 
 def _relative_sheet_rels(data: bytes) -> bytes | None:
