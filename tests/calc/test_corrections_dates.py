@@ -18,7 +18,7 @@ from shared.calc.fidelity.check import check
 from shared.errors import InputValidationError
 from tests.corpus import corpus_file
 
-from .conftest import add_name, to_bytes, uploaded_and_stored
+from .conftest import add_name, named_formulas, to_bytes, uploaded_and_stored
 from .test_fidelity import excel_saved
 
 # serial -> Excel's (YEAR, MONTH, DAY, WEEKDAY)
@@ -363,3 +363,14 @@ def test_a_date_written_out_from_march_1900_on_is_left_to_the_engine():
     # before it, or from cells, Excel's count of the first months of 1900 is written in
     for formula in ("=DATE(1900,2,29)", "=DATE(1900,2,31)", "=DATE(1900,1,62)", "=DATE(A1,1,1)"):
         assert "sheetcalc_date" in rewrite_formula(formula, False)
+
+
+def test_month_arithmetic_on_a_date_of_early_1900_made_by_date():
+    # EDATE and EOMONTH of a computed date are IronCalc's; the DATE inside them stays IronCalc's
+    # too, so both count on one calendar: the end of February 1900 is Excel's serial 60 (its
+    # 29 February) and a month after 15 February 1900 is 15 March, 75 ("Excel incorrectly assumes
+    # that the year 1900 is a leap year"; EOMONTH and EDATE pages)
+    data = named_formulas({"end": "=EOMONTH(DATE(1900,2,1),0)", "next": "=EDATE(DATE(1900,2,15),1)",
+                           "later": "=EOMONTH(DATE(2024,2,10),0)"})
+    for workbook in uploaded_and_stored(data):
+        assert workbook.calculate({}) == {"end": 60, "next": 75, "later": 45351}

@@ -335,11 +335,25 @@ def _in_1900(tokens, values, name, opened, closed, args) -> bool:
     if _earlier_first(tokens, values, name, opened, closed, args, leap_bug=True):
         return True
     if name == "DATE" and len(args) == 3 and all(pure(tokens, a) for a in args) \
-            and not _literal_date_from_march_1900(tokens, args):
+            and not _literal_date_from_march_1900(tokens, args) \
+            and not _start_of_month_arithmetic(tokens, opened, closed):
         y, m, d = ("(" + "".join(tokens[i].value for i in a).strip() + ")" for a in args)
         replace_call(values, opened, closed, _EXCEL_DATE.format(y=y, m=m, d=d))
         return True
     return False
+
+
+def _start_of_month_arithmetic(tokens, opened: int, closed: int) -> bool:
+    """Whether a DATE call is the whole start date of EDATE or EOMONTH, which are left to
+    IronCalc for a computed date (_early_calendar): there IronCalc's own DATE keeps both on
+    IronCalc's calendar, so `EOMONTH(DATE(1900,2,1),0)` is the end of February (60) and
+    `EDATE(DATE(1900,2,15),1)` 15 March (75), as in Excel; Excel's DATE serial given to IronCalc's
+    EOMONTH would be read a day early (32, 74)."""
+    before = next((tokens[i] for i in range(opened - 1, -1, -1) if tokens[i].type != Token.WSPACE), None)
+    after = next((tokens[i] for i in range(closed + 1, len(tokens)) if tokens[i].type != Token.WSPACE), None)
+    return before is not None and before.type == Token.FUNC and before.subtype == Token.OPEN \
+        and re.sub(r"^(?:_xlfn\.)+", "", before.value[:-1], flags=re.IGNORECASE).upper() in ("EDATE", "EOMONTH") \
+        and after is not None and after.type == Token.SEP and after.subtype == Token.ARG
 
 
 _LITERAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)")
