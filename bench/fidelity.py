@@ -334,12 +334,10 @@ def date_text_timing(cells: int = 2000) -> str:
     )
 
 
-def joined_text_timing(cells: int = 2000) -> str:
-    """Upload load and job time of a workbook with `cells` formulas joining numbers into text
-    (`=A1&"-"&B1`, whole numbers IronCalc writes as Excel does): the layer watches each for a
-    number IronCalc writes with more than 15 significant digits, what that costs a job where
-    none is, against IronCalc alone; and a job where every one shows such a number (B1/3), which
-    the layer then evaluates."""
+def _watched_timing(cells: int, watch: str, what: str, wrong: str, quiet, busy) -> str:
+    """Upload load and job time of `cells` rows whose cells `quiet(r)` gives ({column: value}),
+    with the layer's watch `dynamic.<watch>` and without it (IronCalc alone), and one job after
+    `busy(r)` rewrites them so that every watched formula is the layer's to evaluate."""
     import openpyxl
 
     from shared.calc.corrections import dynamic
@@ -347,20 +345,39 @@ def joined_text_timing(cells: int = 2000) -> str:
     never = re.compile(r"(?!)")
     wb = openpyxl.Workbook()
     ws = wb.active
-    for r in range(1, cells + 1):
-        ws.cell(r, 1, r)
-        ws.cell(r, 2, r * 7)
-        ws.cell(r, 3, f'=A{r}&"-"&B{r}')
-    quiet = _job_times(wb, dynamic, "_JOINS", never, warm=True)
-    for r in range(1, cells + 1):
-        ws.cell(r, 3, f'=A{r}&"-"&B{r}/3')
-    busy = _job_times(wb, dynamic, "_JOINS", never, warm=True)
+    for fill in (quiet, busy):
+        for r in range(1, cells + 1):
+            for column, value in fill(r).items():
+                ws.cell(r, column, value)
+        times = _job_times(wb, dynamic, watch, never, warm=True)
+        if fill is quiet:
+            calm = times
     return (
-        f"{cells} formulas joining numbers into text, upload load and one job: IronCalc alone "
-        f"{quiet['alone'][0]:.2f} s and {quiet['alone'][1]:.3f} s, with the layer watching them "
-        f"{quiet['corrected'][0]:.2f} s and {quiet['corrected'][1]:.3f} s; when each shows a number "
-        f"of 16 or more digits, one job {busy['corrected'][1]:.3f} s (IronCalc alone, with the "
-        f"wrong text, {busy['alone'][1]:.3f} s)."
+        f"{cells} formulas {what}, upload load and one job: IronCalc alone "
+        f"{calm['alone'][0]:.2f} s and {calm['alone'][1]:.3f} s, with the layer watching them "
+        f"{calm['corrected'][0]:.2f} s and {calm['corrected'][1]:.3f} s; when each meets a number "
+        f"of 16 or more digits, one job {times['corrected'][1]:.3f} s (IronCalc alone, with the "
+        f"wrong {wrong}, {times['alone'][1]:.3f} s)."
+    )
+
+
+def joined_text_timing(cells: int = 2000) -> str:
+    """Formulas joining numbers into text (`=A1&"-"&B1`, whole numbers IronCalc writes as Excel
+    does), watched for a number IronCalc writes with more than 15 significant digits; then every
+    one showing such a number (B1/3), which the layer evaluates."""
+    return _watched_timing(
+        cells, "_JOINS", "joining numbers into text", "text",
+        lambda r: {1: r, 2: r * 7, 3: f'=A{r}&"-"&B{r}'}, lambda r: {3: f'=A{r}&"-"&B{r}/3'},
+    )
+
+
+def text_function_timing(cells: int = 2000) -> str:
+    """Formulas giving numbers to text functions (`=LEN(B1)+LEN(LEFT(B1,3))`, whole numbers),
+    watched for a cell given to one holding a number Excel writes otherwise; then every one
+    reading such a number (B1 = A1/3), which the layer evaluates."""
+    return _watched_timing(
+        cells, "_TEXT_OF_NUMBER_CALL", "giving numbers to text functions", "lengths",
+        lambda r: {1: r * 7, 2: f"=A{r}+1", 3: f"=LEN(B{r})+LEN(LEFT(B{r},3))"}, lambda r: {2: f"=A{r}/3"},
     )
 
 
@@ -451,6 +468,7 @@ def main() -> int:
     print(typed_lookup_timing())
     print(date_text_timing())
     print(joined_text_timing())
+    print(text_function_timing())
     print(one_value_timing())
     print(conditional_aggregate_timing())
     return 0

@@ -24,6 +24,8 @@ the Excel-saved corpus showed (docs/fidelity.md), fixed to Excel's own rules:
 - LINEST and TREND (shared/calc/formulas/regression.py): an empty `const` means TRUE, shapes that
   do not fit are #REF!, and collinear variables are dropped (coefficient 0) as Excel drops them.
 - TIMEVALUE of text that is only a number ("1.25") is #VALUE! in Excel; formulas read it as a time.
+- TRIM removes every space but single spaces between words ("  a   b " is "a b"); formulas'
+  TRIM removed the spaces at both ends only.
 - `^` is POWER ("The ^ operator can be used instead of POWER", Microsoft's POWER page): formulas'
   own POWER (0^0 #NUM!, 0 to a negative power #DIV/0!, a result beyond the largest number
   #NUM!); formulas' `^` was Python's `**` (0^-1 #VALUE!, 0^0 1, an overflow #VALUE!).
@@ -78,6 +80,9 @@ def install() -> None:
             check_error=lambda *a: get_error(a[1]), excluded={3, 4, 5, 6, 7, 8},
         )
         table.update(regression.functions())  # LINEST, TREND
+        from formulas.functions import text as text_functions
+
+        table["TRIM"] = wrap_ufunc(excel_trim, **text_functions._kw1)
         # NOW, TODAY, RAND, RANDBETWEEN from the job's run context (shared/calc/run_context.py).
         from shared.calc.corrections.functions.registry import bessel_functions, trig_functions, volatile_functions
 
@@ -230,6 +235,15 @@ def _map(array: Any, func: Any, *arrays: Any):
         return np.asarray([[Error.errors["#VALUE!"]]], object).view(Array)
     out = [_first(func(*args)) for args in zip(*(flatten(a, None) for a in every))]
     return np.asarray(out, object).reshape(first.shape).view(Array)
+
+
+# --- TRIM ----------------------------------------------------------------------------------
+
+
+def excel_trim(text: str) -> str:
+    """TRIM: "Removes all spaces from text except for single spaces between words" (the TRIM page:
+    the space character 32 only, not the nonbreaking space)."""
+    return " ".join(part for part in text.split(" ") if part)
 
 
 # --- SWITCH, TIMEVALUE -----------------------------------------------------------------------

@@ -102,6 +102,9 @@ class Selected:
     when_error: tuple = ()
     # it joins text: ours where IronCalc's text shows a number as Excel does not (settle.py)
     when_digits: bool = False
+    # references given to text functions (numbers_given_as_text): ours where one holds a
+    # number whose text Excel writes otherwise
+    when_long: list = field(default_factory=list)
     # one call answering a complex number: ours where IronCalc writes a part as Excel does not
     # (complex_text.py)
     when_complex: bool = False
@@ -141,10 +144,11 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     lookup = watch and bool(_LOOKUP_CALL.search(formula))
     when_error = tuple(code for call, codes in _WHEN_ERROR if watch and call.search(formula) for code in codes)
     joins = watch and bool(_JOINS.search(formula)) and bool(_JOINS.search(_STRING.sub('""', formula)))
+    as_text = watch and bool(_TEXT_OF_NUMBER_CALL.search(_STRING.sub('""', formula)))
     complex_number = watch and complex_text.whole_call(formula)
     switch = watch and bool(_SWITCH_CALL.search(formula))  # ours where a cell it compares is blank
     if not (family or choose or sumproduct or legacy or counted or references or not_equal or criteria or lookup
-            or when_error or joins or complex_number or switch):
+            or when_error or joins or as_text or complex_number or switch):
         return None
     found = Selected((lifted(formula) if "@" in formula else None) or formula)
     in_sumproduct = sumproduct and (
@@ -165,7 +169,7 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     found.watched = not (family or choose or in_sumproduct or in_legacy or in_criteria and criteria_select
                          or in_not_equal)
     if found.watched and not ((lookups or when_error or switch) and _evaluable(found.parsed())
-                              or (joins or complex_number) and _evaluable(found.parsed(), scratch=True)):
+                              or (joins or as_text or complex_number) and _evaluable(found.parsed(), scratch=True)):
         return None  # (a job would find out only then that the layer cannot answer it)
     # an empty value in SWITCH is 0 in Excel (formulas' test.xlsx LOGICAL!R25 matches it with a
     # 0 cell), never matched by IronCalc 0.9.1: always ours
@@ -173,7 +177,9 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     found.always = bool(in_sumproduct or in_legacy or in_criteria or misread or empty_case or in_not_equal
                         or joins and _skips_empty_text(found.parsed()))
     found.when_error = when_error
-    found.when_digits = joins
+    found.when_digits = joins or as_text
+    if as_text:
+        found.when_long = numbers_given_as_text(found.parsed())
     found.when_complex = complex_number
     return found
 
@@ -290,6 +296,38 @@ _SWITCH_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?SWITCH\s*\(", re.IGNOR
 # calculations where IronCalc's text shows a number Excel would write otherwise
 # (settle.long_number).
 _JOINS = re.compile(r"&|(?<![A-Za-z0-9_.])(?:_xlfn\.)?(?:CONCATENATE|CONCAT|TEXTJOIN)\s*\(", re.IGNORECASE)
+
+
+# Text functions given a number read it as text the same way (Microsoft: "Excel specifications
+# and limits", 15 digits of precision): `LEN(0.1+0.2)` is 3 in Excel, 19 in IronCalc 0.9.1, and
+# `LEFT(1/3,20)` "0.333333333333333". Such a cell is ours in the calculations where its text
+# result shows a number Excel would write otherwise, or where a cell given directly to one of
+# these functions holds a number whose text Excel writes otherwise (settle.long_value).
+TEXT_OF_NUMBER = frozenset({
+    "LEN", "LENB", "LEFT", "LEFTB", "RIGHT", "RIGHTB", "MID", "MIDB", "FIND", "FINDB", "SEARCH", "SEARCHB",
+    "SUBSTITUTE", "REPLACE", "REPLACEB", "UPPER", "LOWER", "PROPER", "TRIM", "CLEAN", "REPT", "EXACT",
+    "TEXTBEFORE", "TEXTAFTER",
+})
+_TEXT_OF_NUMBER_CALL = re.compile(
+    r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(?:" + "|".join(sorted(TEXT_OF_NUMBER, key=len, reverse=True)) + r")\s*\(",
+    re.IGNORECASE,
+)
+
+
+def numbers_given_as_text(node, out: list | None = None) -> list:
+    """The one-cell references and names given directly as an argument to a TEXT_OF_NUMBER
+    function."""
+    out = [] if out is None else out
+    if isinstance(node, list):
+        for item in node:
+            numbers_given_as_text(item, out)
+    elif isinstance(node, tuple):
+        if node[0] == "call" and node[1] in TEXT_OF_NUMBER:
+            out.extend(arg for arg in node[2] if isinstance(arg, tuple) and arg[0] in ("ref", "name"))
+        for part in node[1:]:
+            if isinstance(part, (tuple, list)):
+                numbers_given_as_text(part, out)
+    return out
 
 
 _LOOKUP_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:[VH]?LOOKUP|MATCH)\s*\(", re.IGNORECASE)
@@ -670,6 +708,9 @@ class DynamicTarget:
     when_complex: bool = False
     # a legacy array formula's area: ours where a cell of it shows #VALUE! (Selected.when_area)
     when_area: bool = False
+    # (sheet, row, col) of cells given to text functions: ours where one holds a number whose
+    # text Excel writes otherwise (Selected.when_long)
+    when_long: list = field(default_factory=list)
 
     @property
     def address(self) -> str:
@@ -929,6 +970,8 @@ def targets(model, selected: list[tuple[int, int, int, Selected]], areas: list[l
             target.when_digits = chosen_of[key].when_digits
             target.when_complex = chosen_of[key].when_complex
             target.when_area = chosen_of[key].when_area
+            target.when_long = _cells([_reference(node, sheet, resolve) for node in chosen_of[key].when_long],
+                                      sheet, sheets_of)
         try:
             target.check(trees[key])
         except Unsupported as exc:

@@ -130,6 +130,23 @@ _SPARE_ROWS = 256  # formula rows of an earlier, larger call kept beyond twice t
 _cache: dict[tuple, object] = {}
 
 
+# The text arguments of the text functions calculated in the scratch model: a number given
+# there is written as the text Excel makes of it (15 significant digits, values.general),
+# which IronCalc would write with up to 17 (`SUBSTITUTE(0.1+0.2,".",",")` "0,3" in Excel).
+TEXT_ARGUMENTS = {
+    **dict.fromkeys(("SUBSTITUTE",), (0, 1, 2)), **dict.fromkeys(("REPLACE", "REPLACEB"), (0, 3)),
+    **dict.fromkeys(("FIND", "FINDB", "SEARCH", "SEARCHB", "EXACT"), (0, 1)),
+    **dict.fromkeys(("TRIM", "CLEAN", "PROPER", "LOWER", "REPT", "LENB", "LEFTB", "RIGHTB", "MIDB"), (0,)),
+}
+
+
+def _as_text(name: str, position: int, value):
+    """A number given to a text argument, as Excel's text of it; anything else as it is."""
+    if isinstance(value, float) and position in TEXT_ARGUMENTS.get(name, ()):
+        return v.to_text(value)
+    return value
+
+
 def lifted_positions(name: str, count: int) -> list[int]:
     """The positions, among `count` arguments, where NAME takes one value (applied to each
     element of an array given there): all of them but for PARTLY_ONE_VALUE's functions."""
@@ -179,11 +196,13 @@ def call(ev, name: str, args: list):
             fixed[i] = Whole(tuple(tuple(row) for row in grid.rows))
         elif isinstance(arg, (bool, str, Err)):
             fixed[i] = Literal(arg)
+        elif isinstance(arg, float) and i in TEXT_ARGUMENTS.get(name, ()):
+            fixed[i] = Literal(_as_text(name, i, arg))
     pending: list[_Pending] = []
 
     def later(*items):
         for i, item in zip(at, items):
-            fixed[i] = item
+            fixed[i] = _as_text(name, i, item)
         pending.append(_Pending(tuple(fixed)))
         return pending[-1]
     shaped = ev.lift(later, *[args[i] for i in at])

@@ -77,11 +77,27 @@ def long_number(text: str) -> bool:
     return False
 
 
+def long_value(number: float) -> bool:
+    """Whether Excel writes a number as text otherwise than its shortest digits (IronCalc's):
+    with 16 or more significant digits, from 1E+15 on, or below 1E-9 (values.general)."""
+    if number == 0 or math.isnan(number) or math.isinf(number):
+        return False
+    if abs(number) >= 1e15 or abs(number) < 1e-9:
+        return True
+    digits = repr(abs(number)).split("e")[0].replace(".", "").strip("0")
+    return len(digits) >= 16
+
+
+def _long_cell(content) -> bool:
+    return content[0] == "n" and isinstance(content[1], float) and long_value(content[1])
+
+
 def settle(model, target, state: State, read_cell, write_cell) -> Settled:
     key = (target.sheet, target.row, target.col)
     if not target.always and key not in state.areas \
             and not any(read_cell(model, *cell)[0] == "empty" for cell in target.when_blank) \
-            and not any(read_cell(model, *cell)[0] in ("s", "b") for cell in target.when_text):
+            and not any(read_cell(model, *cell)[0] in ("s", "b") for cell in target.when_text) \
+            and not any(_long_cell(read_cell(model, *cell)) for cell in target.when_long):
         kind, value = read_cell(model, *key)
         if kind == "s" and (target.when_digits and long_number(value)
                             or target.when_complex and complex_text.excel_form(value) is not None):

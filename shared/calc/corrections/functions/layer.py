@@ -182,6 +182,9 @@ def plan(model, date1904: bool = False, spill_areas: list | None = None) -> Plan
     for sheet, row, col in model.get_all_cells():
         formula = model.get_cell_formula(sheet, row, col)
         selected = dynamic.select(formula, (sheet, row, col) in anchors) if formula else None
+        if selected is not None and selected.watched and registry.mentions(formula):
+            selected = None  # a function evaluated after IronCalc in every job (TEXT...): that
+            # evaluation reads the whole formula, a watch would leave it IronCalc's in most jobs
         if selected is None and (sheet, row, col) in legacy_areas:
             selected = dynamic.area_watch(formula)
         if selected is not None:
