@@ -98,8 +98,11 @@ TEXT_CASES = {
     '=TEXT(1234.5,"$#,##0_);($#,##0)")': "$1,235 ",
     '=TEXT(-1234.5,"$#,##0_);($#,##0)")': "($1,235)",
     '=TEXT(0,"0;-0;""zero""")': "zero",
-    # the fraction with two-digit denominators: the best one (14/99 is nearer pi than 1/7)
-    '=TRIM(TEXT(3.14159,"# ??/??"))': "3 14/99",
+    # fractions up to one, two and three digits ("Display numbers as fractions": 123.456 shows
+    # 123 1/2, 123 26/57 and 123 57/125; 1/2 though 4/9 is nearer)
+    '=TEXT(123.456,"# ?/?")': "123 1/2",
+    '=TEXT(123.456,"# ??/??")': "123 26/57",
+    '=TRIM(TEXT(123.456,"# ???/???"))': "123 57/125",
     '=TEXT(0.000123,"0.00E+00")': "1.23E-04",
 }
 

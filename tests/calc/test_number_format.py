@@ -217,3 +217,24 @@ def test_a_locale_tag_changes_only_the_names(number, code, excel):
 def test_names_in_another_language_are_reported_not_guessed(code):
     with pytest.raises(Unsupported):
         format_number(45306, code)
+
+
+def test_fractions_are_the_convergents_excel_shows():
+    # "Display numbers as fractions": 123.456 up to one, two and three digits is 123 1/2,
+    # 123 26/57 and 123 57/125 (1/2 though 4/9 is nearer: Excel does not take the nearest)
+    from shared.calc.numfmt.fractions import excel_fraction
+
+    assert excel_fraction(123.456, 9) == (247, 2)
+    assert excel_fraction(123.456, 99) == (7037, 57)
+    assert excel_fraction(123.456, 999) == (15432, 125)
+    assert excel_fraction(5.0, 9) == (5, 1)
+
+
+def test_a_section_of_a_colour_or_a_condition_alone_shows_general():
+    # Number format codes: "[Red][<=100];[Blue][>100]" displays the numbers, in red or blue
+    from shared.calc.numfmt import format_number
+
+    assert format_number(50.0, "[Red][<=100];[Blue][>100]") == "50"
+    assert format_number(150.5, "[Red][<=100];[Blue][>100]") == "150.5"
+    assert format_number(-3.0, "[Red]") == "-3"
+    assert format_number(5.0, ";;;") == ""  # empty sections still hide the number

@@ -1,7 +1,7 @@
 """Fractions: `# ?/?`, `?/???`, `# ?/8`, `0 ??/100`.
 
-The denominator is placeholders (the closest fraction whose denominator has at most that many
-digits) or a fixed number (the numerator rounded to it, not reduced). Placeholders before the
+The denominator is placeholders (the fraction excel_fraction finds with a denominator of at
+most that many digits) or a fixed number (the numerator rounded to it, not reduced). Placeholders before the
 numerator, apart from it by a literal, show the whole part; without them the fraction is
 improper. Numerator placeholders pad on the left, denominator placeholders on the right (`0`
 with zeros, `?` with spaces, `#` with nothing). A whole number shows its fraction as spaces.
@@ -53,9 +53,9 @@ def format_fraction(value: float, section: Section) -> str:
         den = fixed
         num = int(round_places(decimal(rest * fixed), 0))
     else:
-        num, den = best_fraction(rest, 10 ** len(den_tokens) - 1)
-    if whole_part and num == den and fixed is None:
-        whole, num = whole + 1, 0
+        num, den = excel_fraction(value, 10 ** len(den_tokens) - 1)
+        if whole_part:
+            whole, num = num // den, num % den
     out = []
     if whole_part:
         roles = {i: "lit" for i, t in enumerate(lead) if t.kind == "comma"}
@@ -92,13 +92,22 @@ def _pad(text: str, places: list[Token], left: bool) -> str:
     return "".join(pad) + text if left else text + "".join(pad)
 
 
-def best_fraction(x: float, max_den: int) -> tuple[int, int]:
-    """The closest p/q to x with q <= max_den, the smallest q on a tie."""
-    best = (round(x), 1)
-    best_err = abs(x - best[0])
-    for q in range(2, max_den + 1):
-        p = math.floor(x * q + 0.5)
-        err = abs(x - p / q)
-        if err < best_err - 1e-15:
-            best, best_err = (p, q), err
-    return best
+def excel_fraction(x: float, max_den: int) -> tuple[int, int]:
+    """The fraction p/q (q <= max_den) Excel shows for x >= 0: the last convergent of x's
+    continued fraction whose denominator fits, computed in floating point as Excel computes it
+    (so 0.3 is 2/7 and 123.456 with one digit 123 1/2, not the closer 123 4/9: Microsoft's
+    "Display numbers as fractions" shows 123 1/2, 123 26/57 and 123 57/125 for up to one, two
+    and three digits). The algorithm is the one SheetJS's SSF derived from Excel's output."""
+    b = x
+    p2, p1, p = 0, 1, 0
+    q2, q1, q = 1, 0, 0
+    while q1 < max_den:
+        a = math.floor(b)
+        p, q = a * p1 + p2, a * q1 + q2
+        if b - a < 0.00000005:
+            break
+        b = 1 / (b - a)
+        p2, p1, q2, q1 = p1, p, q1, q
+    if q > max_den:
+        p, q = (p2, q2) if q1 > max_den else (p1, q1)
+    return p, q

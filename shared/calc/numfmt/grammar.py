@@ -71,6 +71,7 @@ class Section:
     tokens: tuple[Token, ...] = ()
     condition: tuple[str, float] | None = None
     foreign: str | None = None  # a locale tag of another language (`[$-407]`): its names differ
+    styled: bool = False  # it has a colour or a condition
 
     def has(self, *kinds: str) -> bool:
         return any(t.kind in kinds for t in self.tokens)
@@ -156,7 +157,13 @@ def parse(code: str) -> Format:
         raise FormatError("@ outside the text section")
     if text is not None and text.has(*NUMBER_KINDS):
         raise FormatError("number or date codes in the text section")
-    numeric = tuple(s for s in sections if s is not text)
+    # a number section of a colour or a condition alone shows the number as General:
+    # "[Red][<=100];[Blue][>100]" displays numbers up to 100 in red and the others in blue
+    # (Microsoft: Number format codes, specify conditions)
+    numeric = tuple(
+        Section((Token("general", "General"),), s.condition, s.foreign) if s.styled and not s.tokens else s
+        for s in sections if s is not text
+    )
     for s in numeric:
         if s.is_date and s.has_digits and not _digits_are_second_fractions(s):
             raise FormatError("digits and dates mixed")
@@ -197,6 +204,7 @@ def tokenize(text: str) -> Section:
     tokens: list[Token] = []
     condition = None
     foreign = None
+    coloured = False
     i = 0
     while i < len(text):
         ch = text[i]
@@ -228,7 +236,7 @@ def tokenize(text: str) -> Section:
             elif _ELAPSED.fullmatch(inner):
                 tokens.append(Token("elapsed", inner[1:-1].lower()))
             elif _COLOR.fullmatch(inner):
-                pass
+                coloured = True
             elif tag := _LOCALE.fullmatch(inner):
                 symbol, locale = tag.groups()
                 if symbol:
@@ -265,7 +273,7 @@ def tokenize(text: str) -> Section:
             else:
                 tokens.append(Token("lit", ch))
                 i += 1
-    return Section(tuple(tokens), condition, foreign)
+    return Section(tuple(tokens), condition, foreign, styled=coloured or condition is not None)
 
 
 def _digits_are_second_fractions(section: Section) -> bool:
