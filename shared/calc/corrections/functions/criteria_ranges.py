@@ -32,6 +32,7 @@ import re
 from openpyxl.utils.cell import column_index_from_string, get_column_letter
 
 from shared.calc.corrections.formula_tokens import (
+    PLAIN_REFERENCE,
     plain_reference,
     rewrite_calls,
     text_and_cell,
@@ -135,10 +136,53 @@ def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
     return changed
 
 
+_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(COUNTIFS?|SUMIFS?|AVERAGEIFS?|MAXIFS|MINIFS)\(", re.IGNORECASE)
+
+
+def _arguments(formula: str, start: int) -> list[str]:
+    """The top-level arguments of the call whose "(" ends at `start`, as written."""
+    args, depth, quoted, begin = [], 0, False, start
+    for index in range(start, len(formula)):
+        ch = formula[index]
+        if ch == '"':
+            quoted = not quoted
+        elif quoted:
+            continue
+        elif ch in "({":
+            depth += 1
+        elif ch in ")}":
+            if depth == 0:
+                args.append(formula[begin:index])
+                return args
+            depth -= 1
+        elif ch == "," and depth == 0:
+            args.append(formula[begin:index])
+            begin = index + 1
+    return args
+
+
+def _may_change(formula: str) -> bool:
+    """A quick look (no tokenizing: the family is common in large workbooks) at whether the
+    rewrite has anything to do: an ordered text criterion, a range of one cell, a SUMIF or
+    AVERAGEIF sum range of another size."""
+    if '">=' in formula or '"<=' in formula:
+        return True
+    for call in _CALL.finditer(formula):
+        args = _arguments(formula, call.end())
+        name = call.group(1).upper()
+        plain = {i: PLAIN_REFERENCE.fullmatch(args[i].strip().lstrip("@")) for i in range_positions(name, len(args))}
+        if any(match is not None and match["c2"] is None for match in plain.values()):
+            return True
+        if name in ("SUMIF", "AVERAGEIF") and len(args) == 3 and plain.get(0) and plain.get(2) \
+                and _shape(plain[0])[2:] != _shape(plain[2])[2:]:
+            return True
+    return False
+
+
 def rewrite_formula(formula: str) -> str | None:
     """The formula with the family's ranges and ordered text criteria as Excel reads them, or
     None when nothing changes."""
-    if "IF" not in formula.upper():
+    if not _may_change(formula):
         return None
     return rewrite_calls(formula, _rewrite_call)
 
