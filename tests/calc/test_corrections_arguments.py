@@ -496,3 +496,19 @@ def test_mdeterm_of_blank_cells_and_toolpak_functions_of_true_are_value_errors()
         # and Excel saved in formulas' test.xlsx (IronCalc alone: a blank read as 0, TRUE as 1)
         out = workbook.calculate({"matrix": [[1, 2], [3, None]], "x": True}, list(formulas))
         assert out == {"det": "#VALUE!", "sqrtpi": "#VALUE!", "fact": "#VALUE!", "gcd": "#VALUE!"}
+
+
+def test_empty_arguments_of_statistics_are_zero_rank_order_true_and_rate_with_a_guess():
+    # "AVERAGE(10,20,30,)= 15 ... There is no argument after the last comma and excel is defining
+    # as "0" the value" (Microsoft Q&A); RANK.EQ: "If order is any non-zero value, Microsoft Excel
+    # ranks number as if ref were a list sorted in ascending order"; RATE's page example (four
+    # years of 200 a month for a loan of 8,000: 9.24% a year) given a guess (IronCalc alone: 20,
+    # 1, 4, #VALUE!, #ERROR!)
+    from .conftest import named_formulas, uploaded_and_stored
+
+    data = named_formulas({
+        "average": "=AVERAGE(10,20,30,)", "count": "=COUNT(1,,3)", "median": "=MEDIAN(5,3,)",
+        "rank": "=RANK.EQ(5,A1:A4,TRUE)", "rate": "=ROUND(RATE(4*12,-200,8000,0,0,0.01)*12,4)",
+    }, column="D", cells={"A1": 5, "A2": 3, "A3": 9, "A4": 1})
+    for workbook in uploaded_and_stored(data):
+        assert workbook.calculate({}) == {"average": 15, "count": 3, "median": 3, "rank": 3, "rate": 0.0924}

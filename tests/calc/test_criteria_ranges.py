@@ -92,3 +92,17 @@ def test_an_array_formula_is_flagged_not_rewritten():
     data = fruits({"plain": '=COUNTIF(A1:A4,">=b")', "array": ArrayFormula("E2", '=COUNTIF(A1:A4,">=b")')})
     report = check(data, "ironcalc")
     assert [flag["cell"] for flag in report.flagged] == ["E2"]
+
+
+def test_the_s_forms_with_ranges_of_different_sizes_are_value_errors():
+    # MAXIFS page: "The size and shape of the max_range and criteria_rangeN arguments must be the
+    # same, otherwise these functions return the #VALUE! error" (IronCalc alone: 14, 3, 8)
+    data = fruits({
+        "sum_short": '=SUMIFS(B1:B4,A1:A3,">=b")',
+        "count_row": '=COUNTIFS(A1:A4,"x",A1:D1,"apple")',
+        "max_long": '=MAXIFS(B1:B3,A1:A4,"x")',
+        "same": '=SUMIFS(B1:B4,A1:A4,">=b")',
+    })
+    for workbook in uploaded_and_stored(data):
+        assert workbook.calculate({}) == {"sum_short": "#VALUE!", "count_row": "#VALUE!", "max_long": "#VALUE!",
+                                          "same": 14}

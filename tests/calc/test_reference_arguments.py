@@ -54,3 +54,16 @@ def test_the_filled_workbook_keeps_the_formula_as_written():
     workbook = uploaded_and_stored(named_formulas({"at": '=ADDRESS(1,1,,,"Sheet1")'}))[0]
     workbook.calculate({})
     assert 'ADDRESS(1,1,,,"Sheet1")' in saved_sheet_xml(workbook).replace("&quot;", '"')
+
+
+def test_lookup_ranges_of_one_cell_are_ranges():
+    # INDEX: "Reference ... a reference to one or more cell ranges"; MATCH: "lookup_array ...
+    # the range of cells being searched" (IronCalc alone: #N/A, #VALUE!, #NUM!, no RANK)
+    data = named_formulas({
+        "match": "=MATCH(10,A1,0)", "vlookup": "=VLOOKUP(10,A1:B1,2,FALSE)+VLOOKUP(10,A1,1,FALSE)",
+        "xlookup": "=XLOOKUP(10,A1,B1)", "index": "=INDEX(B1,1,1)", "small": "=SMALL(A1,1)",
+        "rank": "=RANK(10,A1)",
+    }, column="D", cells={"A1": 10, "B1": 40})
+    for workbook in uploaded_and_stored(data):
+        assert workbook.calculate({}) == {"match": 1, "vlookup": 50, "xlookup": 40, "index": 40, "small": 10,
+                                          "rank": 1}

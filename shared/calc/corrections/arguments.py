@@ -94,6 +94,7 @@ from shared.calc.corrections.formula_tokens import (
     replace_call,
     rewrite_calls,
     without_spaces,
+    write_into_empty_argument,
 )
 from shared.calc.corrections.lookups import parse_range
 from shared.calc.corrections.model import Rewrite, rewrite_cells
@@ -117,8 +118,16 @@ COUNTS = {
 LOGICAL_NUMBERS = {
     "PHI": (0,), "F.DIST": (0, 1, 2), "F.DIST.RT": (0, 1, 2), "FDIST": (0, 1, 2),
     "WEIBULL.DIST": (0, 1, 2), "WEIBULL": (0, 1, 2), "STANDARDIZE": (0, 1, 2), "LARGE": (1,),
-    "SMALL": (1,), "RANK": (0,), "RANK.EQ": (0,), "RANK.AVG": (0,),
+    "SMALL": (1,), "RANK": (0, 2), "RANK.EQ": (0, 2), "RANK.AVG": (0, 2),
 }
+# Functions whose empty argument is the number 0 (`AVERAGE(10,20,30,)` is 15: "There is no
+# argument after the last comma and excel is defining as "0" the value", Microsoft Q&A;
+# SUM, MIN, MAX and PRODUCT in IronCalc 0.9.1 already read it so, these drop it: 20)
+EMPTY_IS_ZERO = frozenset({
+    "AVERAGE", "AVERAGEA", "MEDIAN", "COUNT", "COUNTA", "STDEV", "STDEV.S", "STDEV.P", "STDEVP", "STDEVA",
+    "STDEVPA", "VAR", "VAR.S", "VAR.P", "VARP", "VARA", "VARPA", "DEVSQ", "AVEDEV", "MODE", "MODE.SNGL",
+    "GEOMEAN", "HARMEAN", "KURT", "SKEW", "MAXA", "MINA",
+})
 # The paired data arguments (by position) of the functions whose pages say: "If known_y's and
 # known_x's [array1 and array2] ... have a different number of data points, [the function]
 # returns the #N/A error value" (SLOPE, INTERCEPT, RSQ, PEARSON, CORREL, STEYX, COVAR,
@@ -200,6 +209,8 @@ MENTION = re.compile(
     rb"(?i)(?:STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|MINA|MAXA|PERCENTILE|QUARTILE)[A-Z.]*\("
     rb"|(?<![A-Z0-9_])(?:IM[A-Z0-9]+|AND|OR|FIXED|DOLLAR|MDETERM|MINVERSE|FACTDOUBLE|SQRTPI|GCD|LCM)\("
     rb"|(?:COUNT|AVERAGE)\([^<]*\{"
+    rb"|(?:COUNTA?|AVERAGEA?|MEDIAN|GEOMEAN|HARMEAN|SKEW)\([^<]*(?:,\s*[,)]|\(\s*,)"
+    rb"|(?<![A-Z0-9_.])RATE\("
     rb"|(?<![A-Z0-9_])(?:" + "|".join(re.escape(n) for n in _NUMBER_CALLS).encode() + rb")\("
     # LEFT/RIGHT/MID but those with a plain first argument and number literals after it
     rb"|(?<![A-Z.])(?:LEFT|RIGHT|MID)B?\("
@@ -211,7 +222,8 @@ KEYWORDS = (
     b"IMAGINARY(", b"IMARGUMENT(", b"IMCONJUGATE(", b"IMCOS", b"IMCOT(", b"IMCSC", b"IMEXP(", b"IMLN(",
     b"IMLOG", b"IMREAL(", b"IMSEC", b"IMSIN", b"IMSQRT(", b"IMTAN(", b"AND(", b"OR(", b"FIXED(", b"DOLLAR(",
     b"AVERAGE(", b"LEFT(", b"RIGHT(", b"MID(", b"LEFTB(", b"RIGHTB(", b"MIDB(", b"MDETERM(", b"MINVERSE(",
-    b"FACTDOUBLE(", b"SQRTPI(", b"GCD(", b"LCM(",
+    b"FACTDOUBLE(", b"SQRTPI(", b"GCD(", b"LCM(", b"MEDIAN(", b"GEOMEAN(", b"HARMEAN(", b"SKEW(", b"RATE(",
+    b"COUNTA(", b"AVERAGEA(",
     *(name.encode() + b"(" for name in _NUMBER_CALLS),
 )
 STATISTIC_MENTION = re.compile(rb"(?i)(?:COUNT|AVERAGE)\(")
@@ -467,6 +479,7 @@ _PLAIN_COUNTS = re.compile(
 )
 _OTHER_CALLS = re.compile(
     r"(?i)STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|COUNT|AVERAGE|MINA|MAXA|PERCENTILE|QUARTILE|"
+    r"MEDIAN|GEOMEAN|HARMEAN|SKEW|RATE\(|"
     r"(?<![A-Za-z0-9_.])(?:IM[A-Z0-9]+|AND|OR|FIXED|DOLLAR|MDETERM|MINVERSE|FACTDOUBLE|SQRTPI|GCD|LCM)\(|"
     + "|".join(re.escape(n) for n in _NUMBER_CALLS)
 )
@@ -480,7 +493,19 @@ def rewrite_formula(formula: str) -> str | None:
 
 
 def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
-    changed = _arguments(tokens, values, name, opened, closed, args)
+    changed = False
+    if name in EMPTY_IS_ZERO and len(args) > 1:
+        for position, arg in enumerate(args):
+            if not without_spaces(tokens, arg):
+                write_into_empty_argument(tokens, values, opened, args, position, "0")
+                changed = True
+    if name == "RATE" and len(args) == 6:
+        # RATE's guess only starts Excel's iteration; IronCalc 0.9.1 answers #ERROR! for any
+        # RATE given one and starts from Excel's default, 0.1 (RATE page)
+        texts = ["".join(values[i] for i in arg) for arg in args[:5]]
+        replace_call(values, opened, closed, values[opened] + ",".join(texts) + ")")
+        return True
+    changed |= _arguments(tokens, values, name, opened, closed, args)
     if name in NO_NUMBER_IS_NUM and args and all(without_spaces(tokens, arg) for arg in args):
         # no number at all is #NUM! (NO_NUMBER_IS_NUM), the arguments as rewritten above
         call = "".join(values[opened:closed + 1])

@@ -108,6 +108,53 @@ def text_and_cell(tokens: list[Token], positions: list[int]) -> tuple[int, str, 
     return None
 
 
+def written_arguments(formula: str, start: int) -> list[str]:
+    """The top-level arguments, as written, of the call whose "(" ends at formula[start - 1]: a
+    scan of the text without tokenizing (for a quick look at the formulas of a large workbook)."""
+    args, depth, quoted, begin = [], 0, False, start
+    for index in range(start, len(formula)):
+        ch = formula[index]
+        if ch == '"':
+            quoted = not quoted
+        elif quoted:
+            continue
+        elif ch in "({":
+            depth += 1
+        elif ch in ")}":
+            if depth == 0:
+                args.append(formula[begin:index])
+                return args
+            depth -= 1
+        elif ch == "," and depth == 0:
+            args.append(formula[begin:index])
+            begin = index + 1
+    return args
+
+
+def write_into_empty_argument(tokens: list[Token], values: list[str], opened: int, args: list[list[int]],
+                              position: int, text: str) -> None:
+    """Put `text` into the empty argument at `position` of the call opened at token `opened`
+    (after its spaces, or after the comma that opens it)."""
+    if args[position]:
+        values[args[position][-1]] += text
+        return
+    depth, commas = 0, 0
+    for index in range(opened + 1, len(tokens)):
+        token = tokens[index]
+        if token.type in (Token.FUNC, Token.PAREN, Token.ARRAY) and token.subtype == Token.OPEN:
+            depth += 1
+        elif token.type in (Token.FUNC, Token.PAREN, Token.ARRAY) and token.subtype == Token.CLOSE:
+            if depth == 0:
+                break
+            depth -= 1
+        elif depth == 0 and token.type == Token.SEP and token.subtype == Token.ARG:
+            commas += 1
+            if commas == position:
+                values[index] += text
+                return
+    raise ValueError("no such argument")
+
+
 def one_cell(tokens: list[Token], positions: list[int]) -> bool:
     """Whether an argument is one cell, maybe behind prefix operators and in parentheses
     (`B1`, `+Sheet2!B1`, `(B1)`): no range, name or call."""

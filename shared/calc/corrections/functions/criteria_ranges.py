@@ -13,6 +13,9 @@ one cell, a sum range of another size, or a text compared in order.
   B1:B5, A1:B4 with C1:C2 adds C1:D4). IronCalc 0.9.1 adds only the cells the given range has
   (`SUMIF(A1:A3,"*a*",B1:B1)` 1 for 3). When both are plain references the sum range is written
   at the range's size from its upper leftmost cell.
+- COUNTIFS, SUMIFS, AVERAGEIFS, MAXIFS and MINIFS whose ranges differ in size or shape are
+  #VALUE! (`_mismatched`); IronCalc answers a number. Written `#VALUE!` when all are plain
+  references.
 - `">=text"` and `"<=text"` compare texts in order, without case: `COUNTIF(A1:A3,">=b")` over
   "apple", "banana", "cherry" is 2 (Microsoft: the criteria's comparison operators). IronCalc
   0.9.1 reverses the two for text (measured: its `">=b"` finds "apple", "b" and an empty text,
@@ -34,8 +37,10 @@ from openpyxl.utils.cell import column_index_from_string, get_column_letter
 from shared.calc.corrections.formula_tokens import (
     PLAIN_REFERENCE,
     plain_reference,
+    replace_call,
     rewrite_calls,
     text_and_cell,
+    written_arguments,
 )
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 from shared.calc.corrections.package import survey
@@ -119,6 +124,9 @@ def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
 
     changed = False
     references = {i: _reference(tokens, args[i]) for i in range_positions(name, len(args))}
+    if _mismatched(name, [found[1] if found else None for found in references.values()]):
+        replace_call(values, opened, closed, "#VALUE!")
+        return True
     if name in ("SUMIF", "AVERAGEIF") and len(args) == 3 and references.get(0) and references.get(2):
         resized = _resized(references[2][1], references[0][1])
         if resized is not None:
@@ -139,26 +147,15 @@ def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
 _CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(COUNTIFS?|SUMIFS?|AVERAGEIFS?|MAXIFS|MINIFS)\(", re.IGNORECASE)
 
 
-def _arguments(formula: str, start: int) -> list[str]:
-    """The top-level arguments of the call whose "(" ends at `start`, as written."""
-    args, depth, quoted, begin = [], 0, False, start
-    for index in range(start, len(formula)):
-        ch = formula[index]
-        if ch == '"':
-            quoted = not quoted
-        elif quoted:
-            continue
-        elif ch in "({":
-            depth += 1
-        elif ch in ")}":
-            if depth == 0:
-                args.append(formula[begin:index])
-                return args
-            depth -= 1
-        elif ch == "," and depth == 0:
-            args.append(formula[begin:index])
-            begin = index + 1
-    return args
+def _mismatched(name: str, ranges: list) -> bool:
+    """Whether an S form's ranges, all plain references, differ in size or shape: "The size and
+    shape of the max_range and criteria_rangeN arguments must be the same, otherwise these
+    functions return the #VALUE! error" (MAXIFS page; MS-OI29500 for SUMIFS: "each
+    cell-range-1...cell-range-n shall have the same size and shape as sum-range"). IronCalc
+    0.9.1 answers a number (`SUMIFS(B1:B4,A1:A3,"a")` adds row 4 too)."""
+    if not name.endswith("S") or len(ranges) < 2 or any(match is None for match in ranges):
+        return False
+    return len({_shape(match)[2:] for match in ranges}) > 1
 
 
 def _may_change(formula: str) -> bool:
@@ -168,13 +165,15 @@ def _may_change(formula: str) -> bool:
     if '">=' in formula or '"<=' in formula:
         return True
     for call in _CALL.finditer(formula):
-        args = _arguments(formula, call.end())
+        args = written_arguments(formula, call.end())
         name = call.group(1).upper()
         plain = {i: PLAIN_REFERENCE.fullmatch(args[i].strip().lstrip("@")) for i in range_positions(name, len(args))}
         if any(match is not None and match["c2"] is None for match in plain.values()):
             return True
         if name in ("SUMIF", "AVERAGEIF") and len(args) == 3 and plain.get(0) and plain.get(2) \
                 and _shape(plain[0])[2:] != _shape(plain[2])[2:]:
+            return True
+        if _mismatched(name, list(plain.values())):
             return True
     return False
 

@@ -1,5 +1,11 @@
-"""Arguments of ADDRESS, SHEET, SHEETS, FORMULATEXT and ARABIC that IronCalc 0.9.1 reads
-differently from Excel, rewritten at model load.
+"""Arguments of ADDRESS, SHEET, SHEETS, FORMULATEXT and ARABIC, and lookup ranges of one cell,
+that IronCalc 0.9.1 reads differently from Excel, rewritten at model load.
+
+- A range of one cell given to MATCH, XMATCH, VLOOKUP, HLOOKUP, LOOKUP, XLOOKUP, INDEX, SMALL,
+  LARGE or RANK (`MATCH(10,A1,0)`, `INDEX(A1,1,1)`): a range like any other (INDEX: "Reference
+  ... a reference to one or more cell ranges"; MATCH: "lookup_array ... the range of cells being
+  searched"); IronCalc answers #N/A, #VALUE! or #NUM!, and has no RANK of one cell. Written
+  `A1:A1` (ONE_CELL_RANGES), as COUNTIF's are (criteria_ranges.py).
 
 - ADDRESS(row, column, [abs_num], [a1], [sheet_text]) with an argument left empty: "the formula
   =ADDRESS(1,1,,,"Sheet2") returns Sheet2!$A$1" (the ADDRESS page): an empty abs_num is 1 (absolute)
@@ -29,20 +35,35 @@ from __future__ import annotations
 import functools
 import re
 
-from openpyxl.formula.tokenizer import Token
-
 from shared.calc.corrections.formula_tokens import (
     PLAIN_REFERENCE,
     plain_reference,
     replace_call,
     rewrite_calls,
     without_spaces,
+    write_into_empty_argument,
+    written_arguments,
 )
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 from shared.calc.corrections.package import survey
 
-MENTION = re.compile(rb"(?:ADDRESS|SHEETS?|FORMULATEXT|ARABIC)\(")
-KEYWORDS = (b"ADDRESS(", b"SHEET(", b"SHEETS(", b"FORMULATEXT(", b"ARABIC(")
+# the ranges (by position) of the functions IronCalc 0.9.1 refuses one cell for (measured:
+# MATCH, VLOOKUP, HLOOKUP, LOOKUP and XLOOKUP #N/A, XMATCH and INDEX #VALUE!, SMALL and LARGE
+# #NUM!, RANK not implemented)
+ONE_CELL_RANGES = {
+    "MATCH": (1,), "XMATCH": (1,), "VLOOKUP": (1,), "HLOOKUP": (1,), "LOOKUP": (1, 2), "XLOOKUP": (1, 2),
+    "INDEX": (0,), "SMALL": (0,), "LARGE": (0,), "RANK": (1,), "RANK.EQ": (1,), "RANK.AVG": (1,),
+}
+_RARE = ("ADDRESS", "SHEET", "SHEETS", "FORMULATEXT", "ARABIC")
+MENTION = re.compile(
+    rb"(?:ADDRESS|SHEETS?|FORMULATEXT|ARABIC|MATCH|LOOKUP|INDEX|SMALL|LARGE|RANK(?:\.EQ|\.AVG)?)\("
+)
+KEYWORDS = (b"ADDRESS(", b"SHEET(", b"SHEETS(", b"FORMULATEXT(", b"ARABIC(", b"MATCH(", b"LOOKUP(", b"INDEX(",
+            b"SMALL(", b"LARGE(", b"RANK")
+_CALL = re.compile(
+    r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(" + "|".join(re.escape(n) for n in (*_RARE, *ONE_CELL_RANGES)) + r")\(",
+    re.IGNORECASE,
+)
 _ADDRESS_DEFAULTS = {2: "1", 3: "TRUE"}  # abs_num, a1
 
 
@@ -66,13 +87,22 @@ def _sheet_name(written: str) -> str:
 
 
 def _rewrite_call(tokens, values, name, opened, closed, args, names=None) -> bool:
+    if name in ONE_CELL_RANGES:
+        changed = False
+        for position in ONE_CELL_RANGES[name]:
+            found = plain_reference(tokens, args[position]) if position < len(args) else None
+            if found is not None and found[1] is not None and found[1]["c2"] is None:
+                index, match = found
+                cell = match["c1"] + match["r1"]
+                values[index] = (match["sheet"] or "") + cell + ":" + cell
+                changed = True
+        return changed
     if name == "ADDRESS":
         changed = False
         for position, default in _ADDRESS_DEFAULTS.items():
             if position < len(args) and not without_spaces(tokens, args[position]):
                 # an empty argument (`ADDRESS(1,1,,,"Sheet2")`, `ADDRESS(2,3,)`): its default
-                after = args[position][-1] if args[position] else _comma_before(tokens, opened, position)
-                values[after] += default
+                write_into_empty_argument(tokens, values, opened, args, position, default)
                 changed = True
         return changed
     if name in ("SHEET", "SHEETS", "FORMULATEXT") and len(args) == 1:
@@ -101,27 +131,26 @@ def _rewrite_call(tokens, values, name, opened, closed, args, names=None) -> boo
     return False
 
 
-def _comma_before(tokens, opened: int, position: int) -> int:
-    """The token of the comma that opens an empty argument."""
-    depth, commas = 0, 0
-    for index in range(opened + 1, len(tokens)):
-        token = tokens[index]
-        if token.type in (Token.FUNC, Token.PAREN, Token.ARRAY) and token.subtype == Token.OPEN:
-            depth += 1
-        elif token.type in (Token.FUNC, Token.PAREN, Token.ARRAY) and token.subtype == Token.CLOSE:
-            if depth == 0:
-                break
-            depth -= 1
-        elif depth == 0 and token.type == Token.SEP and token.subtype == Token.ARG:
-            commas += 1
-            if commas == position:
-                return index
-    raise ValueError("no such argument")
+def _may_change(formula: str) -> bool:
+    """A quick look without tokenizing (lookups are common in large workbooks): a call of one
+    of the rarer functions, or a lookup range written as one cell."""
+    for call in _CALL.finditer(formula):
+        name = call.group(1).upper()
+        if name in _RARE:
+            return True
+        args = written_arguments(formula, call.end())
+        for position in ONE_CELL_RANGES[name]:
+            match = PLAIN_REFERENCE.fullmatch(args[position].strip().lstrip("@")) if position < len(args) else None
+            if match is not None and match["c2"] is None:
+                return True
+    return False
 
 
 def rewrite_formula(formula: str, names=None) -> str | None:
     """The formula with these functions' arguments as Excel reads them, or None; `names` gives
     a defined name's formula (SHEET and SHEETS of a name to a plain reference)."""
+    if not _may_change(formula):
+        return None
     return rewrite_calls(formula, functools.partial(_rewrite_call, names=names))
 
 
