@@ -204,12 +204,17 @@ def test_ranges_written_into_single_value_arguments_are_intersected():
         "M4": ("=SUMIF($J$1:$J$5,$E$1:$E$5,$K$1:$K$5)", 40),
         "M5": ("=IF($E$1:$E$5>7,1,0)", 1),
         "N3": ("=SUM($E$1:$E$5)", 22.5),  # a function taking a range: the whole range
+        # ranges inside an expression given to a function of one value, whole columns too
+        "N4": ('=IFERROR($E$1:$E$5/($E$1:$E$5-6),"none")', "none"),  # 6/0 in row 4
+        "N5": ("=ISNUMBER($E$1:$E$5*2)", True),
+        "O5": ("=IFERROR(E:E*2,0)", 15),
     }
     for cell, (formula, _) in cases.items():
         ws[cell] = formula
         add_name(wb, f"x_{cell.lower()}", f"Sheet1!${cell[0]}${cell[1:]}")
 
-    # WHEN a job calculates it (IronCalc alone: #N/A, #VALUE!, #VALUE!)
+    # WHEN a job calculates it (IronCalc alone: #N/A, #VALUE!, #VALUE!, and #VALUE!, FALSE,
+    # #VALUE! for the expressions)
     outputs = get_engine("ironcalc").load_xlsx(to_bytes(wb)).calculate({}, [f"x_{c.lower()}" for c in cases])
 
     # THEN each is Excel's value

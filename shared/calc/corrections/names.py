@@ -50,7 +50,7 @@ from xml.sax.saxutils import unescape
 
 from openpyxl.formula.tokenizer import Token
 
-from shared.calc.corrections.formula_tokens import Context, tokenize
+from shared.calc.corrections.formula_tokens import SCALAR_ARGUMENTS, SCALAR_FUNCTIONS, Context, tokenize
 from shared.calc.corrections.lookups import parse_name
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 from shared.calc.refs import MAX_COLS, MAX_ROWS, column_letters, column_number
@@ -390,11 +390,16 @@ def unfixable_names(book) -> list[tuple[object, str]]:
 
 # A formula that may give a range to a single-value argument: a function taking one, and a
 # multi-cell range (the survey's cheap test; the tokens decide)
-INTERSECTION_MENTION = re.compile(
-    rb"(?i)(?:IF|IFERROR|VLOOKUP|HLOOKUP|MATCH|INDEX|SUMIF|COUNTIF|AVERAGEIF|ROUND|INT|ABS|TEXT|VALUE)\("
-    rb"[^<]*\$?[A-Za-z]{1,3}\$?\d+:\$?[A-Za-z]{1,3}\$?\d+"
+# whole columns or rows (`A:A`, `$B:$C`, `Sheet1!1:1`): intersected as any range there
+_WHOLE_LINES = re.compile(
+    r"(?:(?:'(?:[^']|'')+'|[^'!\[\]:*?/\\,()\s]+)!)?(?:\$?[A-Za-z]{1,3}:\$?[A-Za-z]{1,3}|\$?\d+:\$?\d+)"
 )
-INTERSECTION_KEYWORDS = (b"IF(", b"LOOKUP(", b"MATCH(", b"INDEX(", b"ROUND", b"INT(", b"ABS(", b"TEXT(", b"VALUE(")
+_SINGLE_VALUE_CALLS = sorted({*SCALAR_FUNCTIONS, *SCALAR_ARGUMENTS}, key=len, reverse=True)
+INTERSECTION_MENTION = re.compile(
+    rb"(?i)(?<![A-Z0-9_.])(?:" + "|".join(re.escape(n) for n in _SINGLE_VALUE_CALLS).encode() + rb")\("
+    rb"[^<]*(?:\$?[A-Za-z]{1,3}\$?\d+:\$?[A-Za-z]{1,3}\$?\d+|\$?[A-Za-z]{1,3}:\$?[A-Za-z]{1,3}(?![A-Za-z0-9(]))"
+)
+INTERSECTION_KEYWORDS = tuple(n.encode() + b"(" for n in _SINGLE_VALUE_CALLS)
 
 
 def intersect_ranges(model, cells: list[tuple[int, int, int]]) -> list[Rewrite]:
@@ -414,7 +419,7 @@ def intersect_ranges(model, cells: list[tuple[int, int, int]]) -> list[Rewrite]:
             if not context.step(token) and token.type == Token.OPERAND and token.subtype == Token.RANGE \
                     and not value.startswith("@") and context.frames and context.expects_one_value():
                 ref = _reference(value)
-                if ref is not None and ref.multi:
+                if ref is not None and ref.multi or ref is None and _WHOLE_LINES.fullmatch(value):
                     value, changed = "@" + value, True
             out.append(value)
         return "".join(out) if changed else None
