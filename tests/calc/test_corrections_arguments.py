@@ -512,3 +512,29 @@ def test_empty_arguments_of_statistics_are_zero_rank_order_true_and_rate_with_a_
     }, column="D", cells={"A1": 5, "A2": 3, "A3": 9, "A4": 1})
     for workbook in uploaded_and_stored(data):
         assert workbook.calculate({}) == {"average": 15, "count": 3, "median": 3, "rank": 3, "rate": 0.0924}
+
+
+def test_an_empty_first_argument_and_a_date_of_empty_parts():
+    # DATE: "If year is between 0 (zero) and 1899 (inclusive), Excel adds that value to 1900"; an
+    # empty argument is 0, so DATE(,1,1) is 1900-01-01, serial 1 (IronCalc alone 2); the empty
+    # first argument of AVERAGE counts as 0 as a later one does
+    from .conftest import named_formulas, uploaded_and_stored
+
+    data = named_formulas({"first_day": "=DATE(,1,1)", "day_zero": "=DATE(,1,)", "average": "=AVERAGE(,1,2)"})
+    for workbook in uploaded_and_stored(data):
+        assert workbook.calculate({}) == {"first_day": 1, "day_zero": 0, "average": 1}
+
+
+def test_a_rewrite_that_fails_on_a_formula_leaves_it_to_the_engine():
+    from shared.calc.corrections.model import rewrite_cells
+
+    class Model:
+        formulas = {(0, 1, 1): "=SUM(1)"}
+
+        def get_cell_formula(self, sheet, row, col):
+            return self.formulas[(sheet, row, col)]
+
+    def broken(formula, *_):
+        raise ValueError("a defect in a rewrite")
+
+    assert rewrite_cells(Model(), [(0, 1, 1)], broken) == []

@@ -209,7 +209,7 @@ MENTION = re.compile(
     rb"(?i)(?:STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|MINA|MAXA|PERCENTILE|QUARTILE)[A-Z.]*\("
     rb"|(?<![A-Z0-9_])(?:IM[A-Z0-9]+|AND|OR|FIXED|DOLLAR|MDETERM|MINVERSE|FACTDOUBLE|SQRTPI|GCD|LCM)\("
     rb"|(?:COUNT|AVERAGE)\([^<]*\{"
-    rb"|(?:COUNTA?|AVERAGEA?|MEDIAN|GEOMEAN|HARMEAN|SKEW)\([^<]*(?:,\s*[,)]|\(\s*,)"
+    rb"|(?:COUNTA?|AVERAGEA?|MEDIAN|GEOMEAN|HARMEAN|SKEW)\((?:\s*,|[^<]*,\s*[,)])"
     rb"|(?<![A-Z0-9_.])RATE\("
     rb"|(?<![A-Z0-9_])(?:" + "|".join(re.escape(n) for n in _NUMBER_CALLS).encode() + rb")\("
     # LEFT/RIGHT/MID but those with a plain first argument and number literals after it

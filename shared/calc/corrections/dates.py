@@ -72,7 +72,14 @@ import re
 
 from openpyxl.formula.tokenizer import Token
 
-from shared.calc.corrections.formula_tokens import is_single_cell, pure, replace_call, rewrite_calls, without_spaces
+from shared.calc.corrections.formula_tokens import (
+    is_single_cell,
+    pure,
+    replace_call,
+    rewrite_calls,
+    without_spaces,
+    write_into_empty_argument,
+)
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 
 MENTION = re.compile(
@@ -333,6 +340,15 @@ def _in_1900(tokens, values, name, opened, closed, args) -> bool:
     if _single_value_rule(_TIME_OF_DAY, tokens, values, name, opened, closed, args, 1):
         return True
     if _earlier_first(tokens, values, name, opened, closed, args, leap_bug=True):
+        return True
+    if name == "DATE" and len(args) == 3 and not all(without_spaces(tokens, a) for a in args):
+        # an empty argument is 0 (`DATE(,1,1)` is 1900-01-01, serial 1; IronCalc 2)
+        for position, arg in enumerate(args):
+            if not without_spaces(tokens, arg):
+                write_into_empty_argument(tokens, values, opened, args, position, "0")
+        text = "".join(values[opened:closed + 1])
+        rewritten = rewrite_formula(text, False)
+        replace_call(values, opened, closed, rewritten if rewritten is not None else text)
         return True
     if name == "DATE" and len(args) == 3 and all(pure(tokens, a) for a in args) \
             and not _literal_date_from_march_1900(tokens, args) \

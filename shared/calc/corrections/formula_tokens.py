@@ -138,6 +138,9 @@ def write_into_empty_argument(tokens: list[Token], values: list[str], opened: in
     if args[position]:
         values[args[position][-1]] += text
         return
+    if position == 0:
+        values[opened] += text
+        return
     depth, commas = 0, 0
     for index in range(opened + 1, len(tokens)):
         token = tokens[index]

@@ -519,6 +519,14 @@ FUNCTIONS["MIN"] = _aggregate(lambda n: min(n) if n else 0.0)
 FUNCTIONS["AVERAGE"] = _aggregate(lambda n: math.fsum(n) / len(n) if n else v.DIV0)
 
 
+@function("PI")
+def _pi(ev, args):
+    """PI(): 3.14159265358979 "accurate to 15 digits" (the PI page), the double nearest pi."""
+    if args:
+        return v.VALUE
+    return math.pi
+
+
 @function("MODE.MULT")
 def _mode_mult(ev, args):
     """The most frequent numbers as a column, in the order they first occur; #N/A when no
