@@ -73,12 +73,13 @@ import re
 from openpyxl.formula.tokenizer import Token
 
 from shared.calc.corrections.formula_tokens import (
+    function_name,
     is_single_cell,
+    neighbour,
     pure,
     replace_call,
     rewrite_calls,
     without_spaces,
-    write_into_empty_argument,
 )
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 
@@ -341,19 +342,11 @@ def _in_1900(tokens, values, name, opened, closed, args) -> bool:
         return True
     if _earlier_first(tokens, values, name, opened, closed, args, leap_bug=True):
         return True
-    if name == "DATE" and len(args) == 3 and not all(without_spaces(tokens, a) for a in args):
-        # an empty argument is 0 (`DATE(,1,1)` is 1900-01-01, serial 1; IronCalc 2)
-        for position, arg in enumerate(args):
-            if not without_spaces(tokens, arg):
-                write_into_empty_argument(tokens, values, opened, args, position, "0")
-        text = "".join(values[opened:closed + 1])
-        rewritten = rewrite_formula(text, False)
-        replace_call(values, opened, closed, rewritten if rewritten is not None else text)
-        return True
-    if name == "DATE" and len(args) == 3 and all(pure(tokens, a) for a in args) \
+    if name == "DATE" and len(args) == 3 and all(pure(tokens, a) or not without_spaces(tokens, a) for a in args) \
             and not _literal_date_from_march_1900(tokens, args) \
             and not _start_of_month_arithmetic(tokens, opened, closed):
-        y, m, d = ("(" + "".join(tokens[i].value for i in a).strip() + ")" for a in args)
+        # an empty argument is 0 (`DATE(,1,1)` is 1900-01-01, serial 1; IronCalc 2)
+        y, m, d = ("(" + ("".join(tokens[i].value for i in a).strip() or "0") + ")" for a in args)
         replace_call(values, opened, closed, _EXCEL_DATE.format(y=y, m=m, d=d))
         return True
     return False
@@ -365,10 +358,9 @@ def _start_of_month_arithmetic(tokens, opened: int, closed: int) -> bool:
     IronCalc's calendar, so `EOMONTH(DATE(1900,2,1),0)` is the end of February (60) and
     `EDATE(DATE(1900,2,15),1)` 15 March (75), as in Excel; Excel's DATE serial given to IronCalc's
     EOMONTH would be read a day early (32, 74)."""
-    before = next((tokens[i] for i in range(opened - 1, -1, -1) if tokens[i].type != Token.WSPACE), None)
-    after = next((tokens[i] for i in range(closed + 1, len(tokens)) if tokens[i].type != Token.WSPACE), None)
+    before, after = neighbour(tokens, opened, -1), neighbour(tokens, closed, 1)
     return before is not None and before.type == Token.FUNC and before.subtype == Token.OPEN \
-        and re.sub(r"^(?:_xlfn\.)+", "", before.value[:-1], flags=re.IGNORECASE).upper() in ("EDATE", "EOMONTH") \
+        and function_name(before) in ("EDATE", "EOMONTH") \
         and after is not None and after.type == Token.SEP and after.subtype == Token.ARG
 
 

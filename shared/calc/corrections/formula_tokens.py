@@ -19,7 +19,17 @@ def tokenize(formula: str) -> list[Token] | None:
     return tokens if "".join(t.value for t in tokens) == body else None
 
 
-def _name(token: Token) -> str:
+def neighbour(tokens: list[Token], index: int, step: int) -> Token | None:
+    """The nearest token before (`step` -1) or after (1) the one at `index` that is not white
+    space, or None."""
+    index += step
+    while 0 <= index < len(tokens) and tokens[index].type == Token.WSPACE:
+        index += step
+    return tokens[index] if 0 <= index < len(tokens) else None
+
+
+def function_name(token: Token) -> str:
+    """A function token's name, upper case, without `@` and the `_xlfn.`/`_xlws.` prefixes."""
     return re.sub(r"^@?(?:_xlfn\.|_xlws\.)*", "", token.value[:-1], flags=re.IGNORECASE).upper()
 
 
@@ -44,7 +54,7 @@ def calls(tokens: list[Token]) -> list[tuple[str, int, int, list[list[int]]]]:
         for frame in stack:
             frame[2][-1].append(index)
         if bracket and token.subtype == Token.OPEN:
-            stack.append((_name(token) if token.type == Token.FUNC else "", index, [[]]))
+            stack.append((function_name(token) if token.type == Token.FUNC else "", index, [[]]))
     return calls
 
 
@@ -80,6 +90,16 @@ def plain_reference(tokens: list[Token], positions: list[int]) -> tuple[int, re.
     if len(kept) != 1 or tokens[kept[0]].type != Token.OPERAND or tokens[kept[0]].subtype != Token.RANGE:
         return None
     return kept[0], PLAIN_REFERENCE.fullmatch(tokens[kept[0]].value.lstrip("@"))
+
+
+def one_cell_range(match: re.Match) -> str | None:
+    """A PLAIN_REFERENCE match of one cell written as the range of that cell (`Sheet1!$A$1` ->
+    `Sheet1!$A$1:$A$1`, which IronCalc reads where it refuses one cell for a range), None for a
+    range."""
+    if match["c2"] is not None:
+        return None
+    cell = match["c1"] + match["r1"]
+    return f"{match['sheet'] or ''}{cell}:{cell}"
 
 
 def is_single_cell(token: Token) -> bool:
@@ -219,7 +239,7 @@ class Context:
     def step(self, token: Token) -> bool:
         """Follow one token; True when it opened, closed or separated (no operand)."""
         if token.type in (Token.FUNC, Token.PAREN, Token.ARRAY) and token.subtype == Token.OPEN:
-            kind = _name(token) if token.type == Token.FUNC else ("" if token.type == Token.PAREN else "{")
+            kind = function_name(token) if token.type == Token.FUNC else ("" if token.type == Token.PAREN else "{")
             self.frames.append([kind, 0])
             return True
         if token.type in (Token.FUNC, Token.PAREN, Token.ARRAY) and token.subtype == Token.CLOSE and self.frames:

@@ -71,6 +71,21 @@ class ModelCorrections:
         return [w for w in self.rewrites if w.dynamic]
 
 
+class DefinedNames:
+    """A model's defined names, read once when first asked (IronCalc's name list is slow on
+    workbooks with thousands of names): `names(name, sheet)` is the formula of the name as seen
+    from that sheet (its own scope first, then the workbook's), or None."""
+
+    def __init__(self, model):
+        self._model = model
+        self._by_key: dict[tuple[str, int | None], str] | None = None
+
+    def __call__(self, name: str, sheet: int) -> str | None:
+        if self._by_key is None:
+            self._by_key = {(d["name"].upper(), d["scope"]): d["formula"] for d in self._model.get_defined_name_list()}
+        return self._by_key.get((name.upper(), sheet)) or self._by_key.get((name.upper(), None))
+
+
 def rewrite_cells(model, cells: list[tuple[int, int, int]], rewrite) -> list[Rewrite]:
     """Put `rewrite(formula, sheet, row, col)` (IronCalc's text of the cell's formula -> the
     corrected text without "=", or None to leave it) into each of `cells` (sheet index, row, col) in `model`; a text

@@ -36,7 +36,12 @@ import re
 from openpyxl.formula.tokenizer import Token
 
 from shared.calc.corrections.dynamic.number_text import fixed_value
-from shared.calc.corrections.formula_tokens import calls, tokenize, without_spaces
+from shared.calc.corrections.formula_tokens import (
+    calls,
+    neighbour,
+    tokenize,
+    without_spaces,
+)
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 
 _DATE_FUNCTIONS = (
@@ -62,17 +67,10 @@ _ARITHMETIC = frozenset("+-*/^")
 _PLAIN_NUMBER = re.compile(r"\s*[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?\s*")
 
 
-def _neighbour(tokens: list[Token], index: int, step: int) -> Token | None:
-    index += step
-    while 0 <= index < len(tokens) and tokens[index].type == Token.WSPACE:
-        index += step
-    return tokens[index] if 0 <= index < len(tokens) else None
-
-
 def _operand_of_arithmetic(tokens: list[Token], index: int) -> bool:
     """Whether the token at `index` is an operand of an arithmetic operator (or a leading `-`,
     a trailing `%`), which binds tighter than `&` and the comparisons around it."""
-    before, after = _neighbour(tokens, index, -1), _neighbour(tokens, index, 1)
+    before, after = neighbour(tokens, index, -1), neighbour(tokens, index, 1)
     if before is not None and (
         (before.type == Token.OP_IN and before.value in _ARITHMETIC)
         or (before.type == Token.OP_PRE and before.value == "-")

@@ -12,6 +12,7 @@ from shared.calc.corrections.dynamic import values as v
 from shared.calc.corrections.dynamic.parse import bare, parse
 from shared.calc.corrections.dynamic.values import MISSING, Err, Grid, Lambda, Ref
 from shared.calc.corrections.functions.text_format import Unsupported
+from shared.calc.corrections.model import DefinedNames
 from shared.calc.refs import column_number
 
 _REF = re.compile(
@@ -48,7 +49,7 @@ class Book:
         self.index_of = {name.upper(): i for i, name in enumerate(sheets)}
         self.read_cell = read_cell
         self.spills = spills  # (sheet, row, col) -> (rows, cols) or Err, this calculation's
-        self._names: dict | None = None
+        self.defined = DefinedNames(model)  # (name, sheet) -> the name's formula, or None
         # ranges read since the model last changed: many cells read the same range
         self._read: dict[Ref, Grid] = {}
         self.reads: list | None = None  # (ref, grid) of every range read, while a cell is evaluated
@@ -63,12 +64,6 @@ class Book:
         for ref in [r for r in self._read if r.sheet == area.sheet and r.top <= area.bottom
                     and area.top <= r.bottom and r.left <= area.right and area.left <= r.right]:
             del self._read[ref]
-
-    def defined(self, name: str, sheet: int) -> str | None:
-        if self._names is None:
-            self._names = {(d["name"].upper(), d["scope"]): d["formula"]
-                           for d in self.model.get_defined_name_list()}
-        return self._names.get((name.upper(), sheet)) or self._names.get((name.upper(), None))
 
     def read(self, ref: Ref) -> Grid:
         grid = self._read.get(ref)

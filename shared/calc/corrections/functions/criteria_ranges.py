@@ -36,6 +36,7 @@ from openpyxl.utils.cell import column_index_from_string, get_column_letter
 
 from shared.calc.corrections.formula_tokens import (
     PLAIN_REFERENCE,
+    one_cell_range,
     plain_reference,
     replace_call,
     rewrite_calls,
@@ -133,10 +134,8 @@ def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
             values[references[2][0]] = resized
             changed = True
     for found in references.values():
-        if found is not None and found[1]["c2"] is None and values[found[0]] == tokens[found[0]].value:
-            index, match = found
-            cell = f"{match['c1']}{match['r1']}"
-            values[index] = f"{match['sheet'] or ''}{cell}:{cell}"
+        if found is not None and values[found[0]] == tokens[found[0]].value and one_cell_range(found[1]):
+            values[found[0]] = one_cell_range(found[1])
             changed = True
     for position in CRITERIA_ARGUMENTS[name](len(args)):
         if position < len(args):
@@ -168,7 +167,7 @@ def _may_change(formula: str) -> bool:
         args = written_arguments(formula, call.end())
         name = call.group(1).upper()
         plain = {i: PLAIN_REFERENCE.fullmatch(args[i].strip().lstrip("@")) for i in range_positions(name, len(args))}
-        if any(match is not None and match["c2"] is None for match in plain.values()):
+        if any(match is not None and one_cell_range(match) for match in plain.values()):
             return True
         if name in ("SUMIF", "AVERAGEIF") and len(args) == 3 and plain.get(0) and plain.get(2) \
                 and _shape(plain[0])[2:] != _shape(plain[2])[2:]:

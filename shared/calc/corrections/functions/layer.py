@@ -38,6 +38,7 @@ from shared.calc.corrections import dynamic
 from shared.calc.corrections.dynamic.values import Ref
 from shared.calc.corrections.functions import power, registry
 from shared.calc.corrections.functions.text_format import Unsupported
+from shared.calc.corrections.model import DefinedNames
 from shared.calc.refs import cell_name, column_number
 
 log = logging.getLogger(__name__)
@@ -230,18 +231,9 @@ class _Context:
     (IronCalc's name list is slow on workbooks with thousands of names)."""
 
     def __init__(self, model, date1904: bool = False):
-        self._model = model
-        self._by_name: dict[tuple[str, int | None], str] | None = None
+        self.resolve = DefinedNames(model)  # (name, sheet) -> the name's formula, or None
         self.compiled: dict[str, Callable] = {}  # formulas' compiled functions by formula text
         self.date1904 = date1904
-
-    def resolve(self, name: str, sheet: int) -> str | None:
-        if self._by_name is None:
-            self._by_name = {
-                (d["name"].upper(), d["scope"]): d["formula"]
-                for d in self._model.get_defined_name_list()
-            }
-        return self._by_name.get((name.upper(), sheet)) or self._by_name.get((name.upper(), None))
 
 
 def _target(

@@ -37,6 +37,7 @@ import re
 
 from shared.calc.corrections.formula_tokens import (
     PLAIN_REFERENCE,
+    one_cell_range,
     plain_reference,
     replace_call,
     rewrite_calls,
@@ -44,7 +45,7 @@ from shared.calc.corrections.formula_tokens import (
     write_into_empty_argument,
     written_arguments,
 )
-from shared.calc.corrections.model import Rewrite, rewrite_cells
+from shared.calc.corrections.model import DefinedNames, Rewrite, rewrite_cells
 from shared.calc.corrections.package import survey
 
 # the ranges (by position) of the functions IronCalc 0.9.1 refuses one cell for (measured:
@@ -91,10 +92,8 @@ def _rewrite_call(tokens, values, name, opened, closed, args, names=None) -> boo
         changed = False
         for position in ONE_CELL_RANGES[name]:
             found = plain_reference(tokens, args[position]) if position < len(args) else None
-            if found is not None and found[1] is not None and found[1]["c2"] is None:
-                index, match = found
-                cell = match["c1"] + match["r1"]
-                values[index] = (match["sheet"] or "") + cell + ":" + cell
+            if found is not None and found[1] is not None and one_cell_range(found[1]):
+                values[found[0]] = one_cell_range(found[1])
                 changed = True
         return changed
     if name == "ADDRESS":
@@ -141,7 +140,7 @@ def _may_change(formula: str) -> bool:
         args = written_arguments(formula, call.end())
         for position in ONE_CELL_RANGES[name]:
             match = PLAIN_REFERENCE.fullmatch(args[position].strip().lstrip("@")) if position < len(args) else None
-            if match is not None and match["c2"] is None:
+            if match is not None and one_cell_range(match):
                 return True
     return False
 
@@ -160,15 +159,6 @@ def correct_reference_arguments(model, data: bytes) -> list[Rewrite]:
     candidates, arrays = survey(data, MENTION, KEYWORDS)
     if not candidates:
         return []
-    defined: dict | None = None
-
-    def names_of(sheet: int):
-        def formula_of(name: str) -> str | None:
-            nonlocal defined
-            if defined is None:
-                defined = {(d["name"].upper(), d["scope"]): d["formula"] for d in model.get_defined_name_list()}
-            return defined.get((name.upper(), sheet)) or defined.get((name.upper(), None))
-        return formula_of
-
+    names = DefinedNames(model)
     return rewrite_cells(model, sorted(candidates - arrays),
-                         lambda formula, sheet, *_: rewrite_formula(formula, names_of(sheet)))
+                         lambda formula, sheet, *_: rewrite_formula(formula, lambda name: names(name, sheet)))
