@@ -254,11 +254,16 @@ def _evaluable(node, scratch: bool = False) -> bool:
 # Functions taken in the calculations where IronCalc answers one of these errors where Excel
 # does not (Selected.when_error): CONVERT with a unit IronCalc lacks (#N/A where Excel converts,
 # classic.CONVERT); VALUE, DATEVALUE, TIMEVALUE and NUMBERVALUE of a text IronCalc cannot read
-# (#VALUE! where Excel reads a date, a time or a number: number_text).
+# (#VALUE! where Excel reads a date, a time or a number: number_text); the statistics of paired
+# data given arrays of different shapes (#VALUE! where Excel pairs them), the covariances given
+# an empty cell, text or a logical value (#N/A where Excel leaves the pair out) and any of them
+# given an error among the values (IronCalc's error is not always Excel's: paired.py).
 _READERS = ("VALUE", "DATEVALUE", "TIMEVALUE", "NUMBERVALUE")
-WHEN_ERROR = {("CONVERT",): ("#N/A",), _READERS: ("#VALUE!",)}
+_PAIRED = ("COVAR", "COVARIANCE.P", "COVARIANCE.S", "CORREL", "PEARSON", "RSQ", "SLOPE", "INTERCEPT",
+           "STEYX", "FORECAST", "FORECAST.LINEAR")
+WHEN_ERROR = {("CONVERT",): ("#N/A",), _READERS: ("#VALUE!",), _PAIRED: ("#VALUE!", "#N/A", "#DIV/0!", "#NUM!", "#REF!", "#NAME?", "#NULL!")}
 _WHEN_ERROR = tuple(
-    (re.compile(r"(?<![A-Za-z0-9_.])(?:" + "|".join(names) + r")\s*\(", re.IGNORECASE), codes)
+    (re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(?:" + "|".join(map(re.escape, names)) + r")\s*\(", re.IGNORECASE), codes)
     for names, codes in WHEN_ERROR.items()
 )
 
