@@ -46,7 +46,7 @@ FAMILY = (
     "VSTACK", "HSTACK", "TAKE", "DROP", "EXPAND", "CHOOSECOLS", "CHOOSEROWS", "TOCOL", "TOROW",
     "WRAPROWS", "WRAPCOLS", "TEXTSPLIT", "TEXTBEFORE", "TEXTAFTER", "VALUETOTEXT", "ARRAYTOTEXT",
     "GROUPBY", "PIVOTBY", "PERCENTOF", "ANCHORARRAY", "TREND", "LINEST", "LOGEST", "GROWTH", "BAHTTEXT",
-    "NUMBERVALUE",
+    "NUMBERVALUE", "REGEXTEST", "REGEXEXTRACT", "REGEXREPLACE",
 )
 # The FAMILY functions IronCalc 0.9.1 does not implement at all, evaluated only here: not unknown
 # to the service (GROUPBY and PIVOTBY, ANCHORARRAY, which is how a file writes a spill
@@ -751,10 +751,13 @@ class Occupied:
 
 # IronCalc 0.9.1 gets these wrong in forms the corpus shows (module docstring; PERCENTOF of a
 # range holding an error: #NUM! in Excel, 'MATH & TRIG'!W49 of formulas' test.xlsx; NUMBERVALUE
-# with a group separator after the decimal one, #VALUE! in Excel, TEXT!AC28): always ours.
+# with a group separator after the decimal one, #VALUE! in Excel, TEXT!AC28; the REGEX
+# functions, whose optional arguments IronCalc lacks and whose patterns it reads with another
+# flavour than Excel's PCRE2: regex_functions.py): always ours.
 _ROUTED = re.compile(
     r"(?<![A-Za-z0-9_.])(?:_xlfn\.)*(?:LAMBDA|MAP|REDUCE|SCAN|MAKEARRAY|BYROW|BYCOL|ISOMITTED"
-    r"|GROUPBY|PIVOTBY|PERCENTOF|TREND|LINEST|LOGEST|GROWTH|BAHTTEXT|NUMBERVALUE)\s*\(|_xleta\.",
+    r"|GROUPBY|PIVOTBY|PERCENTOF|TREND|LINEST|LOGEST|GROWTH|BAHTTEXT|NUMBERVALUE"
+    r"|REGEXTEST|REGEXEXTRACT|REGEXREPLACE)\s*\(|_xleta\.",
     re.IGNORECASE,
 )
 # COUNT and AVERAGE of a computed array: IronCalc counts none of its numbers (COUNT(TOCOL(...)) is 0)

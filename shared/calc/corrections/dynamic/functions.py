@@ -833,5 +833,6 @@ from shared.calc.corrections.dynamic import classic as _classic  # noqa: F401 - 
 from shared.calc.corrections.dynamic import criteria as _criteria  # noqa: F401 - registers
 from shared.calc.corrections.dynamic import lookup as _lookup  # noqa: F401 - registers
 from shared.calc.corrections.dynamic import paired as _paired  # noqa: F401 - registers
+from shared.calc.corrections.dynamic import regex_functions as _regex_functions  # noqa: F401 - registers
 from shared.calc.corrections.dynamic import regression as _regression  # noqa: F401 - registers
 from shared.calc.corrections.dynamic import text as _text_functions  # noqa: F401 - registers

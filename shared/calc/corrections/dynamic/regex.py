@@ -30,10 +30,14 @@ class Pattern:
     compiled: re.Pattern
     ascii_only: bool  # it uses \d, \w, \s or \b: refused over text that is not ASCII
 
-    def search(self, text: str) -> bool:
+    def checked(self, text: str) -> re.Pattern:
+        """The compiled pattern, for a subject `re` reads as PCRE2 does."""
         if self.ascii_only and not text.isascii():
             raise Unsupported("\\d, \\w, \\s or \\b over text that is not ASCII (PCRE2 reads them as ASCII)")
-        return self.compiled.search(text) is not None
+        return self.compiled
+
+    def search(self, text: str) -> bool:
+        return self.checked(text).search(text) is not None
 
 
 def compile_pattern(pattern: str, case_sensitive: bool = True) -> Pattern:
