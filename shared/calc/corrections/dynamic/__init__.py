@@ -36,7 +36,7 @@ import functools
 import re
 from dataclasses import dataclass, field
 
-from shared.calc.corrections.dynamic import complex_text, one_value
+from shared.calc.corrections.dynamic import complex_text, date_text, one_value
 from shared.calc.corrections.functions.text_format import Unsupported
 from shared.calc.refs import cell_name, column_number
 
@@ -111,6 +111,9 @@ class Selected:
     # a legacy array formula over several cells: ours where IronCalc fills its area's cells
     # beyond the result with #VALUE! (`area_watch`)
     when_area: bool = False
+    # taken for the dates held as text its when_text cells give an operator or a date function
+    # (`date_text_watch`): planned only where one of them holds such a text at load
+    date_text: bool = False
 
     def parsed(self):
         if self.tree is None:
@@ -232,6 +235,19 @@ def area_watch(formula: str) -> Selected | None:
     here has every function the formula calls (settle._fitted places the result); else None."""
     found = Selected(formula, watched=True, when_area=True)
     return found if _evaluable(found.parsed()) else None
+
+
+def date_text_watch(formula: str) -> Selected | None:
+    """A formula giving a one-cell reference to an operator or as a date function's date
+    (date_text.readings), watched for the dates and times held there as text: ours in the
+    calculations where one holds text, when the evaluator here has every function it calls; else
+    None. `targets` plans it only where such a cell holds a date as text at load."""
+    found = Selected(formula, watched=True, date_text=True)
+    tree = found.parsed()
+    if isinstance(tree, Unsupported):
+        return None
+    found.when_text = date_text.readings(tree)
+    return found if found.when_text and _evaluable(tree, scratch=True) else None
 
 
 def _evaluable(node, scratch: bool = False) -> bool:
@@ -951,10 +967,11 @@ def _routed(found, trees: dict, sheets_of) -> set:
     return routed
 
 
-def targets(model, selected: list[tuple[int, int, int, Selected]], areas: list[list[int]] | None, resolve):
+def targets(model, selected: list[tuple[int, int, int, Selected]], areas: list[list[int]] | None, resolve,
+            text_cells: frozenset = frozenset()):
     """(targets, [(sheet, row, col, reason)]) of the cells `select` took; `areas` None: not
     known (a model stored before they were kept); `resolve(name, sheet)` a defined name's
-    formula text, or None."""
+    formula text, or None; `text_cells` the cells holding a date as text (date_text_watch)."""
     known = areas is not None
     areas = areas or []
     by_anchor = {(s, r, c): (b, rt) for s, r, c, b, rt, d in areas}
@@ -980,6 +997,10 @@ def targets(model, selected: list[tuple[int, int, int, Selected]], areas: list[l
             target.when_area = chosen_of[key].when_area
             target.when_long = _cells([_reference(node, sheet, resolve) for node in chosen_of[key].when_long],
                                       sheet, sheets_of)
+            if chosen_of[key].date_text:
+                target.when_text = [cell for cell in target.when_text if cell in text_cells]
+                if not target.when_text:
+                    continue  # no date held as text where it reads: IronCalc's
         try:
             target.check(trees[key])
         except Unsupported as exc:

@@ -621,7 +621,7 @@ def _round(x, d, mode="round"):
 
 
 _elementwise("ABS", _num1(abs))
-_elementwise("INT", _num1(math.floor))
+_elementwise("INT", _num1(lambda x: float(math.floor(x))))
 _elementwise("SQRT", lambda x: (lambda n: n if isinstance(n, Err) else v.NUM if n < 0 else math.sqrt(n))(v.to_number(x)))
 _elementwise("ROUND", _num2(lambda a, b: _round(a, b)), 2)
 _elementwise("ROUNDUP", _num2(lambda a, b: _round(a, b, "up")), 2)

@@ -244,6 +244,12 @@ def _date_like(folded: str) -> bool:
     )
 
 
+def date_like(text: str) -> bool:
+    """Whether a text may be a date or a time Excel reads, not a plain number (`_date_like`)."""
+    folded = " ".join(text.lower().split())
+    return _date_like(folded) and _number(folded) is None
+
+
 def read(text: str) -> Reading | None:
     """What Excel reads in `text` (None: no number, Excel's #VALUE!)."""
     folded = " ".join(text.lower().split())

@@ -31,6 +31,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
+from shared.calc.corrections.dynamic import date_text
 from shared.calc.corrections.dynamic import values as v
 from shared.calc.corrections.dynamic.values import MISSING, Err, Grid, Lambda, Ref
 from shared.calc.corrections.functions.text_format import Unsupported
@@ -202,7 +203,7 @@ def call(ev, name: str, args: list):
 
     def later(*items):
         for i, item in zip(at, items):
-            fixed[i] = _as_text(name, i, item)
+            fixed[i] = date_text.as_number(name, i, _as_text(name, i, item))
         pending.append(_Pending(tuple(fixed)))
         return pending[-1]
     shaped = ev.lift(later, *[args[i] for i in at])

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from shared.calc.corrections import dynamic
+from shared.calc.corrections.dynamic import date_text
 from shared.calc.corrections.dynamic.values import Ref
 from shared.calc.corrections.functions import power, registry
 from shared.calc.corrections.functions.text_format import Unsupported
@@ -145,7 +146,8 @@ _DATE1904 = re.compile(rb"<(?:\w+:)?workbookPr\b[^>]*\bdate1904=\"(?:1|true)\"")
 
 def may_need_plan(xlsx: bytes) -> bool:
     """False when no worksheet of the package can call a corrected function (no name holds the
-    text): `plan` is then skipped without reading every formula back from IronCalc."""
+    text) and no text in it may be a date (dynamic/date_text.py): `plan` is then skipped without
+    reading every formula back from IronCalc."""
     try:
         with zipfile.ZipFile(io.BytesIO(xlsx)) as package:
             for name in package.namelist():
@@ -157,6 +159,10 @@ def may_need_plan(xlsx: bytes) -> bool:
                         return True
                     if dynamic.may_hold_legacy_arrays(part) or dynamic.may_hold_criteria_arrays(part):
                         return True
+                    if date_text.may_hold(part):
+                        return True  # a date held as text (an inline string) formulas may read
+                elif name == "xl/sharedStrings.xml" and date_text.may_hold(package.read(name)):
+                    return True
     except zipfile.BadZipFile:
         return True
     return False
@@ -180,19 +186,25 @@ def plan(model, date1904: bool = False, spill_areas: list | None = None) -> Plan
     anchors = {(s, r, c) for s, r, c, *_ in spill_areas or []}  # the file's array formulas
     # its legacy array formulas over several cells (their areas are watched: dynamic.area_watch)
     legacy_areas = {(s, r, c) for s, r, c, b, rt, d in spill_areas or [] if not d and (b, rt) != (r, c)}
-    for sheet, row, col in model.get_all_cells():
-        formula = model.get_cell_formula(sheet, row, col)
-        selected = dynamic.select(formula, (sheet, row, col) in anchors) if formula else None
+    # the formulas, the cells holding a date or time as text and their addresses as a formula
+    # may write them
+    formulas, text_cells = date_text.formulas_and_text_cells(model)
+    text_addresses = {cell_name(r, c) for _, r, c in text_cells}
+    for sheet, row, col, formula in formulas:
+        selected = dynamic.select(formula, (sheet, row, col) in anchors)
         if selected is not None and selected.watched and registry.mentions(formula):
             selected = None  # a function evaluated after IronCalc in every job (TEXT...): that
             # evaluation reads the whole formula, a watch would leave it IronCalc's in most jobs
         if selected is None and (sheet, row, col) in legacy_areas:
             selected = dynamic.area_watch(formula)
+        if selected is None and text_addresses and not registry.mentions(formula) \
+                and any(ref in text_addresses for ref in _cell_references(formula)):
+            selected = dynamic.date_text_watch(formula)
         if selected is not None:
             arrays.append((sheet, row, col, selected))
-        elif formula and registry.mentions(formula):
+        elif registry.mentions(formula):
             found.append((sheet, row, col, formula))
-        elif formula and power.mentions(formula) and not formula.startswith("{"):
+        elif power.mentions(formula) and not formula.startswith("{"):
             watched.append((sheet, row, col, formula))
     if not found and not arrays and not watched:
         return None
@@ -200,7 +212,7 @@ def plan(model, date1904: bool = False, spill_areas: list | None = None) -> Plan
     occupied: set = set()
     context = _Context(model, date1904)
     if arrays:  # Excel 365's array functions: evaluated whole by the dynamic package
-        planned, refused = dynamic.targets(model, arrays, spill_areas, context.resolve)
+        planned, refused = dynamic.targets(model, arrays, spill_areas, context.resolve, text_cells)
         targets.extend(planned)
         for sheet, row, col, reason in refused:
             names = dynamic.called(model.get_cell_formula(sheet, row, col))
@@ -269,6 +281,15 @@ def _target(
             raise Unsupported(f"reference {key} larger than {_MAX_CELLS} cells")
         inputs.append((index, top, left, bottom, right))
     return Target(sheet, row, col, formula, compiled, inputs)
+
+
+_CELL_REFERENCE = re.compile(r"(?<![A-Za-z0-9_.$])\$?([A-Za-z]{1,3})\$?(\d+)(?![A-Za-z0-9_(])")
+
+
+def _cell_references(formula: str) -> list[str]:
+    """The cells a formula writes (`A1` for `$a$1`, `Sheet2!A1`; text literals left out), a
+    quick look before any parsing."""
+    return [column.upper() + row for column, row in _CELL_REFERENCE.findall(_STRINGS.sub('""', formula))]
 
 
 _FUNCTION = re.compile(r"(?<![A-Za-z0-9_.])([A-Za-z_][A-Za-z0-9_.]*)\s*\(")
