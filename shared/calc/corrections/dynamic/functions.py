@@ -432,18 +432,24 @@ _elementwise("ISNA", lambda x: isinstance(x, Err) and x.code == "#N/A")
 _elementwise("ISEVEN", lambda x: (lambda n: n if isinstance(n, Err) else int(n) % 2 == 0)(v.to_number(x)))
 _elementwise("ISODD", lambda x: (lambda n: n if isinstance(n, Err) else int(n) % 2 == 1)(v.to_number(x)))
 _elementwise("N", lambda x: x if isinstance(x, (float, Err)) and not isinstance(x, bool) else (1.0 if x is True else 0.0))
-_lifted_n = FUNCTIONS["N"]
+_elementwise("T", lambda x: x if isinstance(x, (str, Err)) else "")
 
 
-def _n(ev, args):
-    # N of a reference reads one cell, not each cell of a range (SUMPRODUCT(N(A1:A3)) is not
-    # A1+A2+A3 in Excel): a range of several cells is not guessed
-    if args and isinstance(args[0], Ref) and args[0].shape != (1, 1):
-        raise Unsupported("N of a range of several cells")
-    return _lifted_n(ev, args)
+def _first_cell(lifted):
+    """N and T of a reference read its upper left cell, not each cell of a range
+    (SUMPRODUCT(N(A1:A3)) is not A1+A2+A3; formulas' test.xlsx, saved by Excel: {=N(C19:Q19)} is
+    C19's 4, {=N(I19:Q19)} I19's 0, {=T(I42:Q42)} I42's text); an array is read element by
+    element."""
+    def run(ev, args):
+        if args and isinstance(args[0], Ref) and args[0].shape != (1, 1):
+            ref = args[0]
+            args = [Ref(ref.sheet, ref.top, ref.left, ref.top, ref.left), *args[1:]]
+        return lifted(ev, args)
+    return run
 
 
-FUNCTIONS["N"] = _n
+FUNCTIONS["N"] = _first_cell(FUNCTIONS["N"])
+FUNCTIONS["T"] = _first_cell(FUNCTIONS["T"])
 
 
 def _dimension(index):
