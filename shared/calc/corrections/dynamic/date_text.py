@@ -52,12 +52,6 @@ def may_hold(part: bytes) -> bool:
     return _HINT.search(part) is not None
 
 
-def date_text(text: str) -> bool:
-    """Whether a cell's text is a date or a time Excel reads (not a plain number, which IronCalc
-    reads as Excel does)."""
-    return number_text.date_like(text)
-
-
 def formulas_and_text_cells(model) -> tuple[list[tuple[int, int, int, str]], frozenset[tuple[int, int, int]]]:
     """The model's formulas (sheet, row, col, formula), and (sheet, row, col) of the constant
     cells holding a date or time as text: one pass over the cells, for the layer's plan."""
@@ -69,7 +63,7 @@ def formulas_and_text_cells(model) -> tuple[list[tuple[int, int, int, str]], fro
         formula = formula_of(*cell)
         if formula:
             formulas.append((*cell, formula))
-        elif type_of(*cell) == text and date_text(_text(model, cell)):
+        elif type_of(*cell) == text and number_text.date_like(_text(model, cell)):
             found.add(cell)
     return formulas, frozenset(found)
 
@@ -81,6 +75,17 @@ def _text(model, cell: tuple[int, int, int]) -> str:
     if content.startswith("'") and model.get_cell_style(*cell).get("quote_prefix"):
         return content[1:]
     return content
+
+
+_CELL_REFERENCE = re.compile(r"(?<![A-Za-z0-9_.$])\$?([A-Za-z]{1,3})\$?(\d+)(?![A-Za-z0-9_(])")
+_STRING = re.compile(r'"(?:[^"]|"")*"')
+
+
+def may_read(formula: str, addresses: set[str]) -> bool:
+    """Whether a formula writes a cell of `addresses` (`A1`, whatever its sheet or `$`s; text
+    literals left out): a quick look before any parsing."""
+    return any(column.upper() + row in addresses
+               for column, row in _CELL_REFERENCE.findall(_STRING.sub('""', formula)))
 
 
 def readings(node, out: list | None = None) -> list:
@@ -112,7 +117,8 @@ def _one_cell(node) -> bool:
 
 def as_number(name: str, position: int, value):
     """A date parameter's text as the number Excel reads in it; anything else as it is."""
-    if isinstance(value, str) and position in DATE_ARGUMENTS.get(name, ()) and date_text(value):
+    if isinstance(value, str) and position in DATE_ARGUMENTS.get(name, ()) \
+            and number_text.date_like(value):
         number = number_text.value(value)
         return value if number is None else number
     return value

@@ -244,15 +244,20 @@ def _date_like(folded: str) -> bool:
     )
 
 
+def _fold(text: str) -> str:
+    """A text in lower case, its runs of white space one space."""
+    return " ".join(text.lower().split())
+
+
 def date_like(text: str) -> bool:
     """Whether a text may be a date or a time Excel reads, not a plain number (`_date_like`)."""
-    folded = " ".join(text.lower().split())
+    folded = _fold(text)
     return _date_like(folded) and _number(folded) is None
 
 
 def read(text: str) -> Reading | None:
     """What Excel reads in `text` (None: no number, Excel's #VALUE!)."""
-    folded = " ".join(text.lower().split())
+    folded = _fold(text)
     if not folded:
         return None
     number = _number(folded)

@@ -33,9 +33,6 @@ from shared.calc.corrections.dynamic import values as v
 from shared.calc.corrections.dynamic.functions import _arity, function
 from shared.calc.corrections.dynamic.values import Err
 
-COVARIANCES = ("COVAR", "COVARIANCE.P", "COVARIANCE.S")
-FITS = ("CORREL", "PEARSON", "RSQ", "SLOPE", "INTERCEPT", "STEYX", "FORECAST", "FORECAST.LINEAR")
-NAMES = COVARIANCES + FITS
 _LEFT_OUT = "#NULL!"
 
 

@@ -29,40 +29,29 @@ from __future__ import annotations
 import re
 
 from shared.calc.corrections.dynamic import values as v
-from shared.calc.corrections.dynamic.functions import _arity, _opt, function
+from shared.calc.corrections.dynamic.functions import _arity, _int, _opt, function
 from shared.calc.corrections.dynamic.regex import compile_pattern
 from shared.calc.corrections.dynamic.values import Err, Grid, Ref
 from shared.calc.corrections.functions.text_format import Unsupported
 
-NAMES = ("REGEXTEST", "REGEXEXTRACT", "REGEXREPLACE")
 _GROUP = re.compile(r"\$(?:\$|(\d+)|\{(\d+)\})")
 
 
-def _text(value):
-    return value if isinstance(value, Err) else v.to_text(value)
-
-
-def _whole(value):
-    """A whole-number argument (truncated), or the Err it is or makes."""
-    n = value if isinstance(value, Err) else v.to_number(value)
-    return n if isinstance(n, Err) else int(n)
-
-
-def _choice(value, allowed: tuple[int, ...]):
+def _choice(ev, value, allowed: tuple[int, ...]):
     """A mode argument: truncated, one of `allowed`, else #VALUE!."""
-    n = _whole(value)
+    n = _int(ev, value)
     return n if isinstance(n, Err) or n in allowed else v.VALUE
 
 
-def _subject(text, pattern, case):
+def _subject(ev, text, pattern, case):
     """(the text, the compiled pattern for it), or the Err the arguments make, the text's first."""
-    text = _text(text)
+    text = v.to_text(text)
     if isinstance(text, Err):
         return text
-    pattern = _text(pattern)
+    pattern = v.to_text(pattern)
     if isinstance(pattern, Err):
         return pattern
-    case = _choice(case, (0, 1))
+    case = _choice(ev, case, (0, 1))
     if isinstance(case, Err):
         return case
     return text, compile_pattern(pattern, case_sensitive=case == 0).checked(text)
@@ -84,7 +73,7 @@ def _regextest(ev, args):
     _arity(args, 2, 3)
 
     def one(text, pattern, case=0.0):
-        subject = _subject(text, pattern, case)
+        subject = _subject(ev, text, pattern, case)
         return subject if isinstance(subject, Err) else subject[1].search(subject[0]) is not None
     return _elementwise(ev, one, args)
 
@@ -94,11 +83,11 @@ def _regexextract(ev, args):
     _arity(args, 2, 4)
 
     def one(text, pattern, mode=0.0, case=0.0):
-        subject = _subject(text, pattern, case)
+        subject = _subject(ev, text, pattern, case)
         if isinstance(subject, Err):
             return subject
         text, regex = subject
-        mode = _choice(mode, (0, 1, 2))
+        mode = _choice(ev, mode, (0, 1, 2))
         if isinstance(mode, Err):
             return mode
         if mode == 2 and not regex.groups:
@@ -131,14 +120,14 @@ def _regexreplace(ev, args):
     _arity(args, 3, 5)
 
     def one(text, pattern, replacement, occurrence=0.0, case=0.0):
-        subject = _subject(text, pattern, case)
+        subject = _subject(ev, text, pattern, case)
         if isinstance(subject, Err):
             return subject
         text, regex = subject
-        replacement = _text(replacement)
+        replacement = v.to_text(replacement)
         if isinstance(replacement, Err):
             return replacement
-        nth = _whole(occurrence)
+        nth = _int(ev, occurrence)
         if isinstance(nth, Err):
             return nth
         if nth == 0:

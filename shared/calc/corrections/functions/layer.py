@@ -192,17 +192,17 @@ def plan(model, date1904: bool = False, spill_areas: list | None = None) -> Plan
     text_addresses = {cell_name(r, c) for _, r, c in text_cells}
     for sheet, row, col, formula in formulas:
         selected = dynamic.select(formula, (sheet, row, col) in anchors)
-        if selected is not None and selected.watched and registry.mentions(formula):
+        corrected = registry.mentions(formula)
+        if selected is not None and selected.watched and corrected:
             selected = None  # a function evaluated after IronCalc in every job (TEXT...): that
             # evaluation reads the whole formula, a watch would leave it IronCalc's in most jobs
         if selected is None and (sheet, row, col) in legacy_areas:
             selected = dynamic.area_watch(formula)
-        if selected is None and text_addresses and not registry.mentions(formula) \
-                and any(ref in text_addresses for ref in _cell_references(formula)):
+        if selected is None and text_addresses and not corrected and date_text.may_read(formula, text_addresses):
             selected = dynamic.date_text_watch(formula)
         if selected is not None:
             arrays.append((sheet, row, col, selected))
-        elif registry.mentions(formula):
+        elif corrected:
             found.append((sheet, row, col, formula))
         elif power.mentions(formula) and not formula.startswith("{"):
             watched.append((sheet, row, col, formula))
@@ -281,15 +281,6 @@ def _target(
             raise Unsupported(f"reference {key} larger than {_MAX_CELLS} cells")
         inputs.append((index, top, left, bottom, right))
     return Target(sheet, row, col, formula, compiled, inputs)
-
-
-_CELL_REFERENCE = re.compile(r"(?<![A-Za-z0-9_.$])\$?([A-Za-z]{1,3})\$?(\d+)(?![A-Za-z0-9_(])")
-
-
-def _cell_references(formula: str) -> list[str]:
-    """The cells a formula writes (`A1` for `$a$1`, `Sheet2!A1`; text literals left out), a
-    quick look before any parsing."""
-    return [column.upper() + row for column, row in _CELL_REFERENCE.findall(_STRINGS.sub('""', formula))]
 
 
 _FUNCTION = re.compile(r"(?<![A-Za-z0-9_.])([A-Za-z_][A-Za-z0-9_.]*)\s*\(")
