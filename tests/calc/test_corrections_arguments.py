@@ -538,3 +538,18 @@ def test_a_rewrite_that_fails_on_a_formula_leaves_it_to_the_engine():
         raise ValueError("a defect in a rewrite")
 
     assert rewrite_cells(Model(), [(0, 1, 1)], broken) == []
+
+
+def test_irr_from_a_far_guess_ends_within_excels_accuracy():
+    # IRR: "accurate within 0.00001 percent" from its guess (IRR page); Excel saved 0.07930826116414913
+    # for IRR({-20,5,5,5,5,5},17) (IronCalc's IRR.xlsx General!N2), IronCalc alone 0.0793082610836
+    from .conftest import named_formulas, uploaded_and_stored
+
+    data = named_formulas({"far": "=IRR(A1:A6,17)", "default": "=IRR(A1:A6)", "none": "=IRR(B1:B2,0.1)"},
+                          column="D", cells={"A1": -20, "A2": 5, "A3": 5, "A4": 5, "A5": 5, "A6": 5,
+                                             "B1": 1, "B2": 2})
+    for workbook in uploaded_and_stored(data):
+        outputs = workbook.calculate({})
+        assert outputs["far"] == pytest.approx(0.07930826116414913, rel=1e-9)
+        assert outputs["default"] == pytest.approx(0.07930826116039724, rel=1e-9)  # General!L2
+        assert outputs["none"] == "#NUM!"  # no payment out: no rate (IRR page: at least one negative)

@@ -32,6 +32,10 @@ def function(*names):
 
 
 def call(ev, name: str, nodes: list, env: dict):
+    # A LET or LAMBDA name in scope before a function of that name: Excel writes the call
+    # `_xlpm.fact(...)`, which IronCalc holds as `FACT(...)`.
+    if isinstance(env.get(name), Lambda):
+        return ev.call_lambda(env[name], [ev.value(n, env) for n in nodes])
     if name in SPECIAL:
         return SPECIAL[name](ev, nodes, env)
     f = FUNCTIONS.get(name)
