@@ -286,3 +286,20 @@ def test_a_model_stored_before_array_areas_were_kept_reports_array_results():
     assert old.calculate({"data": [[1, 2, 3], [4, 5, 10]]})["total"] == 25
     flags = [str(f) for f in old.correction_flags()]
     assert any("BYROW" in f and "upload the workbook again" in f for f in flags), flags
+
+
+def test_trim_references_follow_the_filled_cells(workbook_of):
+    # GIVEN a total over A:.A (TRIMRANGE page: "A:.A", written _xlfn._TRO_TRAILING(A:A) in the
+    # file) and the filled part of A1:C9 spilled twice over (A1.:.C9, _TRO_ALL); IronCalc 0.9.1
+    # alone answers #NAME? for both
+    wb = page_data_book()
+    ws = wb.active
+    ws["E1"] = "=SUM(_xlfn._TRO_TRAILING(A:A))"
+    spilled(ws, "G1", "=_xlfn._TRO_ALL(A1:C9)*2", "G1:I2")
+    add_name(wb, "total", "Sheet1!$E$1")
+    add_name(wb, "doubled", "Sheet1!$G$1:$I$2")
+    workbook = workbook_of(excel365(wb))
+    # THEN the sum of column A's numbers and the trimmed block doubled, following a job's data
+    assert workbook.calculate({}) == {"total": 5, "doubled": [[2, 4, 6], [8, 10, 12]]}
+    assert workbook.calculate({"data": [[10, 0, 0], [1, 1, 1]]}) == {"total": 11, "doubled": [[20, 0, 0], [2, 2, 2]]}
+    assert workbook.correction_flags() == []

@@ -46,13 +46,16 @@ FAMILY = (
     "VSTACK", "HSTACK", "TAKE", "DROP", "EXPAND", "CHOOSECOLS", "CHOOSEROWS", "TOCOL", "TOROW",
     "WRAPROWS", "WRAPCOLS", "TEXTSPLIT", "TEXTBEFORE", "TEXTAFTER", "VALUETOTEXT", "ARRAYTOTEXT",
     "GROUPBY", "PIVOTBY", "PERCENTOF", "ANCHORARRAY", "TREND", "LINEST", "LOGEST", "GROWTH", "BAHTTEXT",
-    "NUMBERVALUE", "REGEXTEST", "REGEXEXTRACT", "REGEXREPLACE",
+    "NUMBERVALUE", "REGEXTEST", "REGEXEXTRACT", "REGEXREPLACE", "TRIMRANGE", "_TRO_LEADING", "_TRO_TRAILING",
+    "_TRO_ALL",
 )
 # The FAMILY functions IronCalc 0.9.1 does not implement at all, evaluated only here: not unknown
 # to the service (GROUPBY and PIVOTBY, ANCHORARRAY, which is how a file writes a spill
-# reference `A1#`, and BAHTTEXT); the forms the layer leaves out are flagged cell by cell instead.
+# reference `A1#`, BAHTTEXT, and the trim references `A1:.A9`, which a file writes
+# `_TRO_TRAILING(A1:A9)`: arrays.py); the forms the layer leaves out are flagged cell by cell instead.
 EVALUATED = frozenset(
-    name for base in ("GROUPBY", "PIVOTBY", "ANCHORARRAY", "BAHTTEXT") for name in (base, "_XLFN." + base)
+    name for base in ("GROUPBY", "PIVOTBY", "ANCHORARRAY", "BAHTTEXT", "_TRO_LEADING", "_TRO_TRAILING", "_TRO_ALL")
+    for name in (base, "_XLFN." + base)
 )
 # Older functions, written without a prefix, evaluated here because IronCalc 0.9.1 answers
 # them wrongly in forms the corpus shows (regression.py) or lacks them (BAHTTEXT, text.py):
@@ -769,11 +772,12 @@ class Occupied:
 # range holding an error: #NUM! in Excel, 'MATH & TRIG'!W49 of formulas' test.xlsx; NUMBERVALUE
 # with a group separator after the decimal one, #VALUE! in Excel, TEXT!AC28; the REGEX
 # functions, whose optional arguments IronCalc lacks and whose patterns it reads with another
-# flavour than Excel's PCRE2: regex_functions.py): always ours.
+# flavour than Excel's PCRE2: regex_functions.py; TRIMRANGE given a fraction or an array for a
+# mode, #VALUE! in Excel, LOOKUP!Z135:AC135, and the trim references IronCalc lacks): always ours.
 _ROUTED = re.compile(
     r"(?<![A-Za-z0-9_.])(?:_xlfn\.)*(?:LAMBDA|MAP|REDUCE|SCAN|MAKEARRAY|BYROW|BYCOL|ISOMITTED"
     r"|GROUPBY|PIVOTBY|PERCENTOF|TREND|LINEST|LOGEST|GROWTH|BAHTTEXT|NUMBERVALUE"
-    r"|REGEXTEST|REGEXEXTRACT|REGEXREPLACE)\s*\(|_xleta\.",
+    r"|REGEXTEST|REGEXEXTRACT|REGEXREPLACE|TRIMRANGE|_TRO_LEADING|_TRO_TRAILING|_TRO_ALL)\s*\(|_xleta\.",
     re.IGNORECASE,
 )
 # COUNT and AVERAGE of a computed array: IronCalc counts none of its numbers (COUNT(TOCOL(...)) is 0)

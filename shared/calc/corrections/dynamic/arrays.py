@@ -13,7 +13,7 @@ from shared.calc.corrections.dynamic.functions import (
     _opt,
     function,
 )
-from shared.calc.corrections.dynamic.values import MISSING, Err, Grid
+from shared.calc.corrections.dynamic.values import MISSING, Err, Grid, Ref
 from shared.calc.corrections.functions.text_format import Unsupported
 
 
@@ -260,6 +260,60 @@ def _expand(ev, args):
     return Grid([(grid.rows[i] if i < rows else []) + [pad] * (c - (cols if i < rows else 0))
                  for i in range(r)])
 
+
+
+def _trim_mode(ev, value):
+    """TRIMRANGE's trim_rows or trim_cols: 0 to 3, a text that reads as one too; a fraction or
+    an array is #VALUE! (formulas' Excel-saved test.xlsx LOOKUP!W135:AD135)."""
+    if value is MISSING:
+        return 3
+    if isinstance(value, (Ref, Grid)) and value.shape != (1, 1):
+        return v.VALUE
+    n = v.to_number(ev.scalar(value))
+    if isinstance(n, Err):
+        return n
+    return int(n) if n in (0, 1, 2, 3) else v.VALUE
+
+
+def trimmed(ev, target, rows_mode: int, cols_mode: int):
+    """A range or array without its blank edge rows (1 leading, 2 trailing, 3 both) and columns;
+    #REF! when nothing is left (test.xlsx LOOKUP!Z136, TRIMRANGE of blank cells)."""
+    grid = ev.grid(target)
+    rows, cols = grid.shape
+    filled_rows = [r for r, row in enumerate(grid.rows) if any(x is not None for x in row)]
+    filled_cols = [c for c in range(cols) if any(row[c] is not None for row in grid.rows)]
+    if (rows_mode or cols_mode) and not filled_rows:
+        return v.REF
+    top = filled_rows[0] if rows_mode in (1, 3) else 0
+    bottom = filled_rows[-1] if rows_mode in (2, 3) else rows - 1
+    left = filled_cols[0] if cols_mode in (1, 3) else 0
+    right = filled_cols[-1] if cols_mode in (2, 3) else cols - 1
+    if isinstance(target, Ref):
+        return Ref(target.sheet, target.top + top, target.left + left, target.top + bottom, target.left + right)
+    return Grid([row[left:right + 1] for row in grid.rows[top:bottom + 1]])
+
+
+@function("TRIMRANGE")
+def _trimrange(ev, args):
+    _arity(args, 1, 3)
+    modes = [_trim_mode(ev, _opt(args, i, MISSING)) for i in (1, 2)]
+    for mode in modes:
+        if isinstance(mode, Err):
+            return mode
+    return trimmed(ev, args[0], *modes)
+
+
+def _trim_reference(mode: int):
+    """`A1:.A9` (written `_TRO_TRAILING(A1:A9)`), `A1.:A9` (`_TRO_LEADING`), `A1.:.A9`
+    (`_TRO_ALL`): TRIMRANGE with that mode on both axes (Microsoft: TRIMRANGE function)."""
+    def run(ev, args):
+        _arity(args, 1, 1)
+        return trimmed(ev, args[0], mode, mode)
+    return run
+
+
+for _name, _mode in (("_TRO_LEADING", 1), ("_TRO_TRAILING", 2), ("_TRO_ALL", 3)):
+    FUNCTIONS[_name] = _trim_reference(_mode)
 
 def _choose(rows: bool):
     def run(ev, args):

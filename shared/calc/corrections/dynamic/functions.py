@@ -469,6 +469,26 @@ FUNCTIONS["ROWS"] = _dimension(0)
 FUNCTIONS["COLUMNS"] = _dimension(1)
 
 
+@function("TYPE")
+def _type(ev, args):
+    """Microsoft: TYPE function (number 1, text 2, logical 4, error 16, array 64, compound data
+    128): a function given by name or a LAMBDA is 128 (formulas' Excel-saved test.xlsx
+    INFORMATION!S24, TYPE(_xleta.SUM))."""
+    _arity(args, 1)
+    value = args[0]
+    if isinstance(value, Lambda):
+        return 128.0
+    if isinstance(value, (Ref, Grid)):
+        if value.shape != (1, 1):
+            return 64.0
+        value = ev.scalar(value)
+    if isinstance(value, bool):
+        return 4.0
+    if isinstance(value, str):
+        return 2.0
+    return 16.0 if isinstance(value, Err) else 1.0
+
+
 def _position(is_row):
     def run(ev, args):
         if not args or args[0] is MISSING:
