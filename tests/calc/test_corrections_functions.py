@@ -485,3 +485,29 @@ def test_the_bridge_evaluates_an_overflowing_power_without_numpy_warnings(load):
         warnings.simplefilter("error", RuntimeWarning)
         book = load(wb)
         assert book.calculate({}) == {"out": ["#NUM!", 6]}
+
+
+def test_the_rest_of_a_text_formula_calculates_as_excel():
+    # TEXT is the layer's in every job, and the rest of its formula with it: ROUND there rounds
+    # the number as shown (ROUND page: ROUND(-1.475,2) is -1.48; 1.005 is 1.0049999... in
+    # binary), a format joined from literals is one format, a number IronCalc writes with an
+    # exponent (1e20) reads as that number
+    from .conftest import named_formulas, uploaded_and_stored
+
+    data = named_formulas({
+        "rounded": '=TEXT(ROUND(A1,2),"0.00")', "page": '=TEXT(ROUND(-1.475,2),"0.00")',
+        "joined": '=TEXT(A2,"0"&".00")', "exponent": '=TEXT(1E+20/1E+18,"0.0")',
+        "fixed": '=TEXT(FIXED(A1,2),"@")',
+        # IPMT page's terms (a loan paid monthly: the first month's interest is positive), VALUE
+        # of text with a group separator, ROWS of a range, ROW of the cell, a "<>" criterion
+        # with a wildcard ("<>*": cells holding no text) and one finding blanks and numbers
+        "interest": '=TEXT(IPMT(0.05/12,1,360,-200000),"0.00")', "value": '=TEXT(VALUE("1,234.5"),"0.0")',
+        "rows": '=TEXT(ROWS(B1:B4),"0")', "row": '=TEXT(ROW(),"0")',
+        "not_text": '=TEXT(COUNTIF(B1:B4,"<>*"),"0")', "not_x": '=TEXT(COUNTIF(B1:B4,"<>x"),"0")',
+    }, column="D", cells={"A1": 1.005, "A2": 1234.5678, "B1": "x", "B2": 7, "B4": "X"})
+    for workbook in uploaded_and_stored(data):
+        assert workbook.calculate({}) == {
+            "rounded": "1.01", "page": "-1.48", "joined": "1234.57", "exponent": "100.0", "fixed": "1.01",
+            "interest": "833.33", "value": "1234.5", "rows": "4", "row": "9", "not_text": "2", "not_x": "2",
+        }
+        assert workbook.correction_flags() == []

@@ -7,6 +7,9 @@ import re
 
 from openpyxl.formula.tokenizer import Token, Tokenizer
 
+# A text literal in a formula (`"say ""hi"""`): the one pattern the modules blank or skip them with
+TEXT_LITERAL = re.compile(r'"(?:[^"]|"")*"')
+
 
 def tokenize(formula: str) -> list[Token] | None:
     """The tokens of a formula (with or without "="); None when it does not tokenize back to

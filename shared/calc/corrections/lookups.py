@@ -27,7 +27,7 @@ from functools import lru_cache
 
 from openpyxl.formula.tokenizer import Token, Tokenizer
 
-from shared.calc.corrections.formula_tokens import without_spaces
+from shared.calc.corrections.formula_tokens import TEXT_LITERAL, without_spaces
 from shared.calc.refs import MAX_COLS, MAX_ROWS, CellBox, column_letters, column_number
 
 LOOKUP_FUNCTIONS = frozenset({"VLOOKUP", "HLOOKUP", "MATCH", "LOOKUP"})
@@ -226,7 +226,7 @@ def is_computed(arg: RangeArg) -> bool:
 
 def references_by_function(text: str) -> bool:
     """Whether an expression calls a function that can return a reference."""
-    bare = re.sub(r'"(?:[^"]|"")*"', '""', text)
+    bare = TEXT_LITERAL.sub('""', text)
     return any(
         re.sub(r"^(?:_xlfn\.|_xlws\.)+", "", name, flags=re.IGNORECASE).upper() in REFERENCE_FUNCTIONS
         for name in _CALL.findall(bare)

@@ -18,6 +18,7 @@ import re
 from collections import deque
 from typing import Any
 
+from shared.calc.corrections.formula_tokens import TEXT_LITERAL
 from shared.calc.fidelity.references import _references, function_names
 from shared.calc.refs import parse_range_formula
 from shared.calc.xlsx.cells import ExcelBook
@@ -27,7 +28,6 @@ REPORT_KEY = "unimplemented"
 CELL_LIMIT = 50  # cells and dependants listed in a report; the totals stay exact
 _SMALL_BOX = 4096  # boxes up to this many cells are indexed cell by cell
 _FUNCTION_NAME = re.compile(r"[A-Z][A-Z0-9._]*")
-_STRINGS = re.compile(r'"(?:[^"]|"")*"')
 # The values an engine gives a cell calling a function it does not know.
 UNIMPLEMENTED_VALUES = frozenset({"#N/IMPL!"})
 
@@ -61,7 +61,7 @@ def analyse(book: ExcelBook, unknown: set[str], names_as_written: dict[str, str]
         if found and _BINDS.search(cell.formula):
             found -= _bound_names(cell.formula)
         if name_use is not None:
-            for used in name_use.findall(_STRINGS.sub('""', cell.formula)):
+            for used in name_use.findall(TEXT_LITERAL.sub('""', cell.formula)):
                 found |= function_names(names[used.upper()].lstrip("=")) & unknown
         if found:
             roots[index] = found
@@ -80,7 +80,7 @@ _IDENTIFIER = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlpm\.)?([A-Za-z_][A-Za-z0-9_.]
 def _bound_names(formula: str) -> set[str]:
     """Names a LET or LAMBDA of the formula binds (used bare somewhere, not only called): a
     lambda bound by LET is called by its name, which is no function of the engine's."""
-    return {name.upper() for name in _IDENTIFIER.findall(_STRINGS.sub('""', formula))}
+    return {name.upper() for name in _IDENTIFIER.findall(TEXT_LITERAL.sub('""', formula))}
 
 
 def _walk(book: ExcelBook, roots: dict[int, set[str]]) -> dict[int, tuple[int, str]]:

@@ -29,6 +29,18 @@ the Excel-saved corpus showed (docs/fidelity.md), fixed to Excel's own rules:
 - `^` is POWER ("The ^ operator can be used instead of POWER", Microsoft's POWER page): formulas'
   own POWER (0^0 #NUM!, 0 to a negative power #DIV/0!, a result beyond the largest number
   #NUM!); formulas' `^` was Python's `**` (0^-1 #VALUE!, 0^0 1, an overflow #VALUE!).
+- ROUND, ROUNDUP, ROUNDDOWN and FIXED round the number as Excel shows it (ROUND(1.005,2) 1.01,
+  ROUND(-1.475,2) -1.48: the ROUND page's examples; numfmt.rounding.excel_round, the layer's
+  own rule); formulas rounded the binary value (1.00, -1.47). This is also the rest of a formula
+  the layer evaluates with formulas, `TEXT(ROUND(A1,2),"0.00")`.
+- IPMT answers positive interest (formulas answered #NUM! for any: IPMT(0.05/12,1,360,-200000)
+  is 833.33 on Microsoft's IPMT page's terms); VALUE reads text as the layer does ("1,234.5" is
+  1234.5, where formulas read a date, 85469); ROWS and COLUMNS of a reference given as its
+  values (how the layer runs a formula with TEXT, NOW, RAND...) count them (formulas: #VALUE!).
+- Criteria (COUNTIF(S), SUMIF(S), AVERAGEIF(S), MAXIFS, MINIFS) are read by the layer's rule
+  (dynamic/criteria.py): wildcards after "<>" too, matching the whole text without case, and
+  "<>x" finding blank, numeric and logical cells (formulas: "<>*" found every text, "a?" found
+  "abc", "<>x" only other texts).
 """
 
 from __future__ import annotations
@@ -95,7 +107,131 @@ def install() -> None:
         from formulas.functions import math as formulas_math, operators
 
         operators.OPERATORS["^"] = wrap_ufunc(formulas_math.xpower)
+        # ROUND, ROUNDUP, ROUNDDOWN and FIXED on the number as Excel shows it
+        table["ROUND"] = wrap_ufunc(_rounding("round"))
+        table["ROUNDUP"] = wrap_ufunc(_rounding("up"))
+        table["ROUNDDOWN"] = wrap_ufunc(_rounding("down"))
+        table["FIXED"] = wrap_ufunc(_fixed, input_parser=lambda *a: a, args_parser=lambda *a: a)
+        from formulas.functions import convert2float
+
+        table["IPMT"] = wrap_ufunc(_ipmt, input_parser=convert2float)
+        table["VALUE"] = wrap_ufunc(_value, input_parser=lambda *a: a)
+        import formulas.functions as formulas_functions
+
+        formulas_functions.__dict__["__xfilter"] = _criteria_mask(formulas_functions.__dict__["__xfilter"])
+        table["ROWS"] = wrap_func(_dimension(0), ranges=True)
+        table["COLUMNS"] = wrap_func(_dimension(1), ranges=True)
         _installed = True
+
+
+def _criteria_mask(formulas_own):
+    """The cells of a range a criterion finds, for COUNTIF(S), SUMIF(S), AVERAGEIF(S), MAXIFS,
+    MINIFS: the layer's reading of a criterion (dynamic/criteria.py, Microsoft's pages), where
+    formulas matched wildcards only after "=", from the start of the text and with case, and
+    left blank, numeric and logical cells out of "<>x". A criterion the layer leaves to the
+    reader's locale (a date as text) is reported as such and answered by formulas' own rule."""
+    import numpy as np
+    from formulas.tokens.operand import XlError
+
+    from shared.calc.corrections.dynamic.criteria import criterion, plain_text
+    from shared.calc.corrections.functions.layer import current
+    from shared.calc.corrections.dynamic.values import Err
+    from shared.calc.corrections.functions.registry import _report
+    from shared.calc.corrections.functions.text_format import Unsupported
+
+    def layer_value(x):
+        if isinstance(x, XlError):
+            return Err(str(x))
+        if isinstance(x, (bool, np.bool_)):
+            return bool(x)
+        if isinstance(x, (int, float, np.number)):
+            return float(x)
+        return None if x == "" or x is None else str(x)
+
+    def mask(test_range, condition):
+        try:
+            test = criterion(layer_value(condition))
+            if isinstance(condition, str) and condition.startswith("<>") and plain_text(condition[2:]) \
+                    and current.get() is not None:
+                # the layer runs a formula as IronCalc holds it, whose "<>x" not_equal.py
+                # completed with "<>*" for IronCalc's reading (other texts only): read so here
+                other = test
+                test = lambda x: isinstance(x, str) and other(x)  # noqa: E731
+        except Unsupported as exc:
+            _report(f"COUNTIF: {exc}")
+            return formulas_own(test_range, condition)
+        return np.vectorize(lambda x: bool(test(layer_value(x))), otypes=[bool])(test_range["raw"])
+    return mask
+
+
+def _dimension(axis: int):
+    """ROWS (0) or COLUMNS (1) of a reference, or of the values of one, as the layer gives a
+    formula's references to formulas (formulas answered #VALUE! for those)."""
+    import numpy as np
+    from formulas.functions.look import xcolumns
+
+    def run(ref):
+        if hasattr(ref, "ranges"):
+            return xcolumns(ref, axis=axis)
+        shape = np.shape(ref)
+        return shape[axis] if len(shape) == 2 else 1
+    return run
+
+
+def _ipmt(rate, per, nper, pv, fv=0, type=0):
+    """IPMT as Excel answers it, positive interest included (formulas answered #NUM! for any)."""
+    import numpy_financial as npf
+    from formulas.functions import Error
+
+    if per < 1 or per >= nper + 1:
+        return Error.errors["#NUM!"]
+    return float(npf.ipmt(rate, per, nper, pv, fv=fv, when=type))
+
+
+def _value(x):
+    """VALUE by the layer's reading of text as Excel reads it (dynamic/number_text.py): "1,234.5"
+    is 1234.5, "$1,000" 1000, "12%" 0.12, "(100)" -100; a blank cell 0, a logical value #VALUE!."""
+    import numpy as np
+    import schedula as sh
+    from formulas.functions import Error
+
+    from shared.calc.corrections.dynamic import number_text
+    from shared.calc.corrections.functions.registry import _report
+    from shared.calc.corrections.functions.text_format import Unsupported
+
+    if x is sh.EMPTY:
+        return 0.0
+    if isinstance(x, (bool, np.bool_)):
+        return Error.errors["#VALUE!"]
+    if isinstance(x, (int, float, np.number)):
+        return float(x)
+    text = str(x)
+    if not text.strip():
+        return Error.errors["#VALUE!"]
+    try:
+        number = number_text.value(text)
+    except Unsupported as exc:  # a form the layer does not settle: flagged, not guessed
+        _report(f"VALUE: {exc}")
+        return Error.errors["#VALUE!"]
+    return Error.errors["#VALUE!"] if number is None else number
+
+
+def _rounding(mode: str):
+    from shared.calc.numfmt.rounding import excel_round
+
+    return lambda x, digits: excel_round(x, digits, mode)
+
+
+def _fixed(number, decimals=2, no_commas=False):
+    """formulas' FIXED given the number rounded as ROUND rounds it: FIXED(1.005,2) is "1.01"."""
+    from formulas.functions.text import replace_empty, xfixed
+
+    from shared.calc.numfmt.rounding import excel_round
+
+    places = int(float(replace_empty(decimals)))
+    if places <= 127:
+        number = excel_round(float(replace_empty(number)), places)
+    return xfixed(number, decimals, no_commas)
 
 
 # --- numbers as Excel writes them in text ----------------------------------------------------

@@ -37,6 +37,7 @@ import re
 from dataclasses import dataclass, field
 
 from shared.calc.corrections.dynamic import complex_text, date_text, one_value
+from shared.calc.corrections.formula_tokens import TEXT_LITERAL
 from shared.calc.corrections.functions.text_format import Unsupported
 from shared.calc.refs import cell_name, column_number
 
@@ -69,7 +70,6 @@ _MENTION = re.compile(
     + r")\s*\(|_xleta\.|\$?[A-Za-z]{1,3}\$?\d+#",
     re.IGNORECASE,
 )
-_STRING = re.compile(r'"(?:[^"]|"")*"')
 
 
 def mentions(formula: str) -> bool:
@@ -134,7 +134,7 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     has. Cheap for the formulas of a large workbook: a formula is parsed once, and only when one
     of these functions is in it. `watch` False: none is taken for its approximate lookups or the
     functions of _WHEN_ERROR (`watched`)."""
-    family = bool(_MENTION.search(formula)) and bool(_MENTION.search(_STRING.sub('""', formula)))
+    family = bool(_MENTION.search(formula)) and bool(_MENTION.search(TEXT_LITERAL.sub('""', formula)))
     choose = bool(_CHOOSE_OF_ARRAY.search(formula))  # always ours (_engine_misreads)
     sumproduct = bool(_SUMPRODUCT.search(formula))
     # an array formula applying one to a range or an array; any formula, to an array constant
@@ -149,8 +149,8 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
         and bool(_CRITERIA_CALL.search(formula))
     lookup = watch and bool(_LOOKUP_CALL.search(formula))
     when_error = tuple(code for call, codes in _WHEN_ERROR if watch and call.search(formula) for code in codes)
-    joins = watch and bool(_JOINS.search(formula)) and bool(_JOINS.search(_STRING.sub('""', formula)))
-    as_text = watch and bool(_TEXT_OF_NUMBER_CALL.search(_STRING.sub('""', formula)))
+    joins = watch and bool(_JOINS.search(formula)) and bool(_JOINS.search(TEXT_LITERAL.sub('""', formula)))
+    as_text = watch and bool(_TEXT_OF_NUMBER_CALL.search(TEXT_LITERAL.sub('""', formula)))
     complex_number = watch and complex_text.whole_call(formula)
     switch = watch and bool(_SWITCH_CALL.search(formula))  # ours where a cell it compares is blank
     if not (family or choose or sumproduct or legacy or counted or references or not_equal or criteria or lookup
@@ -810,7 +810,7 @@ def _cell_key(sheet_text: str | None, column: str, row: str, sheet: int, sheets_
 
 
 def _always(formula: str, tree) -> bool:
-    text = _STRING.sub('""', formula)
+    text = TEXT_LITERAL.sub('""', formula)
     if _ROUTED.search(text) or (_COUNTED.search(text) and _MENTION.search(text)):
         return True
     return not isinstance(tree, Unsupported) and _engine_misreads(tree)
@@ -955,7 +955,7 @@ def _routed(found, trees: dict, sheets_of) -> set:
     spill_readers = []
     for s, r, c, f in found:
         anchors = []
-        for m in _SPILL_REF.finditer(_STRING.sub('""', f)):
+        for m in _SPILL_REF.finditer(TEXT_LITERAL.sub('""', f)):
             key = _cell_key(m.group(1)[:-1] if m.group(1) else None, m.group(2), m.group(3), s, sheets_of)
             if key is not None:
                 anchors.append(key)
@@ -1018,7 +1018,7 @@ def targets(model, selected: list[tuple[int, int, int, Selected]], areas: list[l
 def called(formula: str) -> str:
     """The FAMILY functions a formula calls, `BYROW/LAMBDA`, for flags."""
     names: list[str] = []
-    for match in re.finditer(r"([A-Za-z_][A-Za-z0-9_.]*)\s*\(", _STRING.sub('""', formula or "")):
+    for match in re.finditer(r"([A-Za-z_][A-Za-z0-9_.]*)\s*\(", TEXT_LITERAL.sub('""', formula or "")):
         name = re.sub(r"^(?:_xlfn\.|_xlws\.)+", "", match.group(1), flags=re.IGNORECASE).upper()
         if name in FAMILY and name not in names:
             names.append(name)

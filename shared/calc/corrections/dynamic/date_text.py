@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 
 from shared.calc.corrections.dynamic import number_text
+from shared.calc.corrections.formula_tokens import TEXT_LITERAL
 
 # The date (and time) parameters, by position, of the functions reading them; given a text,
 # the layer's scratch calculation (one_value.py) is given the number Excel reads in it.
@@ -78,14 +79,13 @@ def _text(model, cell: tuple[int, int, int]) -> str:
 
 
 _CELL_REFERENCE = re.compile(r"(?<![A-Za-z0-9_.$])\$?([A-Za-z]{1,3})\$?(\d+)(?![A-Za-z0-9_(])")
-_STRING = re.compile(r'"(?:[^"]|"")*"')
 
 
 def may_read(formula: str, addresses: set[str]) -> bool:
     """Whether a formula writes a cell of `addresses` (`A1`, whatever its sheet or `$`s; text
     literals left out): a quick look before any parsing."""
     return any(column.upper() + row in addresses
-               for column, row in _CELL_REFERENCE.findall(_STRING.sub('""', formula)))
+               for column, row in _CELL_REFERENCE.findall(TEXT_LITERAL.sub('""', formula)))
 
 
 def readings(node, out: list | None = None) -> list:

@@ -10,6 +10,7 @@ from shared.calc.corrections.dynamic import one_value
 from shared.calc.corrections.dynamic import values as v
 from shared.calc.corrections.dynamic.values import MISSING, Err, Grid, Lambda, Ref
 from shared.calc.corrections.functions.text_format import Unsupported
+from shared.calc.numfmt.rounding import excel_round
 from shared.calc.refs import MAX_COLS, MAX_ROWS
 
 SPECIAL = {}   # name -> f(ev, arg nodes, env): arguments evaluated by the function itself
@@ -637,25 +638,12 @@ def _num2(f):
     return run
 
 
-def _round(x, d, mode="round"):
-    d = int(math.trunc(d))
-    factor = 10.0 ** d
-    scaled = abs(x) * factor
-    if mode == "round":
-        r = math.floor(scaled + 0.5 + 1e-9 * (scaled != 0))
-    elif mode == "up":
-        r = math.ceil(scaled - 1e-9)
-    else:
-        r = math.floor(scaled + 1e-9)
-    return math.copysign(r / factor, x) if r else 0.0
-
-
 _elementwise("ABS", _num1(abs))
 _elementwise("INT", _num1(lambda x: float(math.floor(x))))
 _elementwise("SQRT", lambda x: (lambda n: n if isinstance(n, Err) else v.NUM if n < 0 else math.sqrt(n))(v.to_number(x)))
-_elementwise("ROUND", _num2(lambda a, b: _round(a, b)), 2)
-_elementwise("ROUNDUP", _num2(lambda a, b: _round(a, b, "up")), 2)
-_elementwise("ROUNDDOWN", _num2(lambda a, b: _round(a, b, "down")), 2)
+_elementwise("ROUND", _num2(lambda a, b: excel_round(a, b)), 2)
+_elementwise("ROUNDUP", _num2(lambda a, b: excel_round(a, b, "up")), 2)
+_elementwise("ROUNDDOWN", _num2(lambda a, b: excel_round(a, b, "down")), 2)
 _elementwise("MOD", _num2(lambda a, b: v.DIV0 if b == 0 else a - b * math.floor(a / b)), 2)
 _elementwise("POWER", _num2(lambda a, b: __import__(
     "shared.calc.corrections.dynamic.evaluate", fromlist=["_arith"])._arith("^", a, b)), 2)

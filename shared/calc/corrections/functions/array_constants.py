@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 
+from shared.calc.corrections.formula_tokens import TEXT_LITERAL
 from shared.calc.corrections.model import Rewrite
 from shared.calc.corrections.package import rewrite_formulas
 
@@ -25,7 +26,6 @@ FUNCTIONS = {"PRODUCT": 0, "CONCAT": 0, "TEXTJOIN": 2, "AVERAGEA": 0}  # the fir
 MENTION = re.compile(rb"(?:PRODUCT|CONCAT|TEXTJOIN|AVERAGEA)\(")
 KEYWORDS = (b"PRODUCT(", b"CONCAT(", b"TEXTJOIN(", b"AVERAGEA(")
 _CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(PRODUCT|CONCAT|TEXTJOIN|AVERAGEA)\s*\(", re.IGNORECASE)
-_STRING = re.compile(r'"(?:[^"]|"")*"')
 _ELEMENT = re.compile(
     r'\s*("(?:[^"]|"")*"|TRUE|FALSE|[+-]?(?:\d+\.?\d*|\.\d+)(?:[Ee][+-]?\d+)?|#(?:NULL!|DIV/0!|VALUE!|REF!|NAME\?|NUM!|N/A))\s*',
     re.IGNORECASE,
@@ -76,7 +76,7 @@ def expanded(formula: str) -> str | None:
     None when there is none to write out."""
     if "{" not in formula:
         return None
-    blank = _STRING.sub(lambda m: '"' + "_" * (len(m.group()) - 2) + '"', formula)
+    blank = TEXT_LITERAL.sub(lambda m: '"' + "_" * (len(m.group()) - 2) + '"', formula)
     edits = []
     for match in _CALL.finditer(blank):
         name = match.group(1).upper()

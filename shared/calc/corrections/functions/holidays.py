@@ -18,13 +18,13 @@ from __future__ import annotations
 
 import re
 
+from shared.calc.corrections.formula_tokens import TEXT_LITERAL
 from shared.calc.corrections.model import Rewrite
 from shared.calc.corrections.package import survey
 
 MENTION = re.compile(rb"(?:WORKDAY|NETWORKDAYS)(?:\.INTL)?\(")
 KEYWORDS = (b"WORKDAY", b"NETWORKDAYS")
 _CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?((?:WORKDAY|NETWORKDAYS)(?:\.INTL)?)\s*\(", re.IGNORECASE)
-_STRING = re.compile(r'"(?:[^"]|"")*"')
 HOLIDAYS_ARGUMENT = {"WORKDAY": 2, "WORKDAY.INTL": 3, "NETWORKDAYS": 2, "NETWORKDAYS.INTL": 3}  # 0-based
 
 
@@ -47,7 +47,7 @@ def _argument_starts(text: str, start: int) -> list[int]:
 def _holidays_at(formula: str) -> tuple[str, list[int]]:
     """The formula with its strings blanked out (same length), and where each holidays argument
     begins in it (after its spaces)."""
-    blank = _STRING.sub(lambda m: '"' + " " * (len(m.group()) - 2) + '"', formula)
+    blank = TEXT_LITERAL.sub(lambda m: '"' + " " * (len(m.group()) - 2) + '"', formula)
     found = []
     for match in _CALL.finditer(blank):
         starts = _argument_starts(blank, match.end())

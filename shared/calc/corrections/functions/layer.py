@@ -37,6 +37,7 @@ from typing import Any, Callable
 from shared.calc.corrections import dynamic
 from shared.calc.corrections.dynamic import date_text
 from shared.calc.corrections.dynamic.values import Ref
+from shared.calc.corrections.formula_tokens import TEXT_LITERAL
 from shared.calc.corrections.functions import power, registry
 from shared.calc.corrections.functions.text_format import Unsupported
 from shared.calc.corrections.model import DefinedNames
@@ -253,7 +254,8 @@ def _target(
 ) -> Target:
     if formula.startswith("{"):
         raise Unsupported("an array formula")
-    compiled = _simple_call(formula) or _compiled(formula, context.compiled, context.date1904)
+    compiled = _simple_call(formula) or _compiled(_positions_folded(formula, row, col), context.compiled,
+                                                  context.date1904)
     inputs = []
     for key in compiled.inputs:
         whole = _WHOLE.fullmatch(key)
@@ -284,7 +286,43 @@ def _target(
 
 
 _FUNCTION = re.compile(r"(?<![A-Za-z0-9_.])([A-Za-z_][A-Za-z0-9_.]*)\s*\(")
-_STRINGS = re.compile(r'"(?:[^"]|"")*"')
+_POSITION = re.compile(r"(?<![A-Za-z0-9_.])(?:ROW|COLUMN)\s*\(", re.IGNORECASE)
+
+
+def _positions_folded(formula: str, row: int, col: int) -> str:
+    """The formula with ROW and COLUMN written as the numbers they are: formulas is given a
+    formula's references as their values, where ROW and COLUMN answered #VALUE!. `ROW()` is the
+    cell's row, `ROW(C3:C5)` {3;4;5}, `COLUMN(B1:D1)` {2,3,4}; of anything else (a name, a
+    calculated reference) the cell is flagged."""
+    if not _POSITION.search(TEXT_LITERAL.sub('""', formula)):
+        return formula
+    from shared.calc.corrections.formula_tokens import PLAIN_REFERENCE, replace_call, rewrite_calls, without_spaces
+
+    def fold(tokens, values, name, opened, closed, args) -> bool:
+        if name not in ("ROW", "COLUMN"):
+            return False
+        kept = [without_spaces(tokens, arg) for arg in args]
+        if not any(kept):  # ROW(): the cell's own
+            replace_call(values, opened, closed, str(row if name == "ROW" else col))
+            return True
+        reference = "".join(values[i] for i in kept[0]).lstrip("@") if len(args) == 1 and len(kept[0]) == 1 else ""
+        match = PLAIN_REFERENCE.fullmatch(reference)
+        if match is None:
+            raise Unsupported(f"{name} of a reference that is not written out")
+        if name == "ROW":
+            first, last = int(match["r1"].lstrip("$")), int((match["r2"] or match["r1"]).lstrip("$"))
+            separator = ";"
+        else:
+            first = column_number(match["c1"].lstrip("$").upper())
+            last = column_number((match["c2"] or match["c1"]).lstrip("$").upper())
+            separator = ","
+        first, last = min(first, last), max(first, last)
+        numbers = [str(n) for n in range(first, last + 1)]
+        replace_call(values, opened, closed, numbers[0] if len(numbers) == 1 else "{" + separator.join(numbers) + "}")
+        return True
+
+    folded = rewrite_calls(formula, fold)
+    return formula if folded is None else "=" + folded.lstrip("=")
 
 
 def _compiled(formula: str, cache: dict[str, Callable], date1904: bool = False) -> Callable:
@@ -320,7 +358,7 @@ def _compiled(formula: str, cache: dict[str, Callable], date1904: bool = False) 
     from formulas.functions import get_functions, not_implemented
 
     table = get_functions()
-    for name in _FUNCTION.findall(_STRINGS.sub('""', text)):
+    for name in _FUNCTION.findall(TEXT_LITERAL.sub('""', text)):
         if table.get(name.upper(), not_implemented) is not_implemented:
             raise Unsupported(f"{name.upper()} in the same formula (missing in formulas)")
     cache[formula] = compiled
@@ -361,7 +399,7 @@ def _simple_call(formula: str) -> _SimpleCall | None:
     arguments: list[tuple[str, Any]] = []
     for piece in pieces:
         text = piece.strip()
-        if text.startswith('"') and text.endswith('"') and len(text) >= 2:
+        if TEXT_LITERAL.fullmatch(text):  # one literal, not `"0"&".00"`
             arguments.append(("lit", text[1:-1].replace('""', '"')))
         elif _NUMBER.fullmatch(text):
             arguments.append(("lit", float(text)))

@@ -38,6 +38,7 @@ import zipfile
 from dataclasses import dataclass, field
 from xml.etree import ElementTree
 
+from shared.calc.corrections.formula_tokens import TEXT_LITERAL
 from shared.calc.corrections.functions.subtotal import call_arguments
 from shared.calc.corrections.lookups import parse_range
 from shared.calc.corrections.model import Rewrite
@@ -48,7 +49,6 @@ log = logging.getLogger(__name__)
 MENTION = re.compile(rb"GETPIVOTDATA\s*\(")
 KEYWORDS = (b"GETPIVOTDATA",)
 CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?GETPIVOTDATA\s*\(", re.IGNORECASE)
-_STRING = re.compile(r'"(?:[^"]|"")*"')
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[Ee][+-]?\d+)?")
 _DATE = re.compile(r"(?:_xlfn\.)?DATE\(\s*(\d+)\s*,\s*(\d+)\s*,\s*(\d+)\s*\)", re.IGNORECASE)
 _CELL_REF = re.compile(r"(?:(?:'(?:[^']|'')+'|[A-Za-z0-9_.]+)!)?\$?[A-Za-z]{1,3}\$?\d{1,7}")
@@ -311,7 +311,7 @@ def pivots_of(data: bytes) -> Pivots:
 def _text(argument: str) -> str | None:
     """The text of a string literal argument, or None."""
     argument = argument.strip()
-    if len(argument) >= 2 and argument[0] == argument[-1] == '"' and _STRING.fullmatch(argument):
+    if len(argument) >= 2 and argument[0] == argument[-1] == '"' and TEXT_LITERAL.fullmatch(argument):
         return argument[1:-1].replace('""', '"')
     return None
 
@@ -575,7 +575,7 @@ def _choice(table: Pivot, data: int, shape: list[list[int]], chosen: dict, refer
 def _calls(formula: str) -> list[tuple[int, int, list[str]]]:
     """(start, end, arguments as written) of each GETPIVOTDATA call outside text literals, the
     outermost ones; Unresolved when a call does not close."""
-    blank = _STRING.sub(lambda m: '"' + "_" * (len(m.group()) - 2) + '"', formula)
+    blank = TEXT_LITERAL.sub(lambda m: '"' + "_" * (len(m.group()) - 2) + '"', formula)
     calls, after = [], -1
     for match in CALL.finditer(blank):
         if match.start() < after:
@@ -607,7 +607,7 @@ def _as_written(formula: str) -> str:
     """IronCalc's text of a formula with GETPIVOTDATA in capitals (it lower-cases names it does
     not know), for the export."""
     pieces, last = [], 0
-    for text in _STRING.finditer(formula):
+    for text in TEXT_LITERAL.finditer(formula):
         pieces += [CALL.sub("GETPIVOTDATA(", formula[last:text.start()]), text.group(0)]
         last = text.end()
     return "".join(pieces) + CALL.sub("GETPIVOTDATA(", formula[last:])

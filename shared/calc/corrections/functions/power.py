@@ -28,10 +28,11 @@ from __future__ import annotations
 
 import re
 
+from shared.calc.corrections.formula_tokens import TEXT_LITERAL
+
 # In the sheet XML of every workbook a watched cell can be in (layer.may_need_plan).
 HINTS = (b"POWER", b"^")
 _CALL = re.compile(r"(?<![A-Za-z0-9_.])POWER\s*\(", re.IGNORECASE)
-_STRING = re.compile(r'"(?:[^"]|"")*"')
 _INSPECTS = re.compile(r"(?<![A-Za-z0-9_])(?:_xlfn\.)?ERROR\.TYPE\s*\(", re.IGNORECASE)
 # Why a watched cell keeps IronCalc's value (the bridge's reason follows).
 OVERFLOW_REASON = "POWER/^: #DIV/0!, which may be an overflow (#NUM! in Excel): {}"
@@ -48,7 +49,7 @@ def mentions(formula: str) -> bool:
     """Whether a formula (outside text literals) calls POWER or uses `^`."""
     if "^" not in formula and "POWER" not in formula.upper():
         return False
-    outside = _STRING.sub('""', formula)
+    outside = TEXT_LITERAL.sub('""', formula)
     return "^" in outside or bool(_CALL.search(outside))
 
 
@@ -57,4 +58,4 @@ def inspects(formula: str) -> bool:
     #DIV/0! from Excel's #NUM! of an overflowed power in the same cell."""
     if "ERROR.TYPE" not in formula.upper():
         return False
-    return bool(_INSPECTS.search(_STRING.sub('""', formula)))
+    return bool(_INSPECTS.search(TEXT_LITERAL.sub('""', formula)))

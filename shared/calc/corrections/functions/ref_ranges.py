@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import re
 
+from shared.calc.corrections.formula_tokens import TEXT_LITERAL
 from shared.calc.corrections.model import Rewrite
 from shared.calc.corrections.package import rewrite_formulas
 
 MENTION = re.compile(rb"#REF!\s*:\s*#REF!")
 KEYWORDS = (b"#REF!",)
 _RANGE = re.compile(r"(?<![!A-Za-z0-9_.'])#REF!\s*:\s*#REF!", re.IGNORECASE)
-_STRING = re.compile(r'"(?:[^"]|"")*"')
 
 
 def collapsed(formula: str) -> str | None:
@@ -25,7 +25,7 @@ def collapsed(formula: str) -> str | None:
     if "#REF!" not in formula.upper():
         return None
     pieces, last, changed = [], 0, False
-    for text in (*_STRING.finditer(formula), None):
+    for text in (*TEXT_LITERAL.finditer(formula), None):
         end = text.start() if text is not None else len(formula)
         outside, count = _RANGE.subn("#REF!", formula[last:end])
         changed |= count > 0

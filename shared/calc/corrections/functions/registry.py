@@ -13,6 +13,7 @@ import math
 import re
 import threading
 
+from shared.calc.corrections.formula_tokens import TEXT_LITERAL
 from shared.calc.corrections.functions import aggregate as aggregate_module
 from shared.calc.corrections.functions import bases, bessel, sums, trig
 from shared.calc.corrections.functions.errors import ExcelError
@@ -34,7 +35,6 @@ _NAME = re.compile(
     + r")(\s*\()",
     re.IGNORECASE,
 )
-_STRING = re.compile(r'"(?:[^"]|"")*"')
 
 _installed = False
 _lock = threading.Lock()
@@ -50,13 +50,13 @@ def mentions(formula: str) -> bool:
     A plain search first: most formulas of a large workbook are rejected by it alone."""
     if not _HINT_TEXT.search(formula):
         return False
-    return bool(_NAME.search(formula)) and bool(_NAME.search(_STRING.sub('""', formula)))
+    return bool(_NAME.search(formula)) and bool(_NAME.search(TEXT_LITERAL.sub('""', formula)))
 
 
 def called(formula: str) -> list[str]:
     """The corrected functions a formula calls, in order of first use."""
     names: list[str] = []
-    for m in _NAME.finditer(_STRING.sub('""', formula)):
+    for m in _NAME.finditer(TEXT_LITERAL.sub('""', formula)):
         if m.group(2).upper() not in names:
             names.append(m.group(2).upper())
     return names
@@ -64,7 +64,7 @@ def called(formula: str) -> list[str]:
 
 def _outside_strings(formula: str, replace) -> str:
     pieces, last = [], 0
-    for m in _STRING.finditer(formula):
+    for m in TEXT_LITERAL.finditer(formula):
         pieces.append(_NAME.sub(replace, formula[last : m.start()]))
         pieces.append(m.group(0))
         last = m.end()
@@ -72,9 +72,21 @@ def _outside_strings(formula: str, replace) -> str:
     return "".join(pieces)
 
 
+# A number IronCalc writes with an exponent without its sign (`1.5e20`), which formulas' parser
+# refuses: written `1.5E+20`.
+_UNSIGNED_EXPONENT = re.compile(r"(?<![A-Za-z0-9_.$])(\d+\.?\d*|\.\d+)[eE](?=\d)")
+
+
 def rename(formula: str) -> str:
-    """The formula with corrected functions calling our implementations."""
-    return _outside_strings(formula, lambda m: _PREFIX + m.group(2).upper() + m.group(3))
+    """The formula with corrected functions calling our implementations (and its numbers as
+    formulas reads them)."""
+    pieces, last = [], 0
+    for m in TEXT_LITERAL.finditer(formula):
+        pieces.append(_UNSIGNED_EXPONENT.sub(r"\1E+", formula[last : m.start()]))
+        pieces.append(m.group(0))
+        last = m.end()
+    pieces.append(_UNSIGNED_EXPONENT.sub(r"\1E+", formula[last:]))
+    return _outside_strings("".join(pieces), lambda m: _PREFIX + m.group(2).upper() + m.group(3))
 
 
 def rename_back(formula: str) -> str:
@@ -234,7 +246,10 @@ def _trig(name: str):
     order is reported, not guessed."""
     from formulas.tokens.operand import XlError
 
-    from shared.calc.corrections.functions.text_format import _NUMBER_TEXT, _text_to_number
+    from shared.calc.corrections.functions.text_format import (
+        _NUMBER_TEXT,
+        _text_to_number,
+    )
 
     def compute(x):
         x = _scalar(x)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from shared.calc.corrections.formula_tokens import TEXT_LITERAL
 from shared.calc.corrections.lookups import parse_range
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 
@@ -32,7 +33,6 @@ _AUTOFILTER = re.compile(
     re.DOTALL,
 )
 _CALL = re.compile(r"(?<![A-Za-z0-9_.])SUBTOTAL\(\s*(\d+)\s*,", re.IGNORECASE)
-_STRING = re.compile(r'"(?:[^"]|"")*"')
 
 
 def filtered_areas(data: bytes) -> dict[int, list[tuple[int, int]]]:
@@ -106,7 +106,7 @@ def _classify(
     filter hid and no row hidden by hand, n becomes 100 + n; over both, the references become
     the runs of their rows the filter kept (n stays, so rows hidden by hand still count for
     1-11, as Excel counts them)."""
-    text = _STRING.sub(lambda m: " " * len(m.group(0)), formula)
+    text = TEXT_LITERAL.sub(lambda m: " " * len(m.group(0)), formula)
     fixes = []
     for call in _CALL.finditer(text):
         n = int(call.group(1))

@@ -42,10 +42,14 @@ from __future__ import annotations
 
 import re
 
-from shared.calc.corrections.arguments import array_count_reason, array_numbers, typed_text_reason
+from shared.calc.corrections.arguments import (
+    array_count_reason,
+    array_numbers,
+    typed_text_reason,
+)
+from shared.calc.corrections.formula_tokens import TEXT_LITERAL
 from shared.calc.corrections.functions.subtotal import call_arguments
 
-_STRING = re.compile(r'"(?:[^"]|"")*"')
 _PIVOT = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?GETPIVOTDATA\s*\(", re.IGNORECASE)
 _STATISTIC = re.compile(r"(?<![A-Za-z0-9_.])(AVERAGE|COUNT)\s*\(", re.IGNORECASE)
 # An argument read as it is: a reference or range (sheet-qualified or not), a name, a literal.
@@ -121,7 +125,7 @@ def _statistic_reason(function: str, arguments: list[str], array_formula: bool) 
 def reasons(formula: str, array_formula: bool = False, sheet: str | None = None, pivots=None) -> list[str]:
     """Why a formula cannot be computed as Excel would ([] when it can); `pivots` are the
     workbook's pivot tables (pivots.read_pivots), None when unknown, and `sheet` the cell's."""
-    text = _STRING.sub('""', formula)
+    text = TEXT_LITERAL.sub('""', formula)
     found = []
     typed = typed_text_reason(formula)
     if typed is not None:
@@ -174,7 +178,7 @@ def _aggregate_cells(book) -> dict[str, list[object]]:
     """{sheet in lower case: [formula cells calling AGGREGATE]}."""
     found: dict[str, list[object]] = {}
     for cell in book.cells:
-        if not cell.array_area and _AGGREGATE.search(_STRING.sub('""', cell.formula)):
+        if not cell.array_area and _AGGREGATE.search(TEXT_LITERAL.sub('""', cell.formula)):
             found.setdefault(cell.sheet.lower(), []).append(cell)
     return found
 
@@ -185,7 +189,7 @@ def _aggregate_within(cell, aggregates: dict[str, list[object]]) -> str | None:
     from shared.calc.corrections.lookups import parse_range
     from shared.calc.refs import parse_cell
 
-    text = _STRING.sub('""', cell.formula)
+    text = TEXT_LITERAL.sub('""', cell.formula)
     for match in _SUBTOTAL.finditer(text):
         for argument in (call_arguments(text, match.end()) or [])[1:]:
             argument = argument.strip().lstrip("@")
