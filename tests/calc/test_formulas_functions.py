@@ -147,3 +147,28 @@ def test_an_empty_array_from_formulas_is_calc_as_excel_365_saved_it(workbook, em
     # THEN every cell matches Excel, the empty arrays as #CALC! (formulas alone answers #VALUE! or 0)
     assert sum(1 for cell in read_excel_cells(data).cells if cell.expected == ("e", "#CALC!")) == empty_arrays
     assert report.mismatches == []
+
+
+def test_formulas_calculates_the_functions_it_had_wrong_as_their_pages_state():
+    # GIVEN the examples of Microsoft's pages formulas 1.3.4 answered otherwise: ROUND (-1.475 to
+    # two places is -1.48), CEILING.MATH/FLOOR.MATH of negative numbers, IPMT of a loan (positive
+    # interest), XNPV with a date before the first (#NUM!), `--` on logical values, VALUE of a
+    # number with a group separator, criteria with wildcards after "<>" and in order over TRUE
+    from .conftest import named_formulas
+
+    data = named_formulas({
+        "round": "=ROUND(-1.475,2)", "roundup": "=ROUNDUP(2.55,-1)", "fixed": "=FIXED(1.005,2)",
+        "ceiling": "=CEILING.MATH(-8.1,2)", "ceiling_mode": "=CEILING.MATH(-5.5,2,-1)",
+        "floor": "=FLOOR.MATH(-8.1,2)", "floor_mode": "=FLOOR.MATH(-5.5,2,-1)",
+        "interest": "=ROUND(IPMT(0.1/12,1,36,8000),2)",
+        "xnpv": "=XNPV(0.09,{-10000,2750,4250},{39448,39508,39400})",
+        "negation": '=SUMPRODUCT(--(A1:A4="x"),B1:B4)', "value": '=VALUE("1,234.5")',
+        "not_text": '=COUNTIF(A1:A4,"<>*")', "wildcard": '=COUNTIF(A1:A4,"?")', "logical": '=COUNTIF(A1:A4,"<=TRUE")',
+    }, column="D", cells={"A1": "x", "A2": 5, "A3": "X", "A4": True, "B1": 10, "B2": 20, "B3": 30, "B4": 40})
+    outputs = FormulasEngine().load_xlsx(data).calculate({})
+
+    assert outputs == {
+        "round": -1.48, "roundup": 10, "fixed": "1.01", "ceiling": -8, "ceiling_mode": -6, "floor": -10,
+        "floor_mode": -4, "interest": -66.67, "xnpv": "#NUM!", "negation": 40, "value": 1234.5,
+        "not_text": 2, "wildcard": 2, "logical": 1,
+    }

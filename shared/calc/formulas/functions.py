@@ -37,6 +37,10 @@ the Excel-saved corpus showed (docs/fidelity.md), fixed to Excel's own rules:
   is 833.33 on Microsoft's IPMT page's terms); VALUE reads text as the layer does ("1,234.5" is
   1234.5, where formulas read a date, 85469); ROWS and COLUMNS of a reference given as its
   values (how the layer runs a formula with TEXT, NOW, RAND...) count them (formulas: #VALUE!).
+- CEILING.MATH and FLOOR.MATH keep a negative number's sign; XNPV and XIRR with a date before
+  the first are #NUM!.
+- `--x` is x as a number: formulas folded `--` into a unary plus, which keeps TRUE a logical
+  value (`SUMPRODUCT(--(A1:A9="x"),B1:B9)` was 0).
 - Criteria (COUNTIF(S), SUMIF(S), AVERAGEIF(S), MAXIFS, MINIFS) are read by the layer's rule
   (dynamic/criteria.py): wildcards after "<>" too, matching the whole text without case, and
   "<>x" finding blank, numeric and logical cells (formulas: "<>*" found every text, "a?" found
@@ -119,9 +123,77 @@ def install() -> None:
         import formulas.functions as formulas_functions
 
         formulas_functions.__dict__["__xfilter"] = _criteria_mask(formulas_functions.__dict__["__xfilter"])
+        _double_negation(wrap_ufunc)
+        for name, up in (("CEILING.MATH", True), ("FLOOR.MATH", False)):
+            table[name] = table["_XLFN." + name] = wrap_ufunc(_multiple(up))
+        table["XNPV"] = wrap_func(_dates_from_the_first(table["XNPV"]))
+        table["XIRR"] = table["_XLFN.XIRR"] = wrap_func(_dates_from_the_first(table["XIRR"], dates_at=1))
         table["ROWS"] = wrap_func(_dimension(0), ranges=True)
         table["COLUMNS"] = wrap_func(_dimension(1), ranges=True)
         _installed = True
+
+
+def _multiple(up: bool):
+    """CEILING.MATH (up) and FLOOR.MATH: to a multiple of |significance| (default 1), a positive
+    number up (CEILING) or down (FLOOR); a negative number toward zero for CEILING and away from
+    it for FLOOR, the other way with a nonzero mode (Microsoft's pages: CEILING.MATH(-8.1,2) is
+    -8, CEILING.MATH(-5.5,2,-1) -6, FLOOR.MATH(-8.1,2) -10, FLOOR.MATH(-5.5,2,-1) -4). formulas
+    dropped the sign when significance was left out (FLOOR.MATH(-2.5) was 2)."""
+    def run(number, significance=1, mode=0):
+        if not significance:
+            return 0.0
+        quotient = float(f"{number / abs(significance):.15g}")  # as Excel shows it
+        toward_plus = up if number >= 0 or not mode else not up
+        return float(math.ceil(quotient) if toward_plus else math.floor(quotient)) * abs(significance)
+    return run
+
+
+def _dates_from_the_first(own, dates_at: int = 2):
+    """XNPV and XIRR: "if any number in dates precedes the starting date", #NUM! (Microsoft's
+    XNPV and XIRR pages); formulas discounted it as a negative time."""
+    from formulas.functions import Error, wrap_func
+
+    function = own["function"] if isinstance(own, dict) else own
+
+    def run(*args):
+        import numpy as np
+
+        if len(args) > dates_at:
+            dates = [d for d in np.ravel(np.asarray(args[dates_at], dtype=object))
+                     if isinstance(d, (int, float, np.number)) and not isinstance(d, (bool, np.bool_))]
+            if dates and any(int(d) < int(dates[0]) for d in dates[1:]):
+                return Error.errors["#NUM!"]
+        return function(*args)
+    return run
+
+
+def _double_negation(wrap_ufunc) -> None:
+    """`--x` is x as a number (TRUE 1, "3" 3: Excel's idiom, `SUMPRODUCT(--(A1:A9="x"),B1:B9)`).
+    formulas' tokenizer folds a run of signs into one, `--` into `+`, and its unary plus keeps a
+    logical value a logical value (SUMPRODUCT then counted none); such a plus, folded from an
+    even number of minus signs, is compiled as a conversion to a number."""
+    from formulas.tokens.operator import Operator, OperatorToken
+
+    if getattr(OperatorToken, "_sheetcalc_negation", False):
+        return
+    own_process = OperatorToken.process
+    as_number = wrap_ufunc(lambda x: x)  # formulas' numeric argument reading (TRUE 1.0, "3" 3.0)
+
+    def process(self, match, context=None, parser=None):
+        attr = own_process(self, match, context=context, parser=parser)
+        minus = attr.get("sum_minus", "").count("-")
+        if minus >= 2 and minus % 2 == 0:
+            attr["negated_twice"] = True
+        return attr
+
+    def compile(self):
+        if self.name == "u+" and self.attr.get("negated_twice"):
+            return as_number
+        return Operator.compile(self)
+
+    OperatorToken.process = process
+    OperatorToken.compile = compile
+    OperatorToken._sheetcalc_negation = True
 
 
 def _criteria_mask(formulas_own):
@@ -229,8 +301,9 @@ def _fixed(number, decimals=2, no_commas=False):
     from shared.calc.numfmt.rounding import excel_round
 
     places = int(float(replace_empty(decimals)))
-    if places <= 127:
-        number = excel_round(float(replace_empty(number)), places)
+    value = float(replace_empty(number))
+    if places <= 127 and abs(value) < 1e15:  # from 1E+15 formulas writes 15 digits itself
+        number = excel_round(value, places)
     return xfixed(number, decimals, no_commas)
 
 

@@ -20,15 +20,20 @@ def round_places(value: Decimal, places: int) -> Decimal:
 def excel_round(x: float, digits: float, mode: str = "round") -> float:
     """ROUND (half away from zero), ROUNDUP ("up", away from zero) or ROUNDDOWN ("down") to
     `digits` places (truncated; negative: left of the point), on the number as Excel shows it
-    rather than its binary value: ROUND(1.005,2) is 1.01 and ROUND(-1.475,2) -1.48 (Microsoft:
-    ROUND function's examples), though 1.005 is 1.00499999999999989... in binary."""
+    (15 significant digits) rather than its binary value: ROUND(1.005,2) is 1.01 and
+    ROUND(-1.475,2) -1.48 (Microsoft: ROUND function's examples), though 1.005 is
+    1.00499999999999989... in binary; ROUNDUP(2.55,-255) is 1E+255 (formulas' Excel-saved
+    test.xlsx MATH & TRIG!AH61)."""
     d = int(math.trunc(digits))
-    factor = 10.0 ** d
+    factor = 10.0 ** d if d < 309 else math.inf
     scaled = abs(x) * factor
+    if not math.isfinite(scaled):
+        return x  # more places than the number holds: itself
+    shown = float(f"{scaled:.15g}")
     if mode == "round":
-        r = math.floor(scaled + 0.5 + 1e-9 * (scaled != 0))
+        r = math.floor(shown + 0.5)
     elif mode == "up":
-        r = math.ceil(scaled - 1e-9)
+        r = math.ceil(shown)
     else:
-        r = math.floor(scaled + 1e-9)
+        r = math.floor(shown)
     return math.copysign(r / factor, x) if r else 0.0

@@ -8,7 +8,8 @@ A criterion is a value, or text starting with a comparison operator (=, <>, <, >
 - a number (or text that reads as one, "32", ">32") compares with the numbers of the range; with
   "=" a number typed as text in the range counts too, as Excel reads it (COUNTIF(A1:A3,1) counts
   a cell holding the text "1");
-- TRUE and FALSE compare with logical values, an error value (#N/A) finds that error;
+- TRUE and FALSE compare with logical values (in order for <, >, <= and >=: FALSE before TRUE),
+  an error value (#N/A) finds that error;
 - other text matches text without case, with `?`, `*` and `~` as wildcards for = and <>, and
   compares in order for < and >;
 - "" (or "=") finds blank cells ("" also empty text), "<>" cells that are not blank; "<>x"
@@ -82,7 +83,10 @@ def criterion(value):
     if rest.upper() in ("TRUE", "FALSE"):
         flag = rest.upper() == "TRUE"
         same = lambda x: isinstance(x, bool) and x == flag  # noqa: E731
-        return same if op == "=" else (lambda x: not same(x)) if op == "<>" else _never
+        if op not in ("=", "<>"):  # logical values in order, FALSE before TRUE (test.xlsx
+            compare = _COMPARE[op]  # STATISTICAL!Y24: COUNTIF(...,"<=TRUE") counts a TRUE)
+            return lambda x: isinstance(x, bool) and compare(int(x), int(flag))
+        return same if op == "=" else (lambda x: not same(x))
     if rest.upper() in _ERRORS:
         same = lambda x: isinstance(x, Err) and x.code == rest.upper()  # noqa: E731
         return same if op == "=" else (lambda x: not same(x)) if op == "<>" else _never
