@@ -515,7 +515,7 @@ def _rewrite_call(tokens, values, name, opened, closed, args) -> bool:
         replace_call(values, opened, closed, values[opened] + ",".join(texts) + ")")
         return True
     if name == "IRR" and 1 <= len(args) <= 2 and without_spaces(tokens, args[0]):
-        # IRR answered again from its own answer (IRR_POLISHED)
+        # IRR answered again from its own answer (IRR's accuracy, beside ROUNDED_FIRST)
         call = "".join(values[opened:closed + 1])
         data = "".join(values[i] for i in args[0]).strip()
         replace_call(values, opened, closed, f"IFERROR({values[opened]}{data},{call}),{call})")

@@ -100,7 +100,11 @@ def install() -> None:
 
         table["TRIM"] = wrap_ufunc(excel_trim, **text_functions._kw1)
         # NOW, TODAY, RAND, RANDBETWEEN from the job's run context (shared/calc/run_context.py).
-        from shared.calc.corrections.functions.registry import bessel_functions, trig_functions, volatile_functions
+        from shared.calc.corrections.functions.registry import (
+            bessel_functions,
+            trig_functions,
+            volatile_functions,
+        )
 
         table.update(volatile_functions())
         table.update(bessel_functions())  # Excel's approximations, not the exact functions
@@ -108,7 +112,8 @@ def install() -> None:
         table["TIMEVALUE"] = wrap_ufunc(
             _timevalue_text, input_parser=lambda *a: a, check_error=lambda *a: None
         )
-        from formulas.functions import math as formulas_math, operators
+        from formulas.functions import math as formulas_math
+        from formulas.functions import operators
 
         operators.OPERATORS["^"] = wrap_ufunc(formulas_math.xpower)
         # ROUND, ROUNDUP, ROUNDDOWN and FIXED on the number as Excel shows it
@@ -151,7 +156,7 @@ def _multiple(up: bool):
 def _dates_from_the_first(own, dates_at: int = 2):
     """XNPV and XIRR: "if any number in dates precedes the starting date", #NUM! (Microsoft's
     XNPV and XIRR pages); formulas discounted it as a negative time."""
-    from formulas.functions import Error, wrap_func
+    from formulas.functions import Error
 
     function = own["function"] if isinstance(own, dict) else own
 
@@ -206,8 +211,8 @@ def _criteria_mask(formulas_own):
     from formulas.tokens.operand import XlError
 
     from shared.calc.corrections.dynamic.criteria import criterion, plain_text
-    from shared.calc.corrections.functions.layer import current
     from shared.calc.corrections.dynamic.values import Err
+    from shared.calc.corrections.functions.layer import current
     from shared.calc.corrections.functions.registry import _report
     from shared.calc.corrections.functions.text_format import Unsupported
 
@@ -228,7 +233,7 @@ def _criteria_mask(formulas_own):
                 # the layer runs a formula as IronCalc holds it, whose "<>x" not_equal.py
                 # completed with "<>*" for IronCalc's reading (other texts only): read so here
                 other = test
-                test = lambda x: isinstance(x, str) and other(x)  # noqa: E731
+                test = lambda x: isinstance(x, str) and other(x)
         except Unsupported as exc:
             _report(f"COUNTIF: {exc}")
             return formulas_own(test_range, condition)

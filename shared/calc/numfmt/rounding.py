@@ -24,7 +24,7 @@ def excel_round(x: float, digits: float, mode: str = "round") -> float:
     ROUND(-1.475,2) -1.48 (Microsoft: ROUND function's examples), though 1.005 is
     1.00499999999999989... in binary; ROUNDUP(2.55,-255) is 1E+255 (formulas' Excel-saved
     test.xlsx MATH & TRIG!AH61)."""
-    d = int(math.trunc(digits))
+    d = math.trunc(digits)
     factor = 10.0 ** d if d < 309 else math.inf
     scaled = abs(x) * factor
     if not math.isfinite(scaled):

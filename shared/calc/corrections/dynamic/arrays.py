@@ -261,7 +261,6 @@ def _expand(ev, args):
                  for i in range(r)])
 
 
-
 def _trim_mode(ev, value):
     """TRIMRANGE's trim_rows or trim_cols: 0 to 3, a text that reads as one too; a fraction or
     an array is #VALUE! (formulas' Excel-saved test.xlsx LOOKUP!W135:AD135)."""
@@ -314,6 +313,7 @@ def _trim_reference(mode: int):
 
 for _name, _mode in (("_TRO_LEADING", 1), ("_TRO_TRAILING", 2), ("_TRO_ALL", 3)):
     FUNCTIONS[_name] = _trim_reference(_mode)
+
 
 def _choose(rows: bool):
     def run(ev, args):

@@ -37,7 +37,13 @@ from typing import Any, Callable
 from shared.calc.corrections import dynamic
 from shared.calc.corrections.dynamic import date_text
 from shared.calc.corrections.dynamic.values import Ref
-from shared.calc.corrections.formula_tokens import TEXT_LITERAL
+from shared.calc.corrections.formula_tokens import (
+    PLAIN_REFERENCE,
+    TEXT_LITERAL,
+    replace_call,
+    rewrite_calls,
+    without_spaces,
+)
 from shared.calc.corrections.functions import power, registry
 from shared.calc.corrections.functions.text_format import Unsupported
 from shared.calc.corrections.model import DefinedNames
@@ -296,8 +302,6 @@ def _positions_folded(formula: str, row: int, col: int) -> str:
     calculated reference) the cell is flagged."""
     if not _POSITION.search(TEXT_LITERAL.sub('""', formula)):
         return formula
-    from shared.calc.corrections.formula_tokens import PLAIN_REFERENCE, replace_call, rewrite_calls, without_spaces
-
     def fold(tokens, values, name, opened, closed, args) -> bool:
         if name not in ("ROW", "COLUMN"):
             return False
