@@ -374,3 +374,17 @@ def test_month_arithmetic_on_a_date_of_early_1900_made_by_date():
                            "later": "=EOMONTH(DATE(2024,2,10),0)"})
     for workbook in uploaded_and_stored(data):
         assert workbook.calculate({}) == {"end": 60, "next": 75, "later": 45351}
+
+
+def test_datedif_md_counts_from_the_start_day_in_the_month_before_the_end():
+    # DATEDIF page: "MD" may be negative; the day is put in the month before the end's as DATE
+    # puts it (31 October to 21 March 2000: from 2 March, 19; to 1 March, -1); a job's dates
+    # are followed (18 June 2020 to 15 January 2024: 28). IronCalc alone answers 21 and 1.
+    from .conftest import named_formulas, uploaded_and_stored
+
+    data = named_formulas({"md": '=DATEDIF(A1,A2,"md")', "ym": '=DATEDIF(A1,A2,"ym")'},
+                          column="D", cells={"A1": 36099, "A2": 36606}, names={"start": "$A$1", "end": "$A$2"})
+    for workbook in uploaded_and_stored(data):
+        assert workbook.calculate({}) == {"md": 19, "ym": 4}
+        assert workbook.calculate({"end": 36586}) == {"md": -1, "ym": 4}
+        assert workbook.calculate({"start": 44000, "end": 45306}) == {"md": 28, "ym": 6}

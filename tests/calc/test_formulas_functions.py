@@ -153,7 +153,8 @@ def test_formulas_calculates_the_functions_it_had_wrong_as_their_pages_state():
     # GIVEN the examples of Microsoft's pages formulas 1.3.4 answered otherwise: ROUND (-1.475 to
     # two places is -1.48), CEILING.MATH/FLOOR.MATH of negative numbers, IPMT of a loan (positive
     # interest), XNPV with a date before the first (#NUM!), `--` on logical values, VALUE of a
-    # number with a group separator, criteria with wildcards after "<>" and in order over TRUE
+    # number with a group separator, criteria with wildcards after "<>" and in order over TRUE,
+    # DATEDIF
     from .conftest import named_formulas
 
     data = named_formulas({
@@ -164,11 +165,14 @@ def test_formulas_calculates_the_functions_it_had_wrong_as_their_pages_state():
         "xnpv": "=XNPV(0.09,{-10000,2750,4250},{39448,39508,39400})",
         "negation": '=SUMPRODUCT(--(A1:A4="x"),B1:B4)', "value": '=VALUE("1,234.5")',
         "not_text": '=COUNTIF(A1:A4,"<>*")', "wildcard": '=COUNTIF(A1:A4,"?")', "logical": '=COUNTIF(A1:A4,"<=TRUE")',
+        # DATEDIF: the page's units in any case; "md" the days since the start's day in the month
+        # before the end's (18 Dec 2023 to 15 Jan 2024)
+        "days": '=DATEDIF(DATE(2024,1,1),DATE(2024,3,1),"d")', "md": '=DATEDIF(DATE(2020,6,18),DATE(2024,1,15),"md")',
     }, column="D", cells={"A1": "x", "A2": 5, "A3": "X", "A4": True, "B1": 10, "B2": 20, "B3": 30, "B4": 40})
     outputs = FormulasEngine().load_xlsx(data).calculate({})
 
     assert outputs == {
         "round": -1.48, "roundup": 10, "fixed": "1.01", "ceiling": -8, "ceiling_mode": -6, "floor": -10,
         "floor_mode": -4, "interest": -66.67, "xnpv": "#NUM!", "negation": 40, "value": 1234.5,
-        "not_text": 2, "wildcard": 2, "logical": 1,
+        "not_text": 2, "wildcard": 2, "logical": 1, "days": 60, "md": 28,
     }

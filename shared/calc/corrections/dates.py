@@ -38,6 +38,11 @@ Excel's rules (Microsoft support, "Excel incorrectly assumes that the year 1900 
   calendar day in IronCalc's 1900 system, so weekdays, leap years and month lengths are
   Excel's (NETWORKDAYS(0,6) of a 1904 workbook, Friday 1 to Thursday 7 January 1904, is 5;
   IronCalc alone #NUM!).
+- DATEDIF's "MD" where the end's day comes before the start's counts from that day in the month
+  before the end's as DATE makes it, `INT(end)-DATE(YEAR(end),MONTH(end)-1,DAY(start))`, so a
+  start day that month lacks runs on into the next (31 October to 21 March 2000 is 19, to 1
+  March -1: the page warns "MD" may be negative); IronCalc takes that month's last day instead
+  (21 and 1). Dates that are constants and cells; an error stays IronCalc's.
 - HOUR, MINUTE and SECOND read the time of day rounded to the nearest second: SECOND(PI()) is
   54 (3.14159265 days is 3:23:53.6), MINUTE(0.675) 12 and SECOND(0.675) 0 (0.675 days is
   16:12:00 held as 16:11:59.99999); IronCalc drops the fraction of a second (SECOND(PI()) 53).
@@ -85,10 +90,10 @@ from shared.calc.corrections.model import Rewrite, rewrite_cells
 
 MENTION = re.compile(
     rb"(?i)(?:YEAR|MONTH|DAY|WEEKDAY|DATE|DATEVALUE|TODAY|NOW|EDATE|EOMONTH|HOUR|MINUTE|SECOND|YEARFRAC"
-    rb"|WEEKNUM|ISOWEEKNUM)\("
+    rb"|WEEKNUM|ISOWEEKNUM|DATEDIF)\("
 )
 KEYWORDS = (b"YEAR(", b"MONTH(", b"DAY(", b"DATE(", b"DATEVALUE(", b"TODAY(", b"NOW(", b"EOMONTH(",
-            b"HOUR(", b"MINUTE(", b"SECOND(", b"YEARFRAC(", b"EDATE(", b"WEEKNUM(")
+            b"HOUR(", b"MINUTE(", b"SECOND(", b"YEARFRAC(", b"EDATE(", b"WEEKNUM(", b"DATEDIF(")
 # what the 1904 system also rewrites (the survey of a 1904 workbook looks for these too)
 MENTION_1904 = re.compile(
     rb"(?i)(?:YEAR|MONTH|DAY|WEEKDAY|DATE|DATEVALUE|TODAY|NOW|EDATE|EOMONTH|WEEKNUM|YEARFRAC"
@@ -336,6 +341,8 @@ def _in_1904(tokens, values, name, opened, closed, args) -> bool:
 def _in_1900(tokens, values, name, opened, closed, args) -> bool:
     if _single_value_rule(_LEAP_BUG, tokens, values, name, opened, closed, args, 2):
         return True
+    if _days_after_a_month(tokens, values, name, opened, closed, args):
+        return True
     if _early_calendar(tokens, values, name, opened, closed, args):
         return True
     if _single_value_rule(_TIME_OF_DAY, tokens, values, name, opened, closed, args, 1):
@@ -350,6 +357,21 @@ def _in_1900(tokens, values, name, opened, closed, args) -> bool:
         replace_call(values, opened, closed, _EXCEL_DATE.format(y=y, m=m, d=d))
         return True
     return False
+
+
+_MONTH_DAYS = "IF(ISERROR({call}),{call},IF(DAY({e})>=DAY({s}),{call},INT({e})-DATE(YEAR({e}),MONTH({e})-1,DAY({s}))))"
+
+
+def _days_after_a_month(tokens, values, name, opened, closed, args) -> bool:
+    """DATEDIF's "MD" (module docstring) with its dates constants and cells."""
+    if name != "DATEDIF" or len(args) != 3 or not all(_scalar(tokens, a) for a in args[:2]):
+        return False
+    unit = without_spaces(tokens, args[2])
+    if len(unit) != 1 or tokens[unit[0]].subtype != Token.TEXT or tokens[unit[0]].value.strip('"').upper() != "MD":
+        return False
+    s, e = ("(" + "".join(values[i] for i in a).strip() + ")" for a in args[:2])
+    replace_call(values, opened, closed, _MONTH_DAYS.format(call="".join(values[opened:closed + 1]), s=s, e=e))
+    return True
 
 
 def _start_of_month_arithmetic(tokens, opened: int, closed: int) -> bool:

@@ -37,6 +37,9 @@ the Excel-saved corpus showed (docs/fidelity.md), fixed to Excel's own rules:
   is 833.33 on Microsoft's IPMT page's terms); VALUE reads text as the layer does ("1,234.5" is
   1234.5, where formulas read a date, 85469); ROWS and COLUMNS of a reference given as its
   values (how the layer runs a formula with TEXT, NOW, RAND...) count them (formulas: #VALUE!).
+- DATEDIF reads its unit without regard to case ("d" was #NUM!) and counts "MD" and "YD" from
+  the end's month and year, as DATE does (formulas counted from the start's: 20% of random
+  date pairs differed from IronCalc and Excel's rule).
 - CEILING.MATH and FLOOR.MATH keep a negative number's sign; XNPV and XIRR with a date before
   the first are #NUM!.
 - `--x` is x as a number: formulas folded `--` into a unary plus, which keeps TRUE a logical
@@ -131,6 +134,9 @@ def install() -> None:
         _double_negation(wrap_ufunc)
         for name, up in (("CEILING.MATH", True), ("FLOOR.MATH", False)):
             table[name] = table["_XLFN." + name] = wrap_ufunc(_multiple(up))
+        from formulas.functions import text2num
+
+        table["DATEDIF"] = wrap_ufunc(_datedif, input_parser=lambda *a: text2num(a))
         table["XNPV"] = wrap_func(_dates_from_the_first(table["XNPV"]))
         table["XIRR"] = table["_XLFN.XIRR"] = wrap_func(_dates_from_the_first(table["XIRR"], dates_at=1))
         table["ROWS"] = wrap_func(_dimension(0), ranges=True)
@@ -151,6 +157,38 @@ def _multiple(up: bool):
         toward_plus = up if number >= 0 or not mode else not up
         return float(math.ceil(quotient) if toward_plus else math.floor(quotient)) * abs(significance)
     return run
+
+
+def _datedif(start, end, unit):
+    """DATEDIF on Excel's calendar (Microsoft: DATEDIF function): the unit without regard to case
+    (formulas answered #NUM! for "d"); "MD" the days from the start's day in the month before
+    the end's (DATE(year, month-1, day): negative where that day does not exist, as the page
+    warns), "YD" the days from the start's month and day in the end's year, or the year before.
+    formulas counted both from the start's month (DATEDIF(18-Jun-2020,15-Jan-2024,"md") 27, not
+    28)."""
+    from formulas.functions import Error
+    from formulas.functions.date import _int2date, xdate
+
+    first, last = int(start), int(end)
+    if first > last or first < 0:
+        return Error.errors["#NUM!"]
+    unit = str(unit).upper()
+    if unit == "D":
+        return float(last - first) if last <= 2958465 else Error.errors["#NUM!"]
+    (y1, m1, d1), (y2, m2, d2) = _int2date(first), _int2date(last)
+    months = (y2 - y1) * 12 + m2 - m1 - (1 if d2 < d1 else 0)
+    if unit in ("M", "Y", "YM"):
+        return float(months if unit == "M" else months // 12 if unit == "Y" else months % 12)
+    if unit == "MD":
+        if d2 >= d1:
+            return float(d2 - d1)
+        return float(last - (xdate(y2, m2 - 1, d1) if m2 > 1 else xdate(y2 - 1, 12, d1)))
+    if unit == "YD":
+        anniversary = xdate(y2, m1, d1)
+        if anniversary > last:
+            anniversary = xdate(y2 - 1, m1, d1)
+        return float(last - anniversary)
+    return Error.errors["#NUM!"]
 
 
 def _dates_from_the_first(own, dates_at: int = 2):
