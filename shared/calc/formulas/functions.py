@@ -119,23 +119,20 @@ def install() -> None:
         from formulas.functions import operators
 
         operators.OPERATORS["^"] = wrap_ufunc(formulas_math.xpower)
+        import formulas.functions as formulas_functions
+        from formulas.functions import convert2float, text2num
+
         # ROUND, ROUNDUP, ROUNDDOWN and FIXED on the number as Excel shows it
         table["ROUND"] = wrap_ufunc(_rounding("round"))
         table["ROUNDUP"] = wrap_ufunc(_rounding("up"))
         table["ROUNDDOWN"] = wrap_ufunc(_rounding("down"))
         table["FIXED"] = wrap_ufunc(_fixed, input_parser=lambda *a: a, args_parser=lambda *a: a)
-        from formulas.functions import convert2float
-
         table["IPMT"] = wrap_ufunc(_ipmt, input_parser=convert2float)
         table["VALUE"] = wrap_ufunc(_value, input_parser=lambda *a: a)
-        import formulas.functions as formulas_functions
-
         formulas_functions.__dict__["__xfilter"] = _criteria_mask(formulas_functions.__dict__["__xfilter"])
         _double_negation(wrap_ufunc)
         for name, up in (("CEILING.MATH", True), ("FLOOR.MATH", False)):
             table[name] = table["_XLFN." + name] = wrap_ufunc(_multiple(up))
-        from formulas.functions import text2num
-
         table["DATEDIF"] = wrap_ufunc(_datedif, input_parser=lambda *a: text2num(a))
         table["XNPV"] = wrap_func(_dates_from_the_first(table["XNPV"]))
         table["XIRR"] = table["_XLFN.XIRR"] = wrap_func(_dates_from_the_first(table["XIRR"], dates_at=1))
