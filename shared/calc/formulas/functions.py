@@ -257,17 +257,12 @@ def _criteria_mask(formulas_own):
     from shared.calc.corrections.dynamic.criteria import criterion, plain_text
     from shared.calc.corrections.dynamic.values import Err
     from shared.calc.corrections.functions.layer import current
-    from shared.calc.corrections.functions.registry import _report
+    from shared.calc.corrections.functions.registry import _report, _scalar
     from shared.calc.corrections.functions.text_format import Unsupported
 
-    def layer_value(x):
-        if isinstance(x, XlError):
-            return Err(str(x))
-        if isinstance(x, (bool, np.bool_)):
-            return bool(x)
-        if isinstance(x, (int, float, np.number)):
-            return float(x)
-        return None if x == "" or x is None else str(x)
+    def layer_value(x):  # formulas gives a blank cell of a criteria range as ""
+        x = _scalar(x)
+        return Err(str(x)) if isinstance(x, XlError) else None if x == "" else x
 
     def mask(test_range, condition):
         try:
@@ -312,21 +307,20 @@ def _ipmt(rate, per, nper, pv, fv=0, type=0):
 def _value(x):
     """VALUE by the layer's reading of text as Excel reads it (dynamic/number_text.py): "1,234.5"
     is 1234.5, "$1,000" 1000, "12%" 0.12, "(100)" -100; a blank cell 0, a logical value #VALUE!."""
-    import numpy as np
-    import schedula as sh
     from formulas.functions import Error
 
     from shared.calc.corrections.dynamic import number_text
-    from shared.calc.corrections.functions.registry import _report
+    from shared.calc.corrections.functions.registry import _report, _scalar
     from shared.calc.corrections.functions.text_format import Unsupported
 
-    if x is sh.EMPTY:
+    value = _scalar(x)
+    if value is None:
         return 0.0
-    if isinstance(x, (bool, np.bool_)):
+    if isinstance(value, bool):
         return Error.errors["#VALUE!"]
-    if isinstance(x, (int, float, np.number)):
-        return float(x)
-    text = str(x)
+    if isinstance(value, float):
+        return value
+    text = str(value)
     if not text.strip():
         return Error.errors["#VALUE!"]
     try:

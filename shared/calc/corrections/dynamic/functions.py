@@ -54,9 +54,10 @@ def call(ev, name: str, nodes: list, env: dict):
 
 
 def _named_lambda(ev, name: str, env: dict):
-    """A LAMBDA bound by LET or kept in a defined name (`=Double(A1)`), or None."""
+    """A LAMBDA kept in a defined name (`=Double(A1)`), or None (one bound by LET or LAMBDA is
+    called before any function: `call`; a LET value that is no LAMBDA hides the name)."""
     if name in env:
-        return env[name] if isinstance(env[name], Lambda) else None
+        return None
     if ev.book.defined(name, ev.sheet) is None:
         return None
     value = ev.name(name, env)

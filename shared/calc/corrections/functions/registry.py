@@ -62,13 +62,14 @@ def called(formula: str) -> list[str]:
     return names
 
 
-def _outside_strings(formula: str, replace) -> str:
+def _outside_strings(formula: str, transform) -> str:
+    """The formula with `transform` applied to each part between its text literals."""
     pieces, last = [], 0
     for m in TEXT_LITERAL.finditer(formula):
-        pieces.append(_NAME.sub(replace, formula[last : m.start()]))
+        pieces.append(transform(formula[last : m.start()]))
         pieces.append(m.group(0))
         last = m.end()
-    pieces.append(_NAME.sub(replace, formula[last:]))
+    pieces.append(transform(formula[last:]))
     return "".join(pieces)
 
 
@@ -80,18 +81,13 @@ _UNSIGNED_EXPONENT = re.compile(r"(?<![A-Za-z0-9_.$])(\d+\.?\d*|\.\d+)[eE](?=\d)
 def rename(formula: str) -> str:
     """The formula with corrected functions calling our implementations (and its numbers as
     formulas reads them)."""
-    pieces, last = [], 0
-    for m in TEXT_LITERAL.finditer(formula):
-        pieces.append(_UNSIGNED_EXPONENT.sub(r"\1E+", formula[last : m.start()]))
-        pieces.append(m.group(0))
-        last = m.end()
-    pieces.append(_UNSIGNED_EXPONENT.sub(r"\1E+", formula[last:]))
-    return _outside_strings("".join(pieces), lambda m: _PREFIX + m.group(2).upper() + m.group(3))
+    return _outside_strings(formula, lambda part: _NAME.sub(
+        lambda m: _PREFIX + m.group(2).upper() + m.group(3), _UNSIGNED_EXPONENT.sub(r"\1E+", part)))
 
 
 def rename_back(formula: str) -> str:
     """The formula as the file keeps it (IronCalc lower-cases names it does not know)."""
-    return _outside_strings(formula, lambda m: m.group(1) + m.group(2).upper() + m.group(3))
+    return _outside_strings(formula, lambda part: _NAME.sub(lambda m: m.group(1) + m.group(2).upper() + m.group(3), part))
 
 
 # --- values between IronCalc's cells and formulas --------------------------------------------
