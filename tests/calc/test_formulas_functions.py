@@ -159,6 +159,7 @@ def test_formulas_calculates_the_functions_it_had_wrong_as_their_pages_state():
 
     data = named_formulas({
         "round": "=ROUND(-1.475,2)", "roundup": "=ROUNDUP(2.55,-1)", "fixed": "=FIXED(1.005,2)",
+        "hundred_thousands": "=ROUNDUP(64256.79,-5)",
         "ceiling": "=CEILING.MATH(-8.1,2)", "ceiling_mode": "=CEILING.MATH(-5.5,2,-1)",
         "floor": "=FLOOR.MATH(-8.1,2)", "floor_mode": "=FLOOR.MATH(-5.5,2,-1)",
         "interest": "=ROUND(IPMT(0.1/12,1,36,8000),2)",
@@ -172,7 +173,7 @@ def test_formulas_calculates_the_functions_it_had_wrong_as_their_pages_state():
     outputs = FormulasEngine().load_xlsx(data).calculate({})
 
     assert outputs == {
-        "round": -1.48, "roundup": 10, "fixed": "1.01", "ceiling": -8, "ceiling_mode": -6, "floor": -10,
+        "round": -1.48, "roundup": 10, "fixed": "1.01", "hundred_thousands": 100000, "ceiling": -8, "ceiling_mode": -6, "floor": -10,
         "floor_mode": -4, "interest": -66.67, "xnpv": "#NUM!", "negation": 40, "value": 1234.5,
         "not_text": 2, "wildcard": 2, "logical": 1, "days": 60, "md": 28,
     }

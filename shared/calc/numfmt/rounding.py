@@ -36,4 +36,7 @@ def excel_round(x: float, digits: float, mode: str = "round") -> float:
         r = math.ceil(shown)
     else:
         r = math.floor(shown)
-    return math.copysign(r / factor, x) if r else 0.0
+    if not r:
+        return 0.0
+    # to places left of the point by multiplying: 1/1E-5 is 99999.99999999999, 1*1E+5 exact
+    return math.copysign(r / factor if d >= 0 else r * 10.0 ** -d, x)
