@@ -4,11 +4,15 @@ bytes, calculated with no inputs).
 
 Prints the N workbooks with the slowest job, with their upload load, job load (restoring the
 stored model) and job calculation times. `--without exact` switches the bounding of
-exact-match lookups over whole columns off, for a before/after figure; `--crafted ROWS,LOOKUPS`
-adds a generated workbook of LOOKUPS exact `VLOOKUP(A2,Data!$A:$D,3,FALSE)` over ROWS items.
+exact-match lookups over whole columns off, `--without whole` that of statistics and
+SUMPRODUCT over whole columns, for before/after figures; `--crafted ROWS,LOOKUPS` adds a
+generated workbook of LOOKUPS exact `VLOOKUP(A2,Data!$A:$D,3,FALSE)` over ROWS items, and
+`--statistics ROWS,CELLS` one of CELLS summaries over whole columns of ROWS items (AVERAGE, MAX,
+COUNTA and `SUMPRODUCT((Data!$A:$A=A2)*Data!$C:$C)` in turn).
 
 Usage: python bench/slowest_workbooks.py [--corpus tests/corpus] [--only SUBSTRING]
-                                         [--slowest 10] [--without exact] [--crafted 1000,20]
+                                         [--slowest 10] [--without exact,whole]
+                                         [--crafted 1000,20] [--statistics 1000,20]
 """
 
 from __future__ import annotations
@@ -25,11 +29,17 @@ sys.path.insert(0, str(REPO))
 import shared.calc.corrections as layer
 from shared.calc.ironcalc.engine import IronCalcEngine
 
-SWITCHES = {"exact": ("bound_exact_lookups", lambda *a, **k: [])}
+SWITCHES = {"exact": ("bound_exact_lookups", lambda *a, **k: []),
+            "whole": ("bound_whole_columns", lambda *a, **k: [])}
+LOOKUPS = ("=VLOOKUP(A{row},Data!$A:$D,3,FALSE)",)
+SUMMARIES = ("=AVERAGE(Data!$C:$C)", "=MAX(Data!$C:$C)", "=COUNTA(Data!$A:$A)",
+             "=SUMPRODUCT((Data!$A:$A=A{row})*Data!$C:$C)")
 
 
-def crafted(rows: int, lookups: int) -> bytes:
-    """Items P-1.. in Data!A:D and `lookups` exact VLOOKUPs over the whole columns."""
+def generated(rows: int, cells: int, kinds: int, formulas: tuple[str, ...]) -> bytes:
+    """Items P-1.. (`kinds` distinct keys; every item its own when 0) in Data!A:D, and `cells`
+    formulas in Calc!B2.., taken in turn from `formulas` ({row}: the formula's row), each with a
+    key in column A."""
     import openpyxl
 
     wb = openpyxl.Workbook()
@@ -37,10 +47,10 @@ def crafted(rows: int, lookups: int) -> bytes:
     calc.title = "Calc"
     data = wb.create_sheet("Data")
     for r in range(1, rows + 1):
-        data.append([f"P-{r}", f"item {r}", r * 0.25, r % 97])
-    for r in range(2, lookups + 2):
-        calc.cell(r, 1, f"P-{(r * 37) % rows + 1}")
-        calc.cell(r, 2, f"=VLOOKUP(A{r},Data!$A:$D,3,FALSE)")
+        data.append([f"P-{r % kinds if kinds else r}", f"item {r}", r * 0.25, r % 97])
+    for r in range(2, cells + 2):
+        calc.cell(r, 1, f"P-{r % kinds}" if kinds else f"P-{(r * 37) % rows + 1}")
+        calc.cell(r, 2, formulas[r % len(formulas)].format(row=r))
     buffer = io.BytesIO()
     wb.save(buffer)
     return buffer.getvalue()
@@ -68,6 +78,7 @@ def main() -> None:
     parser.add_argument("--slowest", type=int, default=10, help="how many workbooks to list")
     parser.add_argument("--without", default="", help="corrections to switch off: " + ", ".join(SWITCHES))
     parser.add_argument("--crafted", default=None, help="ROWS,LOOKUPS: add a generated whole-column workbook")
+    parser.add_argument("--statistics", default=None, help="ROWS,CELLS: add generated whole-column summaries")
     args = parser.parse_args()
     for name in filter(None, args.without.split(",")):
         attr, off = SWITCHES[name]
@@ -81,7 +92,11 @@ def main() -> None:
     if args.crafted:
         rows, lookups = (int(n) for n in args.crafted.split(","))
         books.append((f"(generated) {lookups} VLOOKUP(..,Data!$A:$D,3,FALSE) over {rows} rows",
-                      lambda: crafted(rows, lookups)))
+                      lambda: generated(rows, lookups, 0, LOOKUPS)))
+    if args.statistics:
+        rows, cells = (int(n) for n in args.statistics.split(","))
+        books.append((f"(generated) {cells} AVERAGE/MAX/COUNTA/SUMPRODUCT over Data!$A:$C, {rows} rows",
+                      lambda: generated(rows, cells, 50, SUMMARIES)))
     for label, read in books:
         try:
             results.append((label, *measure(read())))

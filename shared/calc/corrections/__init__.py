@@ -14,6 +14,9 @@ Mechanisms:
 - Exact-match VLOOKUP/HLOOKUP/MATCH over whole columns bounded to the rows that can hold
   values, one blank row kept (`exact_lookups.py`): same answers, without IronCalc reading a
   million blank cells per lookup.
+- AVERAGE, MAX, COUNTA, the other statistics that ignore blank cells, SUMPRODUCT, and SUM,
+  MAX, MIN, AND and OR in one-cell array formulas over whole columns bounded the same way
+  (`whole_columns.py`).
 - Reference operators between references written out (`reference_operators.py`): the space
   (intersection), the union in parentheses and a range of ranges, resolved at load.
 - Ranges ended by INDEX calls (`INDEX(B:B,2):INDEX(B:B,n)`) as the OFFSET they stand for
@@ -39,6 +42,7 @@ the upload is kept to tell their array formulas apart); a re-upload corrects the
 
 from __future__ import annotations
 
+from shared.calc.corrections import whole_columns
 from shared.calc.corrections.arguments import (
     ARRAY_NAME,
     STATISTIC_MENTION,
@@ -58,12 +62,14 @@ from shared.calc.corrections.external import correct_external
 from shared.calc.corrections.flags import flagged_cells
 from shared.calc.corrections.formula_text import keep_formula_text
 from shared.calc.corrections.functions.array_constants import correct_array_constants
+from shared.calc.corrections.functions.criteria_ranges import correct_criteria_ranges
 from shared.calc.corrections.functions.holidays import correct_holidays
 from shared.calc.corrections.functions.not_equal import correct_not_equal
-from shared.calc.corrections.functions.criteria_ranges import correct_criteria_ranges
-from shared.calc.corrections.functions.reference_arguments import correct_reference_arguments
 from shared.calc.corrections.functions.pivots import correct_pivot_data
 from shared.calc.corrections.functions.ref_ranges import correct_ref_ranges
+from shared.calc.corrections.functions.reference_arguments import (
+    correct_reference_arguments,
+)
 from shared.calc.corrections.functions.subtotal import correct_filtered_subtotals
 from shared.calc.corrections.model import (
     InputBox,
@@ -96,6 +102,7 @@ from shared.calc.corrections.text_operands import (
 from shared.calc.corrections.text_operands import (
     correct_text_operands,
 )
+from shared.calc.corrections.whole_columns import bound_whole_columns
 from shared.calc.xlsx.package import open_package
 
 __all__ = [
@@ -119,12 +126,25 @@ def correct_model(model, data: bytes, inputs: list[InputBox]) -> ModelCorrection
         # exact matches first: an approximate one in the same formula then keeps their bounds
         fixes = _merged(fixes, bound_exact_lookups(model, data, inputs, sorted(candidates - arrays)))
         fixes = _merged(fixes, bound_lookups(model, inputs, sorted(candidates - arrays)).rewrites)
+    fixes = _merged(fixes, _whole_columns(model, data, inputs))
     fixes = _merged(fixes, keep_formula_text(model, data, fixes))
     from shared.calc.corrections.dynamic import clear_spill_tails, spill_areas
 
     spills = spill_areas(data)  # dynamic arrays: their saved spilled values are not constants
     clear_spill_tails(model, spills)
     return ModelCorrections(fixes, spills)
+
+
+def _whole_columns(model, data: bytes, inputs: list[InputBox]) -> list[Rewrite]:
+    spread: set[tuple[int, int, int]] = set()
+    candidates, arrays = survey(data, whole_columns.MENTION, whole_columns.KEYWORDS, spread=spread)
+    if not candidates - spread:
+        return []
+    try:
+        named = whole_columns.column_names(open_package(data).read("xl/workbook.xml"))
+    except KeyError:
+        named = frozenset()
+    return bound_whole_columns(model, data, inputs, sorted(candidates - spread), named, frozenset(arrays - spread))
 
 
 def _merged(earlier: list[Rewrite], later: list[Rewrite]) -> list[Rewrite]:

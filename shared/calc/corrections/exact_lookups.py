@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 
 from shared.calc.corrections.lookups import Box, find_lookups, parse_name, parse_range
-from shared.calc.corrections.model import InputBox, Rewrite, _Occupancy
+from shared.calc.corrections.model import InputBox, Rewrite, _Occupancy, put_formula
 from shared.calc.xlsx.package import open_package, workbook_parts
 
 EXACT_FUNCTIONS = frozenset({"VLOOKUP", "HLOOKUP", "MATCH"})
@@ -34,7 +34,7 @@ MIN_CUT = 1024
 _FORMULA = re.compile(rb"<f\b[^>]*>([^<]*)</f>")
 
 
-def _spilling_sheets(model, data: bytes) -> dict[int, list[tuple[int, int]]]:
+def spilling_sheets(model, data: bytes) -> dict[int, list[tuple[int, int]]]:
     """{sheet index: [(row, col) of each formula that can spill]} for the sheets whose XML
     mentions a dynamic-array function; a workbook without one costs a scan of its sheet XML."""
     from shared.calc.corrections import dynamic
@@ -60,7 +60,7 @@ def _spilling_sheets(model, data: bytes) -> dict[int, list[tuple[int, int]]]:
     return anchors
 
 
-class _Names:
+class Names:
     """The workbook's names to ranges, read from IronCalc once a lookup uses one."""
 
     def __init__(self, model, sheets: list[str]):
@@ -114,7 +114,7 @@ def bound_exact_lookups(model, data: bytes, inputs: list[InputBox],
     col; array formulas left out by the caller) over ranges running far past their data.
     Returns what changed."""
     sheets = [p["name"] for p in model.get_worksheets_properties()]
-    names = _Names(model, sheets)
+    names = Names(model, sheets)
     occupancy = _Occupancy(model, inputs)
     spills: dict[int, list[tuple[int, int]]] | None = None
     rewrites = []
@@ -145,7 +145,7 @@ def bound_exact_lookups(model, data: bytes, inputs: list[InputBox],
             if (box.rows if down else box.cols) <= MIN_CUT:
                 continue
             if spills is None:
-                spills = _spilling_sheets(model, data)
+                spills = spilling_sheets(model, data)
             cut = _cut(box, at, down, occupancy, spills)
             if cut is None:
                 continue
@@ -153,10 +153,6 @@ def bound_exact_lookups(model, data: bytes, inputs: list[InputBox],
             changed = True
         if not changed:
             continue
-        try:
-            model.update_cell_with_formula(sheet, row, col, "=" + "".join(tokens))
-        except Exception:  # noqa: BLE001 - IronCalc refused the text: the formula stays
-            model.update_cell_with_formula(sheet, row, col, formula)
-            continue
-        rewrites.append(Rewrite(sheet, row, col, formula.lstrip("=")))
+        if put_formula(model, sheet, row, col, formula, "".join(tokens)):
+            rewrites.append(Rewrite(sheet, row, col, formula.lstrip("=")))
     return rewrites

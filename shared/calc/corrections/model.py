@@ -102,13 +102,20 @@ def rewrite_cells(model, cells: list[tuple[int, int, int]], rewrite) -> list[Rew
             continue
         if text is None or text == formula.lstrip("="):
             continue
-        try:
-            model.update_cell_with_formula(sheet, row, col, "=" + text)
-        except Exception:  # noqa: BLE001 - IronCalc refused the text: the formula stays
-            model.update_cell_with_formula(sheet, row, col, formula)
-            continue
-        rewrites.append(Rewrite(sheet, row, col, formula.lstrip("=")))
+        if put_formula(model, sheet, row, col, formula, text):
+            rewrites.append(Rewrite(sheet, row, col, formula.lstrip("=")))
     return rewrites
+
+
+def put_formula(model, sheet: int, row: int, col: int, formula: str, text: str) -> bool:
+    """Give the cell holding `formula` the rewritten `text` (without "="); False when IronCalc
+    refuses it, and the formula stays."""
+    try:
+        model.update_cell_with_formula(sheet, row, col, "=" + text)
+    except Exception:  # noqa: BLE001 - IronCalc refused the text: the formula stays
+        model.update_cell_with_formula(sheet, row, col, formula)
+        return False
+    return True
 
 
 class _Occupancy:

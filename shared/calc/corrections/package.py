@@ -23,6 +23,7 @@ _F_TEXT = re.compile(rb"(<f\b[^>]*>)(.*?)(</f>)", re.DOTALL)
 
 
 _SI_ATTR = re.compile(rb'\bsi="(\d+)"')
+_REF_ATTR = re.compile(rb'\bref="([^"]*)"')
 _SHARED_CHILD = re.compile(rb'<f\b[^>]*\bsi="(\d+)"[^>]*/>')
 
 
@@ -42,14 +43,15 @@ def _on_upper_case(pattern: re.Pattern) -> re.Pattern:
 
 def survey(
     data: bytes, mention: re.Pattern = MENTION, keywords: tuple[bytes, ...] = (b"LOOKUP(", b"MATCH("),
-    written: dict[tuple[int, int, int], str] | None = None,
+    written: dict[tuple[int, int, int], str] | None = None, spread: set[tuple[int, int, int]] | None = None,
 ) -> tuple[set[tuple[int, int, int]], set[tuple[int, int, int]]]:
     """(the (sheet index, row, col) of every formula cell that mentions LOOKUP(/MATCH( (or
     `mention`), shared formulas included; those of them holding an array formula). Costs one
     decompression of the sheets and a plain search for `keywords` (upper case, one of which
     every mention contains): the pattern (written with upper-case literals) only runs over the
     upper-cased XML of sheets that have one, no XML parse. `written`, when given, receives the
-    formula text as the file writes it of each cell found (not of a shared formula's others)."""
+    formula text as the file writes it of each cell found (not of a shared formula's others);
+    `spread`, the array formulas among them that fill more than their own cell."""
     package = open_package(data)
     _, parts, _ = workbook_parts(package)
     candidates, arrays = set(), set()
@@ -74,6 +76,9 @@ def survey(
                 written[where] = unescape(text.decode("utf-8", "replace"))
             if b't="array"' in attrs:
                 arrays.add(where)
+                ref = _REF_ATTR.search(attrs)
+                if spread is not None and ref and b":" in ref.group(1) and len(set(ref.group(1).split(b":"))) > 1:
+                    spread.add(where)
             si = _SI_ATTR.search(attrs)
             if si:
                 groups.add(si.group(1))

@@ -1,0 +1,232 @@
+"""Statistics and SUMPRODUCT over whole columns, bounded at model load to the rows that can hold
+values: the same answer, at the cost of the data instead of a million blank cells.
+
+IronCalc 0.9.1 reads every one of a whole column's 1,048,576 cells for AVERAGE, MAX, MIN,
+COUNT, COUNTA and the other statistics (about 0.1 s a cell; SUM, SUMIF, COUNTIF and the other
+criteria functions cost nothing there), and builds the whole array for SUMPRODUCT (0.6-0.9 s a
+cell): a workbook with a few dozen `COUNTA(A:A)` or `MAX(Data!B:B)` took seconds a job.
+
+Excel's rules make the cut exact:
+
+- The statistics below ignore empty cells in a reference (Microsoft support, "AVERAGE
+  function": "cells that contain text, logical values, or empty cells are ignored"; likewise
+  MAX, MIN, COUNT, COUNTA, MEDIAN, the STDEV and VAR families, LARGE, SMALL, PERCENTILE,
+  QUARTILE, RANK): a range argument written as a whole column (`B:B`, `Data!$B:$D`, or a name
+  to one) answers the same when cut to the rows that can hold values, one blank row kept.
+- SUMPRODUCT of plain ranges and element-wise expressions of them (`(A:A="x")*B:B`, no function
+  call inside): every row after the last that can hold a value is blank in every column the
+  call reads, so each gives the same product. With E the second of them, the call becomes
+  `SUMPRODUCT(args to row E) + (1048576 - E) * SUMPRODUCT(args at rows E-1:E) / 2`: exact
+  (halving and doubling lose nothing), counting of blanks included (`SUMPRODUCT(--(A:A=""))`),
+  and an error in a blank row stays the answer. Two blank rows, because IronCalc takes a
+  one-cell range as a single value where a longer one is an array.
+- In an array formula of one cell, SUM and SUMPRODUCT of such expressions (IF among them,
+  which takes arrays element by element) likewise, and MAX, MIN, AND and OR cut to row E
+  alone, since the blank rows kept answer for all of them.
+
+"Can hold a value" is shared.calc.corrections.model's rule (a non-empty cell or a named input
+cell, since jobs write there); a sheet where a dynamic array could spill into the column is left
+whole, as are array formulas, ranges that do not run the whole column, and cuts that remove
+fewer than `MIN_CUT` rows.
+"""
+
+from __future__ import annotations
+
+import re
+
+from openpyxl.formula.tokenizer import Token
+
+from shared.calc.corrections.exact_lookups import MIN_CUT, Names, spilling_sheets
+from shared.calc.corrections.formula_tokens import (
+    SINGLE_CELL,
+    calls,
+    function_name,
+    tokenize,
+    without_spaces,
+)
+from shared.calc.corrections.lookups import Box, parse_name, parse_range
+from shared.calc.corrections.model import InputBox, Rewrite, _Occupancy, put_formula
+from shared.calc.refs import MAX_ROWS
+
+# function -> the (0-based) arguments that are references whose empty cells it ignores; None: all
+IGNORING_BLANKS: dict[str, frozenset[int] | None] = {
+    **dict.fromkeys((
+        "AVERAGE", "AVERAGEA", "MAX", "MAXA", "MIN", "MINA", "COUNT", "COUNTA", "PRODUCT", "MEDIAN",
+        "STDEV", "STDEV.S", "STDEV.P", "STDEVA", "STDEVP", "STDEVPA", "VAR", "VAR.S", "VAR.P", "VARA",
+        "VARP", "VARPA", "SUMSQ", "AVEDEV", "DEVSQ", "GEOMEAN", "HARMEAN", "KURT", "SKEW", "SKEW.P",
+    ), None),
+    **dict.fromkeys(("LARGE", "SMALL", "PERCENTILE", "PERCENTILE.INC", "PERCENTILE.EXC", "QUARTILE",
+                     "QUARTILE.INC", "QUARTILE.EXC"), frozenset({0})),
+    **dict.fromkeys(("RANK", "RANK.EQ", "RANK.AVG"), frozenset({1})),
+}
+# cheap tests on a sheet's XML (upper case) and a cell's formula: a call to one of the functions,
+# and a whole-column reference (or a defined name to one) for it to read
+MENTION = re.compile(rb"(?<![A-Z0-9_])(?:SUM|AVERAGE|MAX|MIN|COUNT|PRODUCT|MEDIAN|STDEV|VAR|AVEDEV|DEVSQ|AND|OR"
+                     rb"|GEOMEAN|HARMEAN|KURT|SKEW|LARGE|SMALL|PERCENTILE|QUARTILE|RANK)[A-Z.]*\(")
+KEYWORDS = (b"SUM", b"AVERAGE", b"MAX", b"MIN", b"COUNT", b"PRODUCT(", b"MEDIAN(", b"STDEV", b"VAR", b"AND(", b"OR(",
+            b"SUMSQ(", b"AVEDEV(", b"DEVSQ(", b"GEOMEAN(", b"HARMEAN(", b"KURT(", b"SKEW", b"LARGE(", b"SMALL(",
+            b"PERCENTILE", b"QUARTILE", b"RANK")
+WHOLE_COLUMN = re.compile(r"(?<![A-Za-z0-9_.$])\$?[A-Za-z]{1,3}:\$?[A-Za-z]{1,3}(?![A-Za-z0-9_(!])")
+MAX_WIDTH = 256  # columns of one whole-column range worth looking through
+# In a one-cell array formula, these aggregate an array element by element (Microsoft: "Guidelines
+# and examples of array formulas"): True where blank rows add up (sums), False where one of them
+# stands for all (largest, smallest, all or any true). Not COUNT and COUNTA: whether IF's blank
+# cell counts differs between a whole column and a cut range in IronCalc and the layer.
+ARRAY_AGGREGATES = {"SUM": True, "SUMPRODUCT": True, "MAX": False, "MIN": False, "AND": False, "OR": False}
+ELEMENTWISE = frozenset({"IF"})  # functions that take arrays element by element in IronCalc too
+# (no white space: IronCalc writes none but the intersection operator, whose blank row could differ)
+_ELEMENT_PARTS = frozenset({Token.OPERAND, Token.OP_IN, Token.OP_PRE, Token.OP_POST, Token.PAREN})
+
+
+class _Bounds:
+    """The last row of a sheet's columns that can hold a value, and where spills forbid a cut."""
+
+    def __init__(self, model, data: bytes, inputs: list[InputBox]):
+        self._model, self._data = model, data
+        self._occupancy = _Occupancy(model, inputs)
+        self._spills: dict[int, list[tuple[int, int]]] | None = None
+
+    def end(self, box: Box, sheet: int) -> int | None:
+        """The row just after the last one of `box`'s columns that can hold a value; None when
+        the box does not run the whole column, is too wide, or a spill could reach into it."""
+        if box.top != 1 or box.bottom != MAX_ROWS or box.cols > MAX_WIDTH:
+            return None
+        if self._spills is None:
+            self._spills = spilling_sheets(self._model, self._data)
+        if any(col <= box.right for _row, col in self._spills.get(sheet, [])):
+            return None
+        last = 0
+        for col in range(box.left, box.right + 1):
+            found, _ = self._occupancy.last(sheet, col, 1, MAX_ROWS, True)
+            last = max(last, found or 0)
+        return last + 1
+
+
+def column_names(workbook_xml: bytes) -> frozenset[str]:
+    """The defined names (lower case) whose reference is a whole column."""
+    from shared.calc.corrections.names import defined_names
+
+    return frozenset(
+        name for (name, _scope), text in defined_names(workbook_xml).items()
+        if WHOLE_COLUMN.fullmatch(text.rsplit("!", 1)[-1])
+    )
+
+
+def bound_whole_columns(model, data: bytes, inputs: list[InputBox], cells: list[tuple[int, int, int]],
+                        named_columns: frozenset[str] = frozenset(),
+                        arrays: frozenset[tuple[int, int, int]] = frozenset()) -> list[Rewrite]:
+    """Rewrite, in `model`, the statistics, SUMPRODUCT and (in the one-cell array formulas
+    `arrays`) the sums, counts, MAX, MIN, AND and OR calls of `cells` (sheet index, row, col;
+    array formulas filling several cells left out by the caller) over whole columns, written
+    out or through one of `named_columns`. Returns what changed."""
+    sheets = [p["name"] for p in model.get_worksheets_properties()]
+    names = Names(model, sheets)
+    bounds = _Bounds(model, data, inputs)
+    rewrites = []
+    for sheet, row, col in cells:
+        formula = model.get_cell_formula(sheet, row, col)
+        if not formula or formula.startswith("{") or not (
+                WHOLE_COLUMN.search(formula) or (named_columns and _names_one(formula, named_columns))):
+            continue
+        tokens = tokenize(formula)
+        if not tokens:
+            continue
+        values = [t.value for t in tokens]
+        changed = False
+
+        def resolve(text: str, sheet: int = sheet) -> tuple[Box, int] | None:
+            """A range as written, or a name to a whole column, as (box, sheet index)."""
+            if parse_range(text) is None:
+                named = parse_name(text)
+                if named is None or named[1].lower() not in named_columns:
+                    return None  # IronCalc's list of names is costly: only for one that can help
+            return names.box(text, sheet)
+
+        in_array = (sheet, row, col) in arrays
+        for name, opened, closed, args in calls(tokens):
+            if name in IGNORING_BLANKS and _statistic(tokens, values, IGNORING_BLANKS[name], args, resolve, bounds):
+                changed = True
+            elif name == "SUMPRODUCT" or (in_array and name in ARRAY_AGGREGATES):
+                changed |= _elementwise(tokens, values, opened, closed, args, resolve, bounds,
+                                        additive=ARRAY_AGGREGATES.get(name, True),
+                                        functions=ELEMENTWISE if in_array else frozenset())
+        if not changed:
+            continue
+        if put_formula(model, sheet, row, col, formula, "".join(values)):
+            rewrites.append(Rewrite(sheet, row, col, formula.lstrip("=")))
+    return rewrites
+
+
+def _statistic(tokens, values, positions, args, resolve, bounds) -> bool:
+    """Each argument of a blank-ignoring statistic that is one whole-column range, cut."""
+    changed = False
+    for index, arg in enumerate(args):
+        if positions is not None and index not in positions:
+            continue
+        kept = without_spaces(tokens, arg)
+        if len(kept) != 1 or tokens[kept[0]].type != Token.OPERAND or tokens[kept[0]].subtype != Token.RANGE:
+            continue
+        resolved = resolve(values[kept[0]])
+        if resolved is None:
+            continue
+        box, at = resolved
+        end = bounds.end(box, at)
+        if end is None or MAX_ROWS - end < MIN_CUT:
+            continue
+        values[kept[0]] = Box(box.sheet, 1, box.left, end, box.right).text()
+        changed = True
+    return changed
+
+
+def _elementwise(tokens, values, opened, closed, args, resolve, bounds, additive: bool,
+                 functions: frozenset[str]) -> bool:
+    """A call whose arguments are whole columns joined by operators (and calls of `functions`,
+    element by element), over the rows up to the first blank one; with `additive` (a sum or
+    count) plus that row's answer once for every blank row after it (module docstring)."""
+    if not args or any(values[i] != tokens[i].value for i in range(opened, closed + 1)):
+        return False  # an inner call already rewritten: left alone
+    ranges: list[tuple[int, Box]] = []
+    end = 0
+    for arg in args:
+        for i in arg:
+            token = tokens[i]
+            if token.type == Token.FUNC:
+                if token.subtype == Token.OPEN and function_name(token) not in functions:
+                    return False  # a function that could treat the blank rows otherwise
+                continue
+            if token.type == Token.SEP and token.subtype == Token.ARG:
+                continue  # between the arguments of a call of `functions`
+            if token.type not in _ELEMENT_PARTS:
+                return False  # another function, an array constant, a row separator
+            if token.type != Token.OPERAND or token.subtype != Token.RANGE or SINGLE_CELL.fullmatch(token.value):
+                continue
+            resolved = resolve(token.value)
+            if resolved is None:
+                return False  # a name to something else, another workbook
+            box, at = resolved
+            first_blank = bounds.end(box, at)
+            if first_blank is None:
+                return False
+            ranges.append((i, box))
+            end = max(end, first_blank + 1)
+    if not ranges or MAX_ROWS - end < MIN_CUT:
+        return False
+    # two blank rows, not one: a one-cell range is a single value, not an array, to IronCalc
+    head = [tokens[i].value for i in range(opened + 1, closed)]
+    tail = list(head)
+    for i, box in ranges:
+        head[i - opened - 1] = Box(box.sheet, 1, box.left, end, box.right).text()
+        tail[i - opened - 1] = Box(box.sheet, end - 1, box.left, end, box.right).text()
+    call = tokens[opened].value  # the function's name and bracket as written
+    text = call + "".join(head) + ")"
+    if additive:  # each blank row after the head adds half of what the two blank rows add
+        text = f"({text}+{MAX_ROWS - end}*{call}{''.join(tail)})/2)"
+    values[opened] = text
+    for i in range(opened + 1, closed + 1):
+        values[i] = ""
+    return True
+
+
+def _names_one(formula: str, named_columns: frozenset[str]) -> bool:
+    """Whether the formula mentions one of the names to a whole column."""
+    return any(word.lower() in named_columns for word in re.findall(r"[A-Za-z_\\][A-Za-z0-9_.\\]*", formula))
