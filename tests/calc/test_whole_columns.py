@@ -2,9 +2,9 @@
 values, with Excel's answers (shared/calc/corrections/whole_columns.py).
 
 Expected values follow the functions' documented definitions (Microsoft support: AVERAGE, MAX,
-COUNTA, STDEV.S, LARGE, SUMPRODUCT; empty cells in a reference are ignored, and in SUMPRODUCT's
-arrays a comparison of an empty cell is made like any other), computed here from the data the
-test writes. IronCalc reads all 1,048,576 rows of each such reference (about 0.1 s a cell, 0.6 s
+COUNTA, STDEV.S, LARGE, CORREL, SLOPE, COUNTBLANK, SUBTOTAL, SUMPRODUCT, LOOKUP, MATCH; empty
+cells in a reference are ignored, pairs with one left out, and in arrays a comparison of an
+empty cell is made like any other), computed here from the data the test writes. IronCalc reads all 1,048,576 rows of each such reference (about 0.1 s a cell, 0.6 s
 for SUMPRODUCT); the bounded formulas read the ledger's rows.
 """
 
@@ -23,6 +23,7 @@ CATEGORIES = ("rent", "food", "travel", "fees")
 ROWS = 120
 AMOUNTS = [round(10 + (r * 37) % 250 + r / 8, 2) for r in range(1, ROWS + 1)]
 LABELS = [CATEGORIES[r % len(CATEGORIES)] for r in range(1, ROWS + 1)]
+UNITS = [r % 9 + 1 for r in range(1, ROWS + 1)]
 
 SUMMARIES = {
     "average": ("=AVERAGE(Ledger!B:B)", statistics.mean(AMOUNTS)),
@@ -34,19 +35,27 @@ SUMMARIES = {
              sum(a for a, c in zip(AMOUNTS, LABELS) if c == "rent")),
     "blank_rows": ('=SUMPRODUCT(--(Ledger!A:A=""))', MAX_ROWS - ROWS),
     "named": ("=MAX(amounts)", max(AMOUNTS)),
+    # LOOKUP's "last match" idiom: 2 is never found among the 1s and #DIV/0!s, so the last 1 is
+    "last_travel": ('=LOOKUP(2,1/(Ledger!A:A="travel"),Ledger!B:B)',
+                    [a for a, c in zip(AMOUNTS, LABELS) if c == "travel"][-1]),
+    "correlation": ("=CORREL(Ledger!B:B,Ledger!C:C)", statistics.correlation(AMOUNTS, UNITS)),
+    "slope": ("=SLOPE(Ledger!B:B,Ledger!C:C)", statistics.linear_regression(UNITS, AMOUNTS).slope),
+    "empty_labels": ("=COUNTBLANK(Ledger!A:A)", MAX_ROWS - ROWS),
+    "subtotal": ("=SUBTOTAL(9,Ledger!B:B)", sum(AMOUNTS)),
 }
 
 
 def ledger(*, extra_rows: int = 0) -> openpyxl.Workbook:
-    """A ledger of ROWS labelled amounts in Ledger!A:B, the summaries on Summary, each named as
+    """A ledger of ROWS labelled amounts and units in Ledger!A:C, the summaries on Summary, each named as
     an output; `extra_rows` rows below the data named `more` as an input range."""
     wb = openpyxl.Workbook()
     summary = wb.active
     summary.title = "Summary"
     sheet = wb.create_sheet("Ledger")
-    for row, (label, amount) in enumerate(zip(LABELS, AMOUNTS), start=1):
+    for row, (label, amount, units) in enumerate(zip(LABELS, AMOUNTS, UNITS), start=1):
         sheet.cell(row, 1, label)
         sheet.cell(row, 2, amount)
+        sheet.cell(row, 3, units)
     add_name(wb, "amounts", "Ledger!$B:$B")
     for row, (name, (formula, _)) in enumerate(SUMMARIES.items(), start=1):
         summary.cell(row, 1, formula)
@@ -136,6 +145,8 @@ def test_one_cell_array_formulas_over_whole_columns_answer_excel():
         "all_positive": ("=AND(Ledger!B:B>=0)", True),
         "travel": ('=SUM(IF(labels="travel",amounts))',  # names to whole columns
                    sum(a for a, c in zip(AMOUNTS, LABELS) if c == "travel")),
+        "first_big_food": ('=INDEX(Ledger!B:B,MATCH(1,(Ledger!A:A="food")*(Ledger!B:B>200),0))',
+                           next(a for a, c in zip(AMOUNTS, LABELS) if c == "food" and a > 200)),
     }
     add_name(wb, "labels", "Ledger!$A:$A")
     for row, (name, (formula, _)) in enumerate(formulas.items(), start=1):
@@ -153,7 +164,7 @@ def test_one_cell_array_formulas_over_whole_columns_answer_excel():
                  {k: v for k, (_, v) in formulas.items() if k != "all_positive"})
     assert outputs["all_positive"] is True
     assert model.get_cell_formula(0, 1, 3) == f'=MAX(IF(Ledger!$A$1:$A${ROWS + 2}="rent",Ledger!$B$1:$B${ROWS + 2}))'
-    assert all("A:A" not in model.get_cell_formula(0, row, 3) for row in range(1, 5))
+    assert all("A:A" not in model.get_cell_formula(0, row, 3) for row in range(1, 7))
     assert model.get_cell_formula(0, 5, 3).startswith(f'=SUM(IF(Ledger!$A$1:$A${ROWS + 2}="travel",Ledger!$B$1:$B${ROWS + 2}))+')
 
 

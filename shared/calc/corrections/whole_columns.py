@@ -1,18 +1,22 @@
-"""Statistics and SUMPRODUCT over whole columns, bounded at model load to the rows that can hold
-values: the same answer, at the cost of the data instead of a million blank cells.
+"""Statistics, SUMPRODUCT, lookups and array aggregates over whole columns, bounded at model
+load to the rows that can hold values: the same answer, at the cost of the data instead of a
+million blank cells.
 
 IronCalc 0.9.1 reads every one of a whole column's 1,048,576 cells for AVERAGE, MAX, MIN,
 COUNT, COUNTA and the other statistics (about 0.1 s a cell; SUM, SUMIF, COUNTIF and the other
-criteria functions cost nothing there), and builds the whole array for SUMPRODUCT (0.6-0.9 s a
-cell): a workbook with a few dozen `COUNTA(A:A)` or `MAX(Data!B:B)` took seconds a job.
+criteria functions cost nothing there), for CORREL and the paired statistics (0.25 s), and
+builds the whole array for SUMPRODUCT, LOOKUP over an expression and array formulas (0.4-1.3 s
+a cell): a workbook with a few dozen `COUNTA(A:A)` or `MAX(Data!B:B)` took seconds a job.
 
 Excel's rules make the cut exact:
 
-- The statistics below ignore empty cells in a reference (Microsoft support, "AVERAGE
-  function": "cells that contain text, logical values, or empty cells are ignored"; likewise
-  MAX, MIN, COUNT, COUNTA, MEDIAN, the STDEV and VAR families, LARGE, SMALL, PERCENTILE,
-  QUARTILE, RANK): a range argument written as a whole column (`B:B`, `Data!$B:$D`, or a name
-  to one) answers the same when cut to the rows that can hold values, one blank row kept.
+- The statistics of IGNORING_BLANKS ignore empty cells in a reference (Microsoft support,
+  "AVERAGE function": "cells that contain text, logical values, or empty cells are ignored";
+  likewise MAX, MIN, COUNT, COUNTA, MEDIAN, MODE, the STDEV and VAR families, LARGE, SMALL,
+  PERCENTILE, QUARTILE, PERCENTRANK, RANK, SUBTOTAL, CONCAT): a range argument written as a
+  whole column (`B:B`, `Data!$B:$D`, or a name to one) answers the same when cut to the rows
+  that can hold values, one blank row kept. The paired statistics (CORREL, SLOPE, ...) leave out
+  pairs with an empty cell: both columns are cut to the same row. COUNTBLANK adds the rows cut.
 - SUMPRODUCT of plain ranges and element-wise expressions of them (`(A:A="x")*B:B`, no function
   call inside): every row after the last that can hold a value is blank in every column the
   call reads, so each gives the same product. With E the second of them, the call becomes
@@ -23,11 +27,14 @@ Excel's rules make the cut exact:
 - In an array formula of one cell, SUM and SUMPRODUCT of such expressions (IF among them,
   which takes arrays element by element) likewise, and MAX, MIN, AND and OR cut to row E
   alone, since the blank rows kept answer for all of them.
+- LOOKUP over such expressions (the last-match idiom `LOOKUP(2,1/(A:A="x"),B:B)`), and MATCH
+  with match_type 0 in an array formula, cut to row E: the position found is where it was, or
+  in the blank rows, which all give the result's blank cell.
 
 "Can hold a value" is shared.calc.corrections.model's rule (a non-empty cell or a named input
 cell, since jobs write there); a sheet where a dynamic array could spill into the column is left
-whole, as are array formulas, ranges that do not run the whole column, and cuts that remove
-fewer than `MIN_CUT` rows.
+whole, as are array formulas filling several cells, ranges that do not run the whole column, and
+cuts that remove fewer than `MIN_CUT` rows.
 """
 
 from __future__ import annotations
@@ -58,14 +65,26 @@ IGNORING_BLANKS: dict[str, frozenset[int] | None] = {
     **dict.fromkeys(("LARGE", "SMALL", "PERCENTILE", "PERCENTILE.INC", "PERCENTILE.EXC", "QUARTILE",
                      "QUARTILE.INC", "QUARTILE.EXC"), frozenset({0})),
     **dict.fromkeys(("RANK", "RANK.EQ", "RANK.AVG"), frozenset({1})),
+    **dict.fromkeys(("MODE", "MODE.SNGL", "CONCAT"), None),
+    **dict.fromkeys(("PERCENTRANK", "PERCENTRANK.INC", "PERCENTRANK.EXC"), frozenset({0})),
+    "SUBTOTAL": frozenset(range(1, 255)),
+}
+# paired statistics: the pairs where either cell is empty are left out, so both columns are cut
+# to the same row (Microsoft support, "CORREL function" and the others)
+PAIRED = {
+    **dict.fromkeys(("CORREL", "PEARSON", "RSQ", "SLOPE", "INTERCEPT", "STEYX", "COVAR", "COVARIANCE.P",
+                     "COVARIANCE.S"), (0, 1)),
+    **dict.fromkeys(("FORECAST", "FORECAST.LINEAR"), (1, 2)),
 }
 # cheap tests on a sheet's XML (upper case) and a cell's formula: a call to one of the functions,
 # and a whole-column reference (or a defined name to one) for it to read
 MENTION = re.compile(rb"(?<![A-Z0-9_])(?:SUM|AVERAGE|MAX|MIN|COUNT|PRODUCT|MEDIAN|STDEV|VAR|AVEDEV|DEVSQ|AND|OR"
-                     rb"|GEOMEAN|HARMEAN|KURT|SKEW|LARGE|SMALL|PERCENTILE|QUARTILE|RANK)[A-Z.]*\(")
+                     rb"|GEOMEAN|HARMEAN|KURT|SKEW|LARGE|SMALL|PERCENTILE|QUARTILE|RANK|MODE|CONCAT|PERCENTRANK"
+                     rb"|CORREL|PEARSON|RSQ|SLOPE|INTERCEPT|STEYX|COVAR|FORECAST|LOOKUP|MATCH|SUBTOTAL)[A-Z.]*\(")
 KEYWORDS = (b"SUM", b"AVERAGE", b"MAX", b"MIN", b"COUNT", b"PRODUCT(", b"MEDIAN(", b"STDEV", b"VAR", b"AND(", b"OR(",
             b"SUMSQ(", b"AVEDEV(", b"DEVSQ(", b"GEOMEAN(", b"HARMEAN(", b"KURT(", b"SKEW", b"LARGE(", b"SMALL(",
-            b"PERCENTILE", b"QUARTILE", b"RANK")
+            b"PERCENTILE", b"QUARTILE", b"RANK", b"MODE", b"CONCAT(", b"CORREL(", b"PEARSON(", b"RSQ(", b"SLOPE(",
+            b"INTERCEPT(", b"STEYX(", b"COVAR", b"FORECAST", b"LOOKUP(", b"MATCH(", b"SUBTOTAL(")
 WHOLE_COLUMN = re.compile(r"(?<![A-Za-z0-9_.$])\$?[A-Za-z]{1,3}:\$?[A-Za-z]{1,3}(?![A-Za-z0-9_(!])")
 MAX_WIDTH = 256  # columns of one whole-column range worth looking through
 # In a one-cell array formula, these aggregate an array element by element (Microsoft: "Guidelines
@@ -143,13 +162,22 @@ def bound_whole_columns(model, data: bytes, inputs: list[InputBox], cells: list[
             return names.box(text, sheet)
 
         in_array = (sheet, row, col) in arrays
+        functions = ELEMENTWISE if in_array else frozenset()
         for name, opened, closed, args in calls(tokens):
             if name in IGNORING_BLANKS and _statistic(tokens, values, IGNORING_BLANKS[name], args, resolve, bounds):
                 changed = True
+            elif name in PAIRED:
+                changed |= _paired(tokens, values, PAIRED[name], args, resolve, bounds)
+            elif name == "COUNTBLANK":
+                changed |= _count_blank(tokens, values, opened, closed, args, resolve, bounds)
             elif name == "SUMPRODUCT" or (in_array and name in ARRAY_AGGREGATES):
                 changed |= _elementwise(tokens, values, opened, closed, args, resolve, bounds,
-                                        additive=ARRAY_AGGREGATES.get(name, True),
-                                        functions=ELEMENTWISE if in_array else frozenset())
+                                        additive=ARRAY_AGGREGATES.get(name, True), functions=functions)
+            elif name == "LOOKUP" and len(args) in (2, 3) or _exact_match(tokens, name, args, in_array):
+                # the position found (the last item not greater, the first equal one) is where it
+                # was, or in the blank rows, which all answer alike (the result's blank cell)
+                changed |= _elementwise(tokens, values, opened, closed, args, resolve, bounds,
+                                        additive=False, functions=functions, free=frozenset({0}))
         if not changed:
             continue
         if put_formula(model, sheet, row, col, formula, "".join(values)):
@@ -179,15 +207,17 @@ def _statistic(tokens, values, positions, args, resolve, bounds) -> bool:
 
 
 def _elementwise(tokens, values, opened, closed, args, resolve, bounds, additive: bool,
-                 functions: frozenset[str]) -> bool:
-    """A call whose arguments are whole columns joined by operators (and calls of `functions`,
-    element by element), over the rows up to the first blank one; with `additive` (a sum or
-    count) plus that row's answer once for every blank row after it (module docstring)."""
-    if not args or any(values[i] != tokens[i].value for i in range(opened, closed + 1)):
+                 functions: frozenset[str], free: frozenset[int] = frozenset()) -> bool:
+    """A call whose arguments (but the `free` ones, left as they are) are whole columns joined by
+    operators (and calls of `functions`, element by element), over the rows up to the second
+    blank one; with `additive` (a sum) plus half of what those two rows give once for every
+    blank row after them (module docstring)."""
+    scanned = [arg for index, arg in enumerate(args) if index not in free]
+    if not scanned or any(values[i] != tokens[i].value for arg in scanned for i in arg):
         return False  # an inner call already rewritten: left alone
     ranges: list[tuple[int, Box]] = []
     end = 0
-    for arg in args:
+    for arg in scanned:
         for i in arg:
             token = tokens[i]
             if token.type == Token.FUNC:
@@ -205,14 +235,14 @@ def _elementwise(tokens, values, opened, closed, args, resolve, bounds, additive
                 return False  # a name to something else, another workbook
             box, at = resolved
             first_blank = bounds.end(box, at)
-            if first_blank is None:
+            if first_blank is None or (free and box.cols > 1):  # a lookup searches one column
                 return False
             ranges.append((i, box))
             end = max(end, first_blank + 1)
     if not ranges or MAX_ROWS - end < MIN_CUT:
         return False
     # two blank rows, not one: a one-cell range is a single value, not an array, to IronCalc
-    head = [tokens[i].value for i in range(opened + 1, closed)]
+    head = values[opened + 1:closed]
     tail = list(head)
     for i, box in ranges:
         head[i - opened - 1] = Box(box.sheet, 1, box.left, end, box.right).text()
@@ -225,6 +255,58 @@ def _elementwise(tokens, values, opened, closed, args, resolve, bounds, additive
     for i in range(opened + 1, closed + 1):
         values[i] = ""
     return True
+
+
+def _whole(tokens, values, arg, resolve, bounds) -> tuple[int, Box, int] | None:
+    """(token, box, first blank row) of an argument that is one whole-column range, or None."""
+    kept = without_spaces(tokens, arg)
+    if len(kept) != 1 or tokens[kept[0]].type != Token.OPERAND or tokens[kept[0]].subtype != Token.RANGE:
+        return None
+    resolved = resolve(values[kept[0]])
+    if resolved is None:
+        return None
+    box, at = resolved
+    end = bounds.end(box, at)
+    return None if end is None else (kept[0], box, end)
+
+
+def _paired(tokens, values, positions, args, resolve, bounds) -> bool:
+    """Both columns of a paired statistic, cut to the same row."""
+    if len(args) <= max(positions):
+        return False
+    found = [_whole(tokens, values, args[p], resolve, bounds) for p in positions]
+    if any(f is None for f in found):
+        return False
+    end = max(f[2] for f in found)
+    if MAX_ROWS - end < MIN_CUT:
+        return False
+    for token, box, _ in found:
+        values[token] = Box(box.sheet, 1, box.left, end, box.right).text()
+    return True
+
+
+def _count_blank(tokens, values, opened, closed, args, resolve, bounds) -> bool:
+    """COUNTBLANK of a whole column as the blanks up to the first blank row after the data plus
+    the rows after it, all blank."""
+    found = _whole(tokens, values, args[0], resolve, bounds) if len(args) == 1 else None
+    if found is None or MAX_ROWS - found[2] < MIN_CUT:
+        return False
+    token, box, end = found
+    values[token] = Box(box.sheet, 1, box.left, end, box.right).text()
+    text = f"({''.join(values[opened:closed + 1])}+{(MAX_ROWS - end) * box.cols})"
+    values[opened] = text
+    for i in range(opened + 1, closed + 1):
+        values[i] = ""
+    return True
+
+
+def _exact_match(tokens, name: str, args, in_array: bool) -> bool:
+    """Whether a call is MATCH with match_type 0 written out, in an array formula (where its
+    lookup array is calculated element by element)."""
+    if name != "MATCH" or not in_array or len(args) != 3:
+        return False
+    kept = without_spaces(tokens, args[2])
+    return len(kept) == 1 and tokens[kept[0]].value == "0"
 
 
 def _names_one(formula: str, named_columns: frozenset[str]) -> bool:
