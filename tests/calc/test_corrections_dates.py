@@ -297,17 +297,35 @@ def test_yearfrac_in_a_1904_workbook_with_the_later_date_first():
     assert fraction == pytest.approx(365 / 366, rel=1e-12)
 
 
-def test_excel_saved_yearfrac_workbook_matches_but_for_serial_0_in_european_30_360():
+def test_excel_saved_yearfrac_workbook_matches_in_every_cell():
     # GIVEN pycel's yearfrac.xlsx as Excel saved it: 370 pairs of dates by 5 bases, 152 of them
     # with the later date first, and rows of error and out-of-range arguments
     report = check(corpus_file("pycel/tests/fixtures/yearfrac.xlsx").read_bytes(), "ironcalc")
 
     # THEN every date pair is Excel's, the basis's error or range is answered before a date's
     # error (P3: #NUM! for basis -1 and a #DIV/0! date), US 30/360 counts serials 1-59 on
-    # Excel's calendar (K4: YEARFRAC(1,200,0) 0.5472, IronCalc alone 0.55); left: serial 0
-    # with European 30/360 (M5, R5: 0.55 and 1/360 in Excel), which IronCalc refuses (#NUM!)
+    # Excel's calendar (K4: YEARFRAC(1,200,0) 0.5472, IronCalc alone 0.55), and European 30/360
+    # counts from serial 0 (M5, R5: 0.55 and 1/360; IronCalc alone #NUM!)
     assert report.cells_compared == 2737
-    assert {m["cell"] for m in report.mismatches} == {"M5", "R5"}
+    assert report.mismatches == []
+
+
+def test_yearfrac_from_a_start_date_left_blank_counts_from_the_date_0():
+    # GIVEN YEARFRAC of a start date input and the serial 200 (1900-07-18), US and European
+    # 30/360, and Excel's answers from the date 0 (pycel's yearfrac.xlsx M4 and M5: 0.55 both)
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws["A1"] = 45000
+    ws["B1"], ws["C1"] = "=YEARFRAC(A1,200)", "=YEARFRAC(A1,200,4)"
+    add_name(wb, "start", "Sheet!$A$1")
+    add_name(wb, "fractions", "Sheet!$B$1:$C$1")
+
+    for workbook in uploaded_and_stored(to_bytes(wb)):
+        # WHEN a job leaves the start date blank
+        fractions = workbook.calculate({"start": None}, ["fractions"])["fractions"]
+
+        # THEN the blank cell is the date 0, as in Excel (IronCalc alone: #NUM! for both)
+        assert fractions == pytest.approx([0.55, 0.55], rel=1e-12)
 
 
 # start serial -> Excel's (EDATE(s,1), EOMONTH(s,0), EOMONTH(s,1), WEEKNUM(s), WEEKNUM(s,2), ISOWEEKNUM(s)),

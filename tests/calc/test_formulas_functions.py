@@ -106,10 +106,10 @@ def test_formulas_now_matches_excel_where_it_used_to_differ():
     assert report.mismatches == []
 
 
-def test_yearfrac_workbooks_are_given_formulas_and_its_answers():
+def test_yearfrac_workbooks_are_answered_by_both_engines():
     # GIVEN a day-count workbook: actual/actual YEARFRAC over a leap day, and European 30/360
-    # from serial 0 (1900-01-00, which IronCalc refuses: #NUM!), with the values Excel saved for
-    # them (pycel's yearfrac.xlsx rows 6 and 5)
+    # from serial 0 (1900-01-00, which IronCalc alone refuses: #NUM!), with the values Excel
+    # saved for them (pycel's yearfrac.xlsx rows 6 and 5)
     wb = openpyxl.Workbook()
     ws = wb.active
     ws.title = "Accrual"
@@ -124,12 +124,13 @@ def test_yearfrac_workbooks_are_given_formulas_and_its_answers():
     # WHEN the service chooses its engine
     choice = choose_engine(data, timeout_s=3600)  # a guard, not a verdict on speed
 
-    # THEN formulas is chosen, matching both cells where IronCalc does not
-    assert choice.engine == "formulas"
-    assert choice.report["engines"]["formulas"]["cells_matching"] == 2
-    assert choice.report["engines"]["ironcalc"]["cells_matching"] < 2
+    # THEN formulas, with our YEARFRAC, and IronCalc, with the correction layer's, match both
+    # cells, and IronCalc is kept
+    assert choice.engine == "ironcalc"
+    assert choice.report["engines"]["ironcalc"]["cells_matching"] == 2
+    assert check(data, "formulas").cells_matching == 2
 
-    # AND a job on that engine answers Excel's day count for new inputs
+    # AND a job on formulas answers Excel's day count for new inputs
     book = FormulasEngine().load_xlsx(data)
     assert book.calculate({"basis": 0})["fraction"] == 1  # 30/360: both ends the last of February
     assert book.calculate({"start": 38047, "basis": 1})["fraction"] == pytest.approx(364 / 365)

@@ -63,8 +63,10 @@ Excel's rules (Microsoft support, "Excel incorrectly assumes that the year 1900 
   hold, a logical value #VALUE!, a number outside 0-4 #NUM! (IronCalc answered the date's error
   first); and for US 30/360 (basis 0, the default) a date among serials 0-59 is moved one day on,
   to the calendar day Excel means by it (YEARFRAC(1,200,0) 0.5472, IronCalc alone 0.55;
-  YEARFRAC(0,200,0) 0.55, IronCalc #NUM!). The other bases already answer Excel's fraction there,
-  but for serial 0 with European 30/360, which IronCalc refuses (#NUM!; Excel 0.55).
+  YEARFRAC(0,200,0) 0.55, IronCalc #NUM!), a blank cell there being the date 0. The other bases
+  already answer Excel's fraction there, but for serial 0 with European 30/360, which IronCalc
+  refuses (#NUM!): Excel reads it as 1899-12-31, the 30th in that method, one day before the
+  date 1 (YEARFRAC(0,200,4) 0.55, YEARFRAC(1,0,4) 1/360).
 
 Array formulas are left alone, as by every rewrite of the layer.
 """
@@ -202,13 +204,21 @@ def _single_value_rule(rules: dict[str, str], tokens, values, name, opened, clos
 _BASIS_FIRST = (
     "IF(ISLOGICAL({b}),#VALUE!,IF(ISERROR({b}+0),{b}+0,IF(OR({b}+0<=-1,{b}+0>=5),#NUM!,{dates})))"
 )
-_EARLY_DAY = "IF(AND(TRUNC({b}+0)=0,ISNUMBER({x}),N({x})>=0,N({x})<60),{x}+1,{x})"
+_DATE_OR_BLANK = "OR(ISNUMBER({x}),ISBLANK({x}))"  # a blank cell is the date 0, as Excel reads it
+_EARLY_DAY = "IF(AND(TRUNC({b}+0)=0," + _DATE_OR_BLANK + ",N({x})>=0,N({x})<60),{x}+1,{x})"
 _IN_ORDER = "IF(N({s})>N({e}),{call}{e},{s}{basis}),{call}{s},{e}{basis}))"
+# European 30/360 (basis 4) from the date 0, 1899-12-31 read as the 30th: one day of 360 more
+# than from the date 1 (the method adds up day by day), 0 to itself
+_ZERO_4 = (
+    "IF(AND(TRUNC({b}+0)=4," + _DATE_OR_BLANK.format(x="{s}") + "," + _DATE_OR_BLANK.format(x="{e}")
+    + ",MIN(N({s}),N({e}))>=0,MIN(N({s}),N({e}))<1),"
+    "IF(MAX(N({s}),N({e}))<1,0,{call}1,MAX(N({s}),N({e})),4)+1/360),"
+)
 # IronCalc evaluates LET slowly (26 µs a cell against 1 µs for this IF): plain for the usual
 # dates in cells, the moved dates only where one is before 1900-03-01
-_YEARFRAC_1900 = "IF(MIN(N({s}),N({e}))>=60," + _IN_ORDER + "," + _IN_ORDER.format(
+_YEARFRAC_1900 = "IF(MIN(N({s}),N({e}))>=60," + _IN_ORDER + "," + _ZERO_4 + _IN_ORDER.format(
     s=_EARLY_DAY.format(x="{s}", b="{b}"), e=_EARLY_DAY.format(x="{e}", b="{b}"), call="{call}", basis="{basis}"
-) + ")"
+) + "))"
 
 
 def _earlier_first(tokens, values, name, opened, closed, args, leap_bug: bool = False) -> bool:
