@@ -53,6 +53,21 @@ def test_a_date_typed_after_an_apostrophe_is_read_as_excel_saved_it():
         assert workbook.calculate({}) == {"weekday": 5}
 
 
+def test_numbers_held_as_text_in_accounting_and_fraction_forms_are_read_by_operators():
+    # GIVEN figures pasted as text from a report: a negative in parentheses, with a currency sign
+    # and thousands, and a whole number with a fraction (typed into a cell, Excel reads them as
+    # -12, -1234.5 and 3.5; an operator reads a text as the number typed: "Converting values in
+    # formulas"), and a label that is no number
+    formulas = {"negative": "=A1*1", "dollars": "=-A2", "fraction": "=A3+0", "total": "=SUM(--A1,A2*1)",
+                "label": "=A4+1"}
+    data = named_formulas(formulas, column="C", cells={"A1": "(12)", "A2": "($1,234.50)", "A3": "3 1/2",
+                                                        "A4": "Revenue (2024)"})
+    for workbook in uploaded_and_stored(data):
+        # WHEN a job calculates it THEN each is Excel's number (IronCalc alone: #VALUE!)
+        assert workbook.calculate({}) == {"negative": -12, "dollars": 1234.5, "fraction": 3.5, "total": -1246.5,
+                                          "label": "#VALUE!"}
+
+
 def test_a_text_that_is_no_date_stays_an_error_as_in_excel():
     data = named_formulas({"later": "=A1+30"}, cells={"A1": "soon"})
     for workbook in uploaded_and_stored(data):

@@ -7,7 +7,8 @@ page: "dates ... as text strings"): a cell holding the text `15-Jan-2024` or
 saved by Excel: 'DATE & TIME'!X22 `WEEKDAY` of "1/1/1987 05:00 AM" is 5, W9 `EDATE(0.7, that
 text)` 967223, X27 `YEARFRAC` of it 86.06). IronCalc 0.9.1 reads "1/15/2024" and "2024-01-15"
 there but answers #VALUE! for a month's name, a date with a time, and reads a date before March
-1900 a day late.
+1900 a day late. The numbers it cannot read in a cell's text, a negative in parentheses
+(`(1,234.50)`) and a whole number with a fraction (`3 1/2`), are read the same way.
 
 The text forms are Excel's typed forms in United States English (number_text.py). At load, the
 cells holding such a text as a constant are found (`text_cells`), and a formula that gives one
@@ -42,7 +43,8 @@ _OPERATORS = frozenset("+-*/^")
 _MONTHS = rb"(?:JAN|FEB|MAR|APR|MAY|JUN|JUL|AUG|SEP|OCT|NOV|DEC)"
 # a text in a package part (shared strings, inline strings) that may be a date or a time
 _HINT = re.compile(
-    rb"<t(?:\s[^>]*)?>[^<]*?(?:\d\s*[/:-]\s*\d|\d[\s,.-]*" + _MONTHS + rb"|" + _MONTHS + rb"[A-Z]*[\s,.-]*\d)",
+    rb"<t(?:\s[^>]*)?>[^<]*?(?:\d\s*[/:-]\s*\d|\d[\s,.-]*" + _MONTHS + rb"|" + _MONTHS + rb"[A-Z]*[\s,.-]*\d"
+    rb"|\(\s*\$?\s*[\d.])",  # and a negative number in parentheses: "(1,234.50)"
     re.IGNORECASE,
 )
 
@@ -64,7 +66,7 @@ def formulas_and_text_cells(model) -> tuple[list[tuple[int, int, int, str]], fro
         formula = formula_of(*cell)
         if formula:
             formulas.append((*cell, formula))
-        elif type_of(*cell) == text and number_text.date_like(_text(model, cell)):
+        elif type_of(*cell) == text and number_text.unread_by_ironcalc(_text(model, cell)):
             found.add(cell)
     return formulas, frozenset(found)
 

@@ -255,6 +255,14 @@ def date_like(text: str) -> bool:
     return _date_like(folded) and _number(folded) is None
 
 
+def unread_by_ironcalc(text: str) -> bool:
+    """Whether a text is a number Excel reads where IronCalc 0.9.1 answers #VALUE!: a date or a
+    time (`date_like`), a negative number in parentheses (`(1,234.50)`, `($12)`) or a whole
+    number and a fraction (`3 1/2`)."""
+    folded = _fold(text)
+    return date_like(text) or bool(_PARENTHESES.fullmatch(folded) or _FRACTION.fullmatch(folded))
+
+
 def read(text: str) -> Reading | None:
     """What Excel reads in `text` (None: no number, Excel's #VALUE!)."""
     folded = _fold(text)
