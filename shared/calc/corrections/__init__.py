@@ -136,14 +136,18 @@ def correct_model(model, data: bytes, inputs: list[InputBox]) -> ModelCorrection
 
 
 def _whole_columns(model, data: bytes, inputs: list[InputBox]) -> list[Rewrite]:
-    spread: set[tuple[int, int, int]] = set()
-    candidates, arrays = survey(data, whole_columns.MENTION, whole_columns.KEYWORDS, spread=spread)
-    if not candidates - spread:
-        return []
     try:
         named = whole_columns.column_names(open_package(data).read("xl/workbook.xml"))
     except KeyError:
         named = frozenset()
+    spread: set[tuple[int, int, int]] = set()
+    # the formulas calling one of the functions where a name may stand for a whole column, else
+    # only those writing a whole column out (fewer cells to look at in a SUM-heavy workbook)
+    mention, keywords = (whole_columns.MENTION, whole_columns.KEYWORDS) if named else (
+        whole_columns.COLUMN_MENTION, (b":",))
+    candidates, arrays = survey(data, mention, keywords, spread=spread)
+    if not candidates - spread:
+        return []
     return bound_whole_columns(model, data, inputs, sorted(candidates - spread), named, frozenset(arrays - spread))
 
 

@@ -86,6 +86,7 @@ KEYWORDS = (b"SUM", b"AVERAGE", b"MAX", b"MIN", b"COUNT", b"PRODUCT(", b"MEDIAN(
             b"PERCENTILE", b"QUARTILE", b"RANK", b"MODE", b"CONCAT(", b"CORREL(", b"PEARSON(", b"RSQ(", b"SLOPE(",
             b"INTERCEPT(", b"STEYX(", b"COVAR", b"FORECAST", b"LOOKUP(", b"MATCH(", b"SUBTOTAL(")
 WHOLE_COLUMN = re.compile(r"(?<![A-Za-z0-9_.$])\$?[A-Za-z]{1,3}:\$?[A-Za-z]{1,3}(?![A-Za-z0-9_(!])")
+COLUMN_MENTION = re.compile(rb"(?<![A-Z0-9_.$])\$?[A-Z]{1,3}:\$?[A-Z]{1,3}(?![A-Z0-9_(!])")  # in sheet XML
 MAX_WIDTH = 256  # columns of one whole-column range worth looking through
 # In a one-cell array formula, these aggregate an array element by element (Microsoft: "Guidelines
 # and examples of array formulas"): True where blank rows add up (sums), False where one of them
