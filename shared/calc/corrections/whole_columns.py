@@ -135,10 +135,11 @@ def column_names(workbook_xml: bytes) -> frozenset[str]:
 def bound_whole_columns(model, data: bytes, inputs: list[InputBox], cells: list[tuple[int, int, int]],
                         named_columns: frozenset[str] = frozenset(),
                         arrays: frozenset[tuple[int, int, int]] = frozenset()) -> list[Rewrite]:
-    """Rewrite, in `model`, the statistics, SUMPRODUCT and (in the one-cell array formulas
-    `arrays`) the sums, counts, MAX, MIN, AND and OR calls of `cells` (sheet index, row, col;
-    array formulas filling several cells left out by the caller) over whole columns, written
-    out or through one of `named_columns`. Returns what changed."""
+    """Rewrite, in `model`, the calls over whole columns (written out or through one of
+    `named_columns`) of `cells` (sheet index, row, col; array formulas filling several cells
+    left out by the caller): the statistics, COUNTBLANK, SUMPRODUCT and LOOKUP, and in the
+    one-cell array formulas `arrays` also SUM, MAX, MIN, AND, OR and exact MATCH of arrays
+    (module docstring). Returns what changed."""
     sheets = [p["name"] for p in model.get_worksheets_properties()]
     names = Names(model, sheets)
     bounds = _Bounds(model, data, inputs)
