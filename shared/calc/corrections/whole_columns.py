@@ -48,6 +48,7 @@ from shared.calc.corrections.formula_tokens import (
     SINGLE_CELL,
     calls,
     function_name,
+    replace_call,
     tokenize,
     without_spaces,
 )
@@ -191,19 +192,11 @@ def _statistic(tokens, values, positions, args, resolve, bounds) -> bool:
     """Each argument of a blank-ignoring statistic that is one whole-column range, cut."""
     changed = False
     for index, arg in enumerate(args):
-        if positions is not None and index not in positions:
+        found = _whole(tokens, values, arg, resolve, bounds) if positions is None or index in positions else None
+        if found is None or MAX_ROWS - found[2] < MIN_CUT:
             continue
-        kept = without_spaces(tokens, arg)
-        if len(kept) != 1 or tokens[kept[0]].type != Token.OPERAND or tokens[kept[0]].subtype != Token.RANGE:
-            continue
-        resolved = resolve(values[kept[0]])
-        if resolved is None:
-            continue
-        box, at = resolved
-        end = bounds.end(box, at)
-        if end is None or MAX_ROWS - end < MIN_CUT:
-            continue
-        values[kept[0]] = Box(box.sheet, 1, box.left, end, box.right).text()
+        token, box, end = found
+        values[token] = Box(box.sheet, 1, box.left, end, box.right).text()
         changed = True
     return changed
 
@@ -253,9 +246,7 @@ def _elementwise(tokens, values, opened, closed, args, resolve, bounds, additive
     text = call + "".join(head) + ")"
     if additive:  # each blank row after the head adds half of what the two blank rows add
         text = f"({text}+{MAX_ROWS - end}*{call}{''.join(tail)})/2)"
-    values[opened] = text
-    for i in range(opened + 1, closed + 1):
-        values[i] = ""
+    replace_call(values, opened, closed, text)
     return True
 
 
@@ -295,10 +286,7 @@ def _count_blank(tokens, values, opened, closed, args, resolve, bounds) -> bool:
         return False
     token, box, end = found
     values[token] = Box(box.sheet, 1, box.left, end, box.right).text()
-    text = f"({''.join(values[opened:closed + 1])}+{(MAX_ROWS - end) * box.cols})"
-    values[opened] = text
-    for i in range(opened + 1, closed + 1):
-        values[i] = ""
+    replace_call(values, opened, closed, f"({''.join(values[opened:closed + 1])}+{(MAX_ROWS - end) * box.cols})")
     return True
 
 

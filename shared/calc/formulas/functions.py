@@ -148,10 +148,12 @@ def _multiple(up: bool):
     it for FLOOR, the other way with a nonzero mode (Microsoft's pages: CEILING.MATH(-8.1,2) is
     -8, CEILING.MATH(-5.5,2,-1) -6, FLOOR.MATH(-8.1,2) -10, FLOOR.MATH(-5.5,2,-1) -4). formulas
     dropped the sign when significance was left out (FLOOR.MATH(-2.5) was 2)."""
+    from shared.calc.numfmt.rounding import shown
+
     def run(number, significance=1, mode=0):
         if not significance:
             return 0.0
-        quotient = float(f"{number / abs(significance):.15g}")  # as Excel shows it
+        quotient = shown(number / abs(significance))
         toward_plus = up if number >= 0 or not mode else not up
         return float(math.ceil(quotient) if toward_plus else math.floor(quotient)) * abs(significance)
     return run

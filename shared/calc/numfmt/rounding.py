@@ -13,6 +13,11 @@ def decimal(value: float) -> Decimal:
     return Decimal(f"{value:.15g}") if abs(value) >= 1e-300 else Decimal(repr(value))
 
 
+def shown(value: float) -> float:
+    """The float nearest the number as Excel shows it: 15 significant digits."""
+    return float(f"{value:.15g}")
+
+
 def round_places(value: Decimal, places: int) -> Decimal:
     return value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
 
@@ -29,13 +34,13 @@ def excel_round(x: float, digits: float, mode: str = "round") -> float:
     scaled = abs(x) * factor
     if not math.isfinite(scaled):
         return x  # more places than the number holds: itself
-    shown = float(f"{scaled:.15g}")
+    on_show = shown(scaled)
     if mode == "round":
-        r = math.floor(shown + 0.5)
+        r = math.floor(on_show + 0.5)
     elif mode == "up":
-        r = math.ceil(shown)
+        r = math.ceil(on_show)
     else:
-        r = math.floor(shown)
+        r = math.floor(on_show)
     if not r:
         return 0.0
     # to places left of the point by multiplying: 1/1E-5 is 99999.99999999999, 1*1E+5 exact
