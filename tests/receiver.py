@@ -9,19 +9,26 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 
 class WebhookReceiver:
-    """Records each POST's path, headers, raw body and JSON body; answers ``status`` (with ``answer``
+    """Records each POST's path, headers, raw body and JSON body (a POST whose body stops short of
+    its Content-Length, as when the sender is killed, in ``truncated`` instead); answers ``status`` (with ``answer``
     as its body) after ``delay`` seconds, and, given a ``hold`` event, not before it is set (30 s
     at most; the POST is recorded first)."""
 
     def __init__(self, status: int = 200, delay: float = 0.0, hold: threading.Event | None = None, answer: bytes = b""):
         self.status, self.delay, self.hold, self.answer = status, delay, hold, answer
         self.requests: list[dict] = []
+        self.truncated: list[dict] = []  # POSTs whose body never fully arrived, kept apart
         self._arrived = threading.Condition()
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self):
-                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                length = int(self.headers.get("Content-Length", 0))
+                body = self.rfile.read(length)
+                if len(body) < length:  # the sender went away mid-body (a killed process): no request
+                    with receiver._arrived:
+                        receiver.truncated.append({"path": self.path, "headers": dict(self.headers), "raw": body})
+                    return
                 time.sleep(receiver.delay)
                 with receiver._arrived:
                     receiver.requests.append(
