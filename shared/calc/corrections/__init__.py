@@ -79,8 +79,10 @@ from shared.calc.corrections.model import (
     bound_lookups,
 )
 from shared.calc.corrections.names import (
+    AGGREGATE_KEYWORDS,
     INTERSECTION_KEYWORDS,
     INTERSECTION_MENTION,
+    OPERATOR_RANGE_MENTION,
     defined_names,
     inline_names,
     intersect_ranges,
@@ -253,12 +255,17 @@ def _reference_operators(model, data: bytes) -> list[Rewrite]:
 
 
 def _intersect_ranges(model, data: bytes) -> list[Rewrite]:
-    """Multi-cell ranges in single-value arguments (names.intersect_ranges); a workbook without
-    such a formula costs one scan of its sheet XML."""
-    candidates, arrays = survey(data, INTERSECTION_MENTION, INTERSECTION_KEYWORDS)
+    """Multi-cell ranges in single-value arguments and under operators inside functions that
+    take references (names.intersect_ranges); a workbook without such a formula costs two scans
+    of its sheet XML."""
+    written: dict = {}
+    candidates, arrays = survey(data, INTERSECTION_MENTION, INTERSECTION_KEYWORDS, written)
+    more, more_arrays = survey(data, OPERATOR_RANGE_MENTION, AGGREGATE_KEYWORDS, written)
+    candidates, arrays = candidates | more, arrays | more_arrays
     if not candidates:
         return []
-    return intersect_ranges(model, sorted(candidates - arrays))
+    single_written = any("SINGLE(" in text.upper() or "@" in text for text in written.values())
+    return intersect_ranges(model, sorted(candidates - arrays), single_written)
 
 
 def _index_ranges(model, data: bytes) -> list[Rewrite]:

@@ -229,6 +229,23 @@ SCALAR_ARGUMENTS = {
     "VLOOKUP": {0, 2, 3}, "HLOOKUP": {0, 2, 3}, "MATCH": {0, 2}, "LOOKUP": {0},
     "INDEX": {1, 2, 3}, "SUMIF": {1}, "COUNTIF": {1}, "AVERAGEIF": {1}, "CHOOSE": {0},
 }
+# Functions that take references (Excel's reference class, "R" in the file format's function
+# table) in the arguments given (None: every one) and read an expression there as one value: in
+# a formula that is not an array formula, a range joined to an operator in such an argument is
+# intersected (`=SUM(A1:A4*2)` in row 3 is A3*2, and #VALUE! in a row outside 1-4: "Implicit
+# intersection operator: @" shows it as `=SUM(@A1:A4*2)`). Functions that take arrays there
+# (SUMPRODUCT, LOOKUP's vectors, INDEX's array, MODE, CORREL, MMULT ...) calculate the
+# expression element by element instead, and are not listed.
+VALUE_AGGREGATES: dict[str, frozenset[int] | None] = {
+    **dict.fromkeys((
+        "SUM", "AVERAGE", "MIN", "MAX", "COUNT", "COUNTA", "PRODUCT", "STDEV", "STDEVP", "VAR", "VARP",
+        "MEDIAN", "AVEDEV", "DEVSQ", "GEOMEAN", "HARMEAN", "SUMSQ", "KURT", "SKEW", "AVERAGEA", "MAXA",
+        "MINA", "STDEVA", "STDEVPA", "VARA", "VARPA", "STDEV.S", "STDEV.P", "VAR.S", "VAR.P", "AND", "OR",
+    )),
+    **dict.fromkeys(("LARGE", "SMALL", "PERCENTILE", "QUARTILE", "PERCENTRANK", "TRIMMEAN"), frozenset({0})),
+    "MATCH": frozenset({1}),
+    "NPV": frozenset(range(1, 255)),
+}
 
 
 class Context:
@@ -264,4 +281,16 @@ class Context:
             name == "" or name in SCALAR_FUNCTIONS or argument in SCALAR_ARGUMENTS.get(name, ())
             for name, argument in self.frames
         )
+
+    def reads_one_value_in_aggregate(self) -> bool:
+        """Whether an expression here is read as one value inside a function that takes
+        references (VALUE_AGGREGATES), with no function taking arrays around it: a range joined
+        to an operator here is intersected (outside an array formula)."""
+        inside = False
+        for name, argument in self.frames:
+            if name in VALUE_AGGREGATES and (VALUE_AGGREGATES[name] is None or argument in VALUE_AGGREGATES[name]):
+                inside = True
+            elif not (name == "" or name in SCALAR_FUNCTIONS or argument in SCALAR_ARGUMENTS.get(name, ())):
+                return False
+        return inside
 

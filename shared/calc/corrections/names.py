@@ -25,8 +25,19 @@ operator: @"; ECMA-376 Part 1, 18.2.5 definedName):
   it `@E1:E5`) but not for a name: `=Rate*100` is #VALUE! in every row. The rewrite writes the
   operator IronCalc already implements, `@Rate`, in those places only: the top level, functions
   of single values (IF, ROUND, ...) and the single-value arguments of others (VLOOKUP's lookup
-  value, SUMIF's criteria, INDEX's row; formula_tokens.Context). Elsewhere inside a function
-  that takes ranges or arrays (SUM, SUMPRODUCT, ...) the name is left as it is.
+  value, SUMIF's criteria, INDEX's row; formula_tokens.Context), and inside a function that
+  takes references (SUM, AVERAGE, MAX, MATCH's lookup array ...: formula_tokens.VALUE_AGGREGATES)
+  where the name is joined to an operator (`=SUM(Price*Qty)` in row 3 is Price's and Qty's
+  cells on row 3 multiplied: an older Excel's formula, which Excel 365 shows as
+  `=SUM(@Price*@Qty)`). Elsewhere (a name alone in SUM, anything inside SUMPRODUCT, LOOKUP's
+  vectors, INDEX's array and the other functions that take arrays) it is left as it is.
+  The same holds for ranges written in the formula (`intersect_ranges`): IronCalc 0.9.1 reads
+  `=SUM(A1:A4*B1:B4)` in a plain formula element by element, as an array formula would (Excel
+  saves such a formula as an array formula when it means that, `t="array"`: IronCalc's
+  IFERROR.xlsx, saved by Excel 365, writes `SUM(IFERROR(G4:G7/H4:H7, 0))` so). And IF inside
+  such a function gives it the range it chooses whole (IF's result is a reference, as CHOOSE's
+  is): `=SUM(IF(C1="x",B1:B4,A1:A4))` is the sum of B1:B4, where IronCalc intersects the range
+  with the formula's row; `_references_chosen` writes it `CHOOSE(IF(c,1,2),B1:B4,A1:A4)`.
 - A name to a structured reference (`Table1[Amount]`, `SUM(Table1[Amount])`) is the table's
   cells (tables.py resolves them in the name's formula first); IronCalc answers #NAME?.
 - A name whose cells were deleted (`=#REF!`, `=Sheet1!#REF!`, as Excel rewrites it) makes the
@@ -50,7 +61,16 @@ from xml.sax.saxutils import unescape
 
 from openpyxl.formula.tokenizer import Token
 
-from shared.calc.corrections.formula_tokens import SCALAR_ARGUMENTS, SCALAR_FUNCTIONS, Context, tokenize
+from shared.calc.corrections.formula_tokens import (
+    SCALAR_ARGUMENTS,
+    SCALAR_FUNCTIONS,
+    VALUE_AGGREGATES,
+    Context,
+    calls,
+    replace_call,
+    tokenize,
+    without_spaces,
+)
 from shared.calc.corrections.lookups import parse_name
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 from shared.calc.refs import MAX_COLS, MAX_ROWS, column_letters, column_number
@@ -226,7 +246,7 @@ def _rewrite(tokens: list[Token], names: _Names, sheet: int, row: int, col: int,
     `intersect_top`: whether the formula's top level expects a single value."""
     context = Context()
     out: list[str] = []
-    for token in tokens:
+    for index, token in enumerate(tokens):
         value = token.value
         context.step(token)
         if token.type != Token.OPERAND or token.subtype != Token.RANGE:
@@ -247,7 +267,9 @@ def _rewrite(tokens: list[Token], names: _Names, sheet: int, row: int, col: int,
                 or "[" in definition:
             out.append(value)
             continue
-        intersect = at or (intersect_top and context.expects_one_value())
+        intersect = at or intersect_top and (
+            context.expects_one_value()
+            or context.reads_one_value_in_aggregate() and _operand_of_operator(tokens, index))
         out.append(_replacement(value, definition, names, sheet, row, col, intersect, depth))
     return "".join(out)
 
@@ -400,13 +422,100 @@ INTERSECTION_MENTION = re.compile(
     rb"[^<]*(?:\$?[A-Za-z]{1,3}\$?\d+:\$?[A-Za-z]{1,3}\$?\d+|\$?[A-Za-z]{1,3}:\$?[A-Za-z]{1,3}(?![A-Za-z0-9(]))"
 )
 INTERSECTION_KEYWORDS = tuple(n.encode() + b"(" for n in _SINGLE_VALUE_CALLS)
+# A range joined to an operator, as the sheet XML writes them (`A1:A4*`, `-A1:A4`, `&lt;A:A`),
+# in a sheet calling a function that takes references: the tokens decide whether it is inside
+# one (written with a literal first, the pattern is a fast scan)
+OPERATOR_RANGE_MENTION = re.compile(
+    rb":\$?[A-Z]{1,3}\$?\d*\s*[-+*/^&=%]|[-+*/^=;]\s*\(?\s*\$?[A-Z]{1,3}\$?\d*:"
+)
+AGGREGATE_KEYWORDS = tuple(n.encode() + b"(" for n in VALUE_AGGREGATES)
 
 
-def intersect_ranges(model, cells: list[tuple[int, int, int]]) -> list[Rewrite]:
+_VALUE_OPERATORS = frozenset({"+", "-", "*", "/", "^", "&", "=", "<>", "<", ">", "<=", ">="})
+
+
+def _operand_of_operator(tokens: list[Token], index: int) -> bool:
+    """Whether the operand at `index` is joined to an arithmetic, text or comparison operator
+    (not to the reference operators `:`, `,` and the space)."""
+    def skipped(token: Token, opening: str) -> bool:  # spaces and the parentheses around it
+        return token.type == Token.WSPACE or token.type == Token.PAREN and token.subtype == opening
+
+    before = next((t for t in reversed(tokens[:index]) if not skipped(t, Token.OPEN)), None)
+    after = next((t for t in tokens[index + 1:] if not skipped(t, Token.CLOSE)), None)
+    if before is not None and (before.type == Token.OP_PRE or
+                               before.type == Token.OP_IN and before.value in _VALUE_OPERATORS):
+        return True
+    return after is not None and (after.type == Token.OP_POST or
+                                  after.type == Token.OP_IN and after.value in _VALUE_OPERATORS)
+
+
+def _multi_cell(token: Token, marked: bool = False) -> bool:
+    """A range of several cells written in the formula, a whole column or row; with `marked`,
+    also one IronCalc marks with its `@`."""
+    value = token.value[1:] if marked and token.value.startswith("@") else token.value
+    if token.type != Token.OPERAND or token.subtype != Token.RANGE or value.startswith("@"):
+        return False
+    ref = _reference(value)
+    return ref.multi if ref is not None else bool(_WHOLE_LINES.fullmatch(value))
+
+
+def _references_chosen(tokens: list[Token], values: list[str]) -> bool:
+    """IF choosing between ranges for a function that takes references (`SUM(IF(C1="x",B1:B4,
+    A1:A4))`): IF gives Excel's function the range itself (its result is a reference, as
+    CHOOSE's is), where IronCalc 0.9.1 intersects it with the formula's row outside an array
+    formula (the one cell there, #VALUE! off the range; it shows its formula as
+    `SUM(IF(C1="x",@B1:B4,@A1:A4))`). Written `CHOOSE(IF(c,1,2),r1,r2)`, whose range IronCalc
+    passes on whole, when the condition holds no range of several cells and each value is a
+    range, a cell or a constant. Only for workbooks whose formulas write no @ of their own
+    (`_xlfn.SINGLE`): IronCalc's text shows both alike."""
+    changed = False
+    context = Context()
+    found = {opened: (name, closed, args) for name, opened, closed, args in calls(tokens)}
+    for index, token in enumerate(tokens):
+        inside = context.reads_one_value_in_aggregate() and context.frames[-1][0] in VALUE_AGGREGATES
+        context.step(token)
+        if not inside or index not in found or found[index][0] != "IF":
+            continue
+        _, closed, args = found[index]
+        if not 2 <= len(args) <= 3 or not _whole_argument(tokens, index, closed):
+            continue
+        condition, chosen = args[0], args[1:]
+        if any(_multi_cell(tokens[i]) and not values[i].startswith("@") or tokens[i].type in (Token.FUNC, Token.ARRAY)
+               for i in condition) \
+                or not any(_multi_cell(tokens[i], marked=True) for arg in chosen for i in arg):
+            continue
+        texts = []
+        for arg in chosen:
+            kept = without_spaces(tokens, arg)
+            if len(kept) != 1 and kept or kept and tokens[kept[0]].type != Token.OPERAND:
+                break
+            text = values[kept[0]] if kept else "0"
+            texts.append(text[1:] if kept and _multi_cell(tokens[kept[0]], marked=True) and text.startswith("@") else text)
+        else:
+            if len(texts) == 1:
+                texts.append("FALSE")  # IF(c,r) is FALSE when c is
+            test = "".join(values[i] for i in condition)
+            replace_call(values, index, closed, f"CHOOSE(IF({test},1,2),{texts[0]},{texts[1]})")
+            changed = True
+    return changed
+
+
+def _whole_argument(tokens: list[Token], opened: int, closed: int) -> bool:
+    """Whether the call from `opened` to `closed` is the whole argument it sits in."""
+    before = next((t for t in reversed(tokens[:opened]) if t.type != Token.WSPACE), None)
+    after = next((t for t in tokens[closed + 1:] if t.type != Token.WSPACE), None)
+    return before is not None and (before.type == Token.SEP or before.type == Token.FUNC and before.subtype == Token.OPEN) \
+        and after is not None and (after.type == Token.SEP or after.type == Token.FUNC and after.subtype == Token.CLOSE)
+
+
+def intersect_ranges(model, cells: list[tuple[int, int, int]], single_written: bool = True) -> list[Rewrite]:
     """Excel's implicit intersection (module docstring) for multi-cell ranges written in the
     formula where a function takes one value (`IF($E$1:$E$5>4,1,0)`, `VLOOKUP($E$1:$E$5,...)`):
     IronCalc 0.9.1 intersects such a range at the top level and under operators only (#VALUE!
-    or #N/A here), so the range gets IronCalc's `@`. `cells` leave out array formulas."""
+    or #N/A here), so the range gets IronCalc's `@`; likewise a range joined to an operator
+    inside a function that takes references (`SUM(A1:A4*2)`), which IronCalc reads element by
+    element; and IF choosing a range for such a function (`_references_chosen`) unless
+    `single_written` (the workbook writes @ of its own). `cells` leave out array formulas."""
 
     def rewrite(formula: str, sheet: int, row: int, col: int) -> str | None:
         tokens = tokenize(formula)
@@ -414,14 +523,18 @@ def intersect_ranges(model, cells: list[tuple[int, int, int]]) -> list[Rewrite]:
             return None
         context = Context()
         out, changed = [], False
-        for token in tokens:
+        for index, token in enumerate(tokens):
             value = token.value
             if not context.step(token) and token.type == Token.OPERAND and token.subtype == Token.RANGE \
-                    and not value.startswith("@") and context.frames and context.expects_one_value():
+                    and not value.startswith("@") and context.frames and (
+                        context.expects_one_value()
+                        or context.reads_one_value_in_aggregate() and _operand_of_operator(tokens, index)):
                 ref = _reference(value)
                 if ref is not None and ref.multi or ref is None and _WHOLE_LINES.fullmatch(value):
                     value, changed = "@" + value, True
             out.append(value)
+        if not single_written:
+            changed |= _references_chosen(tokens, out)
         return "".join(out) if changed else None
 
     return rewrite_cells(model, cells, rewrite)
