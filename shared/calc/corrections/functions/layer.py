@@ -34,6 +34,8 @@ import zipfile
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from openpyxl.formula.tokenizer import Token
+
 from shared.calc.corrections import dynamic
 from shared.calc.corrections.dynamic import date_text
 from shared.calc.corrections.dynamic.values import Ref
@@ -42,12 +44,13 @@ from shared.calc.corrections.formula_tokens import (
     TEXT_LITERAL,
     replace_call,
     rewrite_calls,
+    tokenize,
     without_spaces,
 )
 from shared.calc.corrections.functions import power, registry
 from shared.calc.corrections.functions.text_format import Unsupported
 from shared.calc.corrections.model import DefinedNames
-from shared.calc.refs import cell_name, column_number
+from shared.calc.refs import MAX_COLS, MAX_ROWS, cell_name, column_number
 
 log = logging.getLogger(__name__)
 
@@ -260,8 +263,9 @@ def _target(
 ) -> Target:
     if formula.startswith("{"):
         raise Unsupported("an array formula")
-    compiled = _simple_call(formula) or _compiled(_positions_folded(formula, row, col), context.compiled,
-                                                  context.date1904)
+    compiled = _simple_call(formula) or _compiled(
+        _positions_folded(_intersections_folded(formula, sheet, row, col, context), row, col),
+        context.compiled, context.date1904)
     inputs = []
     for key in compiled.inputs:
         whole = _WHOLE.fullmatch(key)
@@ -289,6 +293,61 @@ def _target(
             raise Unsupported(f"reference {key} larger than {_MAX_CELLS} cells")
         inputs.append((index, top, left, bottom, right))
     return Target(sheet, row, col, formula, compiled, inputs)
+
+
+def _intersections_folded(formula: str, sheet: int, row: int, col: int, context: "_Context") -> str:
+    """The formula with each range marked with `@` (IronCalc's implicit intersection, shown in
+    its text where a plain formula takes one value: `SUM(TAN(@A1:A4))`) written as the cell it
+    stands for in this cell's row or column, or #VALUE! where there is none ("Implicit
+    intersection operator: @"). formulas is given values, not the cell a formula sits in, and
+    read the whole range: `SUM(TAN(A1:A4))` in row 3 summed four tangents."""
+    if "@" not in TEXT_LITERAL.sub('""', formula):
+        return formula
+    tokens = tokenize(formula)
+    if tokens is None:
+        return formula
+    values = [t.value for t in tokens]
+    for index, token in enumerate(tokens):
+        if token.type != Token.OPERAND or token.subtype != Token.RANGE or not token.value.startswith("@"):
+            continue
+        text = token.value[1:]
+        if _INPUT.fullmatch(text) is None and _WHOLE.fullmatch(text) is None:
+            defined = context.resolve(text, sheet) if re.fullmatch(r"[A-Za-z_\\][\w.]*", text) else None
+            if not defined or (_INPUT.fullmatch(defined.lstrip("=")) is None
+                               and _WHOLE.fullmatch(defined.lstrip("=")) is None):
+                continue  # a name to a formula or a constant: left to formulas
+            text = defined.lstrip("=")
+        values[index] = _intersected(text, row, col)
+    return "=" + "".join(values).lstrip("=")
+
+
+def _intersected(reference: str, row: int, col: int) -> str:
+    """The cell of `reference` (a range or whole columns or rows, maybe on another sheet) in
+    row `row` or column `col`, or #VALUE!."""
+    match = _INPUT.fullmatch(reference)
+    prefix = reference[:reference.rfind("!") + 1]
+    if match is not None:
+        quoted, plain, c1, r1, c2, r2 = match.groups()
+        top, left = int(r1), column_number(c1.upper())
+        bottom, right = (int(r2), column_number(c2.upper())) if c2 else (top, left)
+    else:
+        whole = _WHOLE.fullmatch(reference)
+        quoted, plain, c1, c2, r1, r2 = whole.groups()
+        if c1:
+            top, bottom, left, right = 1, MAX_ROWS, column_number(c1.upper()), column_number(c2.upper())
+        else:
+            top, bottom, left, right = int(r1), int(r2), 1, MAX_COLS
+    top, bottom = min(top, bottom), max(top, bottom)
+    left, right = min(left, right), max(left, right)
+    if top == bottom and left == right:
+        return prefix + cell_name(top, left)
+    if left == right and top <= row <= bottom:
+        return prefix + cell_name(row, left)
+    if top == bottom and left <= col <= right:
+        return prefix + cell_name(top, col)
+    if top <= row <= bottom and left <= col <= right:
+        return prefix + cell_name(row, col)
+    return "#VALUE!"
 
 
 _FUNCTION = re.compile(r"(?<![A-Za-z0-9_.])([A-Za-z_][A-Za-z0-9_.]*)\s*\(")
