@@ -295,7 +295,7 @@ def _target(
     return Target(sheet, row, col, formula, compiled, inputs)
 
 
-def _intersections_folded(formula: str, sheet: int, row: int, col: int, context: "_Context") -> str:
+def _intersections_folded(formula: str, sheet: int, row: int, col: int, context: _Context) -> str:
     """The formula with each range marked with `@` (IronCalc's implicit intersection, shown in
     its text where a plain formula takes one value: `SUM(TAN(@A1:A4))`) written as the cell it
     stands for in this cell's row or column, or #VALUE! where there is none ("Implicit
@@ -327,12 +327,12 @@ def _intersected(reference: str, row: int, col: int) -> str:
     match = _INPUT.fullmatch(reference)
     prefix = reference[:reference.rfind("!") + 1]
     if match is not None:
-        quoted, plain, c1, r1, c2, r2 = match.groups()
+        _, _, c1, r1, c2, r2 = match.groups()
         top, left = int(r1), column_number(c1.upper())
         bottom, right = (int(r2), column_number(c2.upper())) if c2 else (top, left)
     else:
         whole = _WHOLE.fullmatch(reference)
-        quoted, plain, c1, c2, r1, r2 = whole.groups()
+        _, _, c1, c2, r1, r2 = whole.groups()
         if c1:
             top, bottom, left, right = 1, MAX_ROWS, column_number(c1.upper()), column_number(c2.upper())
         else:
