@@ -67,6 +67,7 @@ from shared.calc.corrections.formula_tokens import (
     VALUE_AGGREGATES,
     Context,
     calls,
+    function_name,
     replace_call,
     tokenize,
     without_spaces,
@@ -465,7 +466,8 @@ def _references_chosen(tokens: list[Token], values: list[str]) -> bool:
     CHOOSE's is), where IronCalc 0.9.1 intersects it with the formula's row outside an array
     formula (the one cell there, #VALUE! off the range; it shows its formula as
     `SUM(IF(C1="x",@B1:B4,@A1:A4))`). Written `CHOOSE(IF(c,1,2),r1,r2)`, whose range IronCalc
-    passes on whole, when the condition holds no range of several cells and each value is a
+    passes on whole, when the condition holds no range of several cells, no array and no
+    function but those answering one value (IF, ISBLANK, AND, SUM ...), and each value is a
     range, a cell or a constant. Only for workbooks whose formulas write no @ of their own
     (`_xlfn.SINGLE`): IronCalc's text shows both alike."""
     changed = False
@@ -480,7 +482,9 @@ def _references_chosen(tokens: list[Token], values: list[str]) -> bool:
         if not 2 <= len(args) <= 3 or not _whole_argument(tokens, index, closed):
             continue
         condition, chosen = args[0], args[1:]
-        if any(_multi_cell(tokens[i]) and not values[i].startswith("@") or tokens[i].type in (Token.FUNC, Token.ARRAY)
+        if any(_multi_cell(tokens[i]) and not values[i].startswith("@") or tokens[i].type == Token.ARRAY
+               or tokens[i].type == Token.FUNC and tokens[i].subtype == Token.OPEN
+               and function_name(tokens[i]) not in SCALAR_FUNCTIONS and function_name(tokens[i]) not in VALUE_AGGREGATES
                for i in condition) \
                 or not any(_multi_cell(tokens[i], marked=True) for arg in chosen for i in arg):
             continue
