@@ -87,7 +87,7 @@ from shared.calc.corrections.names import (
     inline_names,
     intersect_ranges,
 )
-from shared.calc.corrections.package import array_cells, names_survey, survey
+from shared.calc.corrections.package import array_cells, forget_formulas, names_survey, survey
 from shared.calc.corrections.package import restore_formulas as _restore
 from shared.calc.corrections.tables import (
     correct_references,
@@ -116,6 +116,13 @@ __all__ = [
 def correct_model(model, data: bytes, inputs: list[InputBox]) -> ModelCorrections:
     """Apply every formula rewrite to an IronCalc `model` freshly loaded from the xlsx `data`;
     `inputs` are the named input ranges (sheet index, top, left, bottom, right)."""
+    try:
+        return _corrected(model, data, inputs)
+    finally:
+        forget_formulas()  # the surveys' shared reading of the sheets, kept while they ran
+
+
+def _corrected(model, data: bytes, inputs: list[InputBox]) -> ModelCorrections:
     fixes: list[Rewrite] = []
     for rewrite in (correct_external, _correct_references, _inline_names, _index_ranges, _reference_operators,
                     _intersect_ranges, _correct_text_operands, _correct_dates,
