@@ -233,14 +233,20 @@ def _date(text: str) -> int | None:
 _DATE_WORDS = frozenset({*_MONTHS, *_WEEKDAY_NAMES, "am", "pm", "t"})
 
 
+_DATE_SIGNS = re.compile(r"[0-9a-z ,/:-]+")
+_DIGIT = re.compile(r"[0-9]")
+_SEPARATOR_OR_NAME = re.compile(r"[/:-]|[a-z]")
+_WORD = re.compile(r"[a-z]+")
+
+
 def _date_like(folded: str) -> bool:
     """Whether a text may be a date or a time Excel reads: digits, and only the words and signs
     dates are written with (month and weekday names, AM and PM, / - : , and spaces), one of them
     a separator or a name. Anything else ("v1.2.3", "(555) 123-4567", "12,34", "May") is text."""
     return (
-        bool(re.fullmatch(r"[0-9a-z ,/:-]+", folded)) and bool(re.search(r"[0-9]", folded))
-        and bool(re.search(r"[/:-]|[a-z]", folded))
-        and all(word in _DATE_WORDS for word in re.findall(r"[a-z]+", folded))
+        _DATE_SIGNS.fullmatch(folded) is not None and _DIGIT.search(folded) is not None
+        and _SEPARATOR_OR_NAME.search(folded) is not None
+        and all(word in _DATE_WORDS for word in _WORD.findall(folded))
     )
 
 
@@ -259,8 +265,11 @@ def unread_by_ironcalc(text: str) -> bool:
     """Whether a text is a number Excel reads where IronCalc 0.9.1 answers #VALUE!: a date or a
     time (`date_like`), a negative number in parentheses (`(1,234.50)`, `($12)`) or a whole
     number and a fraction (`3 1/2`)."""
+    if _DIGIT.search(text) is None:
+        return False  # each of them has a digit: most text cells stop here
     folded = _fold(text)
-    return date_like(text) or bool(_PARENTHESES.fullmatch(folded) or _FRACTION.fullmatch(folded))
+    return (_date_like(folded) and _number(folded) is None) \
+        or bool(_PARENTHESES.fullmatch(folded) or _FRACTION.fullmatch(folded))
 
 
 def read(text: str) -> Reading | None:
