@@ -47,6 +47,7 @@ from shared.calc.corrections.arguments import (
     ARRAY_NAME,
     STATISTIC_MENTION,
     correct_arguments,
+    correct_array_logicals,
 )
 from shared.calc.corrections.arguments import (
     KEYWORDS as ARGUMENT_KEYWORDS,
@@ -203,14 +204,16 @@ def _correct_dates(model, data: bytes) -> list[Rewrite]:
 def _correct_arguments(model, data: bytes) -> list[Rewrite]:
     """Literal values given to statistical functions and OFFSET's omitted height or width
     (arguments.py); a workbook without those functions costs one scan of its sheet XML."""
-    candidates, arrays = survey(data, ARGUMENT_MENTION, ARGUMENT_KEYWORDS)
+    spread: set = set()
+    candidates, arrays = survey(data, ARGUMENT_MENTION, ARGUMENT_KEYWORDS, spread=spread)
     if ARRAY_NAME.search(open_package(data).read("xl/workbook.xml")):
         # a name to an array constant, inlined by names.py: its COUNT/AVERAGE cells too
         more, more_arrays = survey(data, STATISTIC_MENTION, (b"COUNT(", b"AVERAGE("))
         candidates, arrays = candidates | more, arrays | more_arrays
     if not candidates:
         return []
-    return correct_arguments(model, sorted(candidates - arrays))
+    return correct_arguments(model, sorted(candidates - arrays)) \
+        + correct_array_logicals(model, sorted(arrays - spread))
 
 
 def _correct_units(model, data: bytes) -> list[Rewrite]:

@@ -757,6 +757,19 @@ def _reference(tokens: list[Token], positions: list[int]) -> bool:
     return len(kept) == 1 and tokens[kept[0]].type == Token.OPERAND and tokens[kept[0]].subtype == Token.RANGE
 
 
+def correct_array_logicals(model, cells: list[tuple[int, int, int]]) -> list[Rewrite]:
+    """AND and OR answering the first error among their arguments (LOGICAL_ERRORS) in the
+    one-cell array formulas `cells` (`{=AND(FALSE,C3:Q3)}` is the range's first error, IronCalc
+    0.9.1 FALSE: formulas' Excel-saved test.xlsx LOGICAL!AH3, AJ3, AH21, AJ21): the rewrite
+    probes a range with SUM and leaves an argument computed from a range alone, so it reads
+    the same in an array formula. The module's other rewrites are not made there."""
+
+    def logicals(tokens, values, name, opened, closed, args) -> bool:
+        return name in LOGICAL_ERRORS and bool(args) and _every_error_read(tokens, values, name, opened, closed, args)
+
+    return rewrite_cells(model, cells, lambda formula, *_: rewrite_calls(formula, logicals))
+
+
 def correct_arguments(model, cells: list[tuple[int, int, int]]) -> list[Rewrite]:
     """Rewrite, in `model`, those arguments in the formulas of `cells` (sheet index, row, col;
     array formulas left out by the caller). Returns what changed."""
