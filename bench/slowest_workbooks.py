@@ -10,12 +10,13 @@ generated workbook of LOOKUPS exact `VLOOKUP(A2,Data!$A:$D,3,FALSE)` over ROWS i
 `--statistics ROWS,CELLS` one of CELLS summaries over whole columns of ROWS items (AVERAGE, MAX,
 COUNTA and `SUMPRODUCT((Data!$A:$A=A2)*Data!$C:$C)` in turn), and `--values ROWS` a data sheet of
 ROWS rows of four constants with three formulas at its top (what an upload's load costs when a
-sheet is mostly data). Generated workbooks are always listed.
+sheet is mostly data), and `--filters ROWS,CELLS` one of CELLS sums and maxima of FILTER over
+whole columns of ROWS items. Generated workbooks are always listed.
 
 Usage: python bench/slowest_workbooks.py [--corpus tests/corpus] [--only SUBSTRING]
                                          [--slowest 10] [--without exact,whole]
                                          [--crafted 1000,20] [--statistics 1000,20]
-                                         [--values 40000]
+                                         [--values 40000] [--filters 1000,20]
 """
 
 from __future__ import annotations
@@ -37,6 +38,8 @@ SWITCHES = {"exact": ("bound_exact_lookups", lambda *a, **k: []),
 LOOKUPS = ("=VLOOKUP(A{row},Data!$A:$D,3,FALSE)",)
 SUMMARIES = ("=AVERAGE(Data!$C:$C)", "=MAX(Data!$C:$C)", "=COUNTA(Data!$A:$A)",
              "=SUMPRODUCT((Data!$A:$A=A{row})*Data!$C:$C)")
+FILTERS = ("=SUM(_xlfn._xlws.FILTER(Data!$C:$C,Data!$A:$A=A{row}))",
+           "=MAX(_xlfn._xlws.FILTER(Data!$D:$D,Data!$A:$A=A{row}))")
 
 
 def generated(rows: int, cells: int, kinds: int, formulas: tuple[str, ...]) -> bytes:
@@ -102,6 +105,7 @@ def main() -> None:
     parser.add_argument("--crafted", default=None, help="ROWS,LOOKUPS: add a generated whole-column workbook")
     parser.add_argument("--statistics", default=None, help="ROWS,CELLS: add generated whole-column summaries")
     parser.add_argument("--values", type=int, default=None, help="ROWS: add a generated data sheet")
+    parser.add_argument("--filters", default=None, help="ROWS,CELLS: add generated FILTERs over whole columns")
     args = parser.parse_args()
     for name in filter(None, args.without.split(",")):
         attr, off = SWITCHES[name]
@@ -120,6 +124,10 @@ def main() -> None:
         rows, cells = (int(n) for n in args.statistics.split(","))
         books.append((f"(generated) {cells} AVERAGE/MAX/COUNTA/SUMPRODUCT over Data!$A:$C, {rows} rows",
                       lambda: generated(rows, cells, 50, SUMMARIES)))
+    if args.filters:
+        rows, cells = (int(n) for n in args.filters.split(","))
+        books.append((f"(generated) {cells} SUM/MAX of FILTER(Data!$C:$C,Data!$A:$A=..), {rows} rows",
+                      lambda: generated(rows, cells, 50, FILTERS)))
     if args.values:
         books.append((f"(generated) {args.values:,} rows of data, three formulas", lambda: values(args.values)))
     for label, read in books:

@@ -185,3 +185,47 @@ def test_array_formulas_of_several_cells_counts_and_calls_of_other_functions_are
     assert "Ledger!B:B" in model.get_cell_formula(0, 1, 3)
     assert "Ledger!A:A" in model.get_cell_formula(0, 1, 4)
     assert "Ledger!A:A" in model.get_cell_formula(0, 1, 5)
+
+
+def test_filter_over_whole_columns_spills_the_rows_it_keeps():
+    # GIVEN lists filtered out of the ledger's whole columns, spilling on the summary sheet,
+    # and a sum over one such list (FILTER keeps the rows whose test is TRUE, in order)
+    wb = ledger()
+    summary = wb["Summary"]
+    rent = [a for a, c in zip(AMOUNTS, LABELS) if c == "rent"]
+    large_units = [a for a, u in zip(AMOUNTS, UNITS) if u > 7]
+    summary["D1"] = ArrayFormula(f"D1:D{len(rent)}", '=_xlfn._xlws.FILTER(Ledger!B:B,Ledger!A:A="rent")')
+    summary["E1"] = ArrayFormula(f"E1:E{len(large_units)}", "=_xlfn._xlws.FILTER(Ledger!B:B,Ledger!C:C>7)")
+    summary["F1"] = ArrayFormula("F1", '=SUM(_xlfn._xlws.FILTER(Ledger!B:B,(Ledger!A:A="food")*(Ledger!C:C>2)))')
+    add_name(wb, "rent_list", f"Summary!$D$1:$D${len(rent)}")
+    add_name(wb, "large_list", f"Summary!$E$1:$E${len(large_units)}")
+    add_name(wb, "food_sum", "Summary!$F$1")
+    engine = get_engine("ironcalc")
+
+    # WHEN it is uploaded and a job runs
+    model, _, _ = engine._load(to_bytes(wb))
+    outputs = engine.load_serialized(engine.load_xlsx(to_bytes(wb)).serialize()).calculate(
+        {}, outputs=["rent_list", "large_list", "food_sum"])
+
+    # THEN the lists are the kept rows, and the million blank rows are read only when a blank
+    # row would pass the test (it never does here)
+    assert outputs["rent_list"] == rent
+    assert outputs["large_list"] == large_units
+    assert_close(outputs, {"food_sum": sum(a for a, c, u in zip(AMOUNTS, LABELS, UNITS) if c == "food" and u > 2)})
+    formula = model.get_cell_formula(0, 1, 4)
+    assert f"FILTER(Ledger!$B$1:$B${ROWS + 1},Ledger!$A$1:$A${ROWS + 1}=\"rent\")" in formula
+    assert f"Ledger!$A${ROWS + 1}=\"rent\"" in formula  # the test on the first blank row
+
+
+def test_filter_whose_test_keeps_blank_rows_reads_the_whole_column():
+    # GIVEN a test a blank row passes (a blank is 0, less than 3): Excel's answer runs on
+    # through the blank rows, one 0 each
+    wb = ledger()
+    wb["Summary"]["D1"] = ArrayFormula("D1", "=ROWS(_xlfn._xlws.FILTER(Ledger!B:B,Ledger!C:C<3))")
+    add_name(wb, "kept", "Summary!$D$1")
+
+    # WHEN a job runs
+    outputs = get_engine("ironcalc").load_xlsx(to_bytes(wb)).calculate({}, outputs=["kept"])
+
+    # THEN every blank row is counted
+    assert outputs["kept"] == sum(1 for u in UNITS if u < 3) + MAX_ROWS - ROWS

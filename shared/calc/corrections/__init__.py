@@ -156,9 +156,10 @@ def _whole_columns(model, data: bytes, inputs: list[InputBox]) -> list[Rewrite]:
     mention, keywords = (whole_columns.MENTION, whole_columns.KEYWORDS) if named else (
         whole_columns.COLUMN_MENTION, (b":",))
     candidates, arrays = survey(data, mention, keywords, spread=spread)
-    if not candidates - spread:
+    if not candidates:
         return []
-    return bound_whole_columns(model, data, inputs, sorted(candidates - spread), named, frozenset(arrays - spread))
+    return bound_whole_columns(model, data, inputs, sorted(candidates), named, frozenset(arrays - spread),
+                               frozenset(spread))
 
 
 def _merged(earlier: list[Rewrite], later: list[Rewrite]) -> list[Rewrite]:

@@ -30,6 +30,15 @@ Excel's rules make the cut exact:
 - LOOKUP over such expressions (the last-match idiom `LOOKUP(2,1/(A:A="x"),B:B)`), and MATCH
   with match_type 0 in an array formula, cut to row E: the position found is where it was, or
   in the blank rows, which all give the result's blank cell.
+- FILTER of a whole column by an element-wise test of whole columns (`FILTER(C:C,B:B=3)`,
+  `FILTER(A:A,A:A<>"")`): every row after the data is blank in every column read, so the test
+  answers there what it answers on the first of them, row E. Where that is not true (a blank
+  row is left out, or it is an error, kept in the cut at row E) the rows after E change
+  nothing: the call becomes `IF(IFERROR((test at row E)*1<>0,FALSE),FILTER(whole columns),
+  FILTER(columns to row E))`, and IronCalc, which calculates only the branch taken, reads the
+  million rows only when the blank rows are in the answer. IronCalc takes 0.7-1 s a call over
+  a whole column otherwise, and FILTER spills: its formula is rewritten where it fills several
+  cells too, the area it spills into being the same.
 
 "Can hold a value" is shared.calc.corrections.model's rule (a non-empty cell or a named input
 cell, since jobs write there); a sheet where a dynamic array could spill into the column is left
@@ -81,11 +90,11 @@ PAIRED = {
 # and a whole-column reference (or a defined name to one) for it to read
 MENTION = re.compile(rb"(?<![A-Z0-9_])(?:SUM|AVERAGE|MAX|MIN|COUNT|PRODUCT|MEDIAN|STDEV|VAR|AVEDEV|DEVSQ|AND|OR"
                      rb"|GEOMEAN|HARMEAN|KURT|SKEW|LARGE|SMALL|PERCENTILE|QUARTILE|RANK|MODE|CONCAT|PERCENTRANK"
-                     rb"|CORREL|PEARSON|RSQ|SLOPE|INTERCEPT|STEYX|COVAR|FORECAST|LOOKUP|MATCH|SUBTOTAL)[A-Z.]*\(")
+                     rb"|CORREL|PEARSON|RSQ|SLOPE|INTERCEPT|STEYX|COVAR|FORECAST|LOOKUP|MATCH|SUBTOTAL|FILTER)[A-Z.]*\(")
 KEYWORDS = (b"SUM", b"AVERAGE", b"MAX", b"MIN", b"COUNT", b"PRODUCT(", b"MEDIAN(", b"STDEV", b"VAR", b"AND(", b"OR(",
             b"SUMSQ(", b"AVEDEV(", b"DEVSQ(", b"GEOMEAN(", b"HARMEAN(", b"KURT(", b"SKEW", b"LARGE(", b"SMALL(",
             b"PERCENTILE", b"QUARTILE", b"RANK", b"MODE", b"CONCAT(", b"CORREL(", b"PEARSON(", b"RSQ(", b"SLOPE(",
-            b"INTERCEPT(", b"STEYX(", b"COVAR", b"FORECAST", b"LOOKUP(", b"MATCH(", b"SUBTOTAL(")
+            b"INTERCEPT(", b"STEYX(", b"COVAR", b"FORECAST", b"LOOKUP(", b"MATCH(", b"SUBTOTAL(", b"FILTER(")
 WHOLE_COLUMN = re.compile(r"(?<![A-Za-z0-9_.$])\$?[A-Za-z]{1,3}:\$?[A-Za-z]{1,3}(?![A-Za-z0-9_(!])")
 COLUMN_MENTION = re.compile(rb"(?<![A-Z0-9_.$])\$?[A-Z]{1,3}:\$?[A-Z]{1,3}(?![A-Z0-9_(!])")  # in sheet XML
 MAX_WIDTH = 256  # columns of one whole-column range worth looking through
@@ -135,12 +144,13 @@ def column_names(workbook_xml: bytes) -> frozenset[str]:
 
 def bound_whole_columns(model, data: bytes, inputs: list[InputBox], cells: list[tuple[int, int, int]],
                         named_columns: frozenset[str] = frozenset(),
-                        arrays: frozenset[tuple[int, int, int]] = frozenset()) -> list[Rewrite]:
+                        arrays: frozenset[tuple[int, int, int]] = frozenset(),
+                        spread: frozenset[tuple[int, int, int]] = frozenset()) -> list[Rewrite]:
     """Rewrite, in `model`, the calls over whole columns (written out or through one of
-    `named_columns`) of `cells` (sheet index, row, col; array formulas filling several cells
-    left out by the caller): the statistics, COUNTBLANK, SUMPRODUCT and LOOKUP, and in the
-    one-cell array formulas `arrays` also SUM, MAX, MIN, AND, OR and exact MATCH of arrays
-    (module docstring). Returns what changed."""
+    `named_columns`) of `cells` (sheet index, row, col): the statistics, COUNTBLANK,
+    SUMPRODUCT, LOOKUP and FILTER, in the one-cell array formulas `arrays` also SUM, MAX, MIN,
+    AND, OR and exact MATCH of arrays, and in the array formulas filling several cells `spread`
+    FILTER alone (module docstring). Returns what changed."""
     sheets = [p["name"] for p in model.get_worksheets_properties()]
     names = Names(model, sheets)
     bounds = _Bounds(model, data, inputs)
@@ -167,7 +177,11 @@ def bound_whole_columns(model, data: bytes, inputs: list[InputBox], cells: list[
         in_array = (sheet, row, col) in arrays
         functions = ELEMENTWISE if in_array else frozenset()
         for name, opened, closed, args in calls(tokens):
-            if name in IGNORING_BLANKS and _statistic(tokens, values, IGNORING_BLANKS[name], args, resolve, bounds):
+            if name == "FILTER":
+                changed |= _filtered(tokens, values, opened, closed, args, resolve, bounds)
+            elif (sheet, row, col) in spread:
+                continue  # a formula filling several cells: FILTER alone keeps its area
+            elif name in IGNORING_BLANKS and _statistic(tokens, values, IGNORING_BLANKS[name], args, resolve, bounds):
                 changed = True
             elif name in PAIRED:
                 changed |= _paired(tokens, values, PAIRED[name], args, resolve, bounds)
@@ -247,6 +261,42 @@ def _elementwise(tokens, values, opened, closed, args, resolve, bounds, additive
     if additive:  # each blank row after the head adds half of what the two blank rows add
         text = f"({text}+{MAX_ROWS - end}*{call}{''.join(tail)})/2)"
     replace_call(values, opened, closed, text)
+    return True
+
+
+def _filtered(tokens, values, opened, closed, args, resolve, bounds) -> bool:
+    """FILTER of a whole column by an element-wise test of whole columns, cut to the first
+    blank row E, the whole call kept for when the test keeps a blank row (module docstring)."""
+    if len(args) not in (2, 3) or any(values[i] != tokens[i].value for arg in args for i in arg):
+        return False  # an inner call already rewritten: left alone
+    found = _whole(tokens, values, args[0], resolve, bounds)
+    if found is None:
+        return False
+    ranges, end = [found[:2]], found[2]
+    for i in args[1]:
+        token = tokens[i]
+        if token.type not in _ELEMENT_PARTS:
+            return False  # a function (which could read the blank rows otherwise), an array
+        if token.type != Token.OPERAND or token.subtype != Token.RANGE or SINGLE_CELL.fullmatch(token.value):
+            continue
+        resolved = resolve(token.value)
+        first_blank = bounds.end(*resolved) if resolved is not None else None
+        if first_blank is None or resolved[0].cols != 1:
+            return False
+        ranges.append((i, resolved[0]))
+        end = max(end, first_blank)
+    if len(ranges) < 2 or MAX_ROWS - end < MIN_CUT:
+        return False
+    whole = "".join(values[opened:closed + 1])
+    cut, blank_row = list(values), list(values)
+    for i, box in ranges:
+        cut[i] = Box(box.sheet, 1, box.left, end, box.right).text()
+        # one cell, not a one-cell range: IronCalc takes the range for an array and IF then
+        # calculates both of its branches (sheet names hold no colon)
+        blank_row[i] = Box(box.sheet, end, box.left, end, box.left).text().split(":")[0]
+    test = "".join(blank_row[i] for i in args[1])
+    replace_call(values, opened, closed,
+                 f"IF(IFERROR(({test})*1<>0,FALSE),{whole},{''.join(cut[opened:closed + 1])})")
     return True
 
 
