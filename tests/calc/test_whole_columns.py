@@ -229,3 +229,26 @@ def test_filter_whose_test_keeps_blank_rows_reads_the_whole_column():
 
     # THEN every blank row is counted
     assert outputs["kept"] == sum(1 for u in UNITS if u < 3) + MAX_ROWS - ROWS
+
+
+def test_unique_over_a_whole_column_lists_each_label_once_and_the_blank_rows_once():
+    # GIVEN the distinct labels of the ledger's whole column A, spilling: UNIQUE keeps each
+    # value once in order of first appearance, the million blank rows one blank (shown as 0);
+    # with exactly_once, the labels that appear once only: none here, so #CALC!
+    wb = ledger()
+    summary = wb["Summary"]
+    labels = list(dict.fromkeys(LABELS))
+    summary["D1"] = ArrayFormula(f"D1:D{len(labels) + 1}", "=_xlfn.UNIQUE(Ledger!A:A)")
+    summary["E1"] = ArrayFormula("E1", "=_xlfn.UNIQUE(Ledger!A:A,FALSE,TRUE)")
+    add_name(wb, "labels", f"Summary!$D$1:$D${len(labels) + 1}")
+    add_name(wb, "once", "Summary!$E$1")
+    engine = get_engine("ironcalc")
+
+    # WHEN a job runs
+    model, _, _ = engine._load(to_bytes(wb))
+    outputs = engine.load_serialized(engine.load_xlsx(to_bytes(wb)).serialize()).calculate(
+        {}, outputs=["labels", "once"])
+
+    # THEN the list is Excel's, read from the ledger's rows and two blank rows
+    assert outputs == {"labels": [*labels, 0], "once": "#CALC!"}
+    assert model.get_cell_formula(0, 1, 4) == f"=UNIQUE(Ledger!$A$1:$A${ROWS + 2})"
