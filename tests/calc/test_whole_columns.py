@@ -217,6 +217,27 @@ def test_filter_over_whole_columns_spills_the_rows_it_keeps():
     assert f"Ledger!$A${ROWS + 1}=\"rent\"" in formula  # the test on the first blank row
 
 
+def test_filter_by_a_named_input_cell_answers_each_job():
+    # GIVEN a list filtered by a threshold the consumer sends (a named input cell)
+    wb = ledger()
+    summary = wb["Summary"]
+    summary["G1"] = 0
+    add_name(wb, "limit", "Summary!$G$1")
+    summary["H1"] = ArrayFormula("H1", "=SUM(_xlfn._xlws.FILTER(Ledger!B:B,Ledger!C:C>limit))")
+    add_name(wb, "above", "Summary!$H$1")
+    engine = get_engine("ironcalc")
+    model, _, _ = engine._load(to_bytes(wb))
+    book = engine.load_xlsx(to_bytes(wb))
+    assert f"FILTER(Ledger!$B$1:$B${ROWS + 1},Ledger!$C$1:$C${ROWS + 1}>limit)" in model.get_cell_formula(0, 1, 8)
+
+    # WHEN jobs send thresholds (a blank row is 0: above -1 it passes, and counts 0 in the sum)
+    for limit in (7, 2, -1):
+        outputs = book.calculate({"limit": limit}, outputs=["above"])
+
+        # THEN each sum is that of the rows above the threshold
+        assert_close(outputs, {"above": sum(a for a, u in zip(AMOUNTS, UNITS) if u > limit)})
+
+
 def test_filter_whose_test_keeps_blank_rows_reads_the_whole_column():
     # GIVEN a test a blank row passes (a blank is 0, less than 3): Excel's answer runs on
     # through the blank rows, one 0 each

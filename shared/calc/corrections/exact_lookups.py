@@ -68,19 +68,25 @@ class Names:
         self._index = {name.lower(): i for i, name in enumerate(sheets)}
         self._list: list[dict] | None = None
 
+    def formula(self, text: str, own_sheet: int) -> str | None:
+        """The formula of the defined name `text` (`Rate`, `Sheet1!Rate`) as seen from
+        `own_sheet`, without "="; None when there is no such name."""
+        named = parse_name(text)
+        if named is None:
+            return None
+        if self._list is None:  # costly on name-heavy workbooks: only when a lookup uses one
+            self._list = self._model.get_defined_name_list()
+        scope = self._index.get(named[0].lower()) if named[0] else own_sheet
+        wanted = named[1].lower()
+        entry = next((d for d in self._list if d["name"].lower() == wanted and d["scope"] == scope), None)
+        entry = entry or next((d for d in self._list if d["name"].lower() == wanted and d["scope"] is None), None)
+        return entry["formula"].lstrip("=") if entry else None
+
     def box(self, text: str, own_sheet: int) -> tuple[Box, int] | None:
         box = parse_range(text)
         if box is None:
-            named = parse_name(text)
-            if named is None:
-                return None
-            if self._list is None:  # costly on name-heavy workbooks: only when a lookup uses one
-                self._list = self._model.get_defined_name_list()
-            scope = self._index.get(named[0].lower()) if named[0] else own_sheet
-            wanted = named[1].lower()
-            entry = next((d for d in self._list if d["name"].lower() == wanted and d["scope"] == scope), None)
-            entry = entry or next((d for d in self._list if d["name"].lower() == wanted and d["scope"] is None), None)
-            box = parse_range(entry["formula"].lstrip("=")) if entry else None
+            formula = self.formula(text, own_sheet)
+            box = parse_range(formula) if formula else None
             if box is None or box.sheet is None:
                 return None
         sheet = own_sheet if box.sheet is None else self._index.get(box.sheet.lower())

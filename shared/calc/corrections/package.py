@@ -100,9 +100,9 @@ def survey(
     plain search for `keywords` (upper case, one of which every mention contains) in their
     formulas: the pattern (written with upper-case literals, for a formula as the XML writes it
     in `<f>...</f>`) only runs over the upper-cased formulas of sheets that have one, no XML
-    parse. `written`, when given, receives the
-    formula text as the file writes it of each cell found (not of a shared formula's others);
-    `spread`, the array formulas among them that fill more than their own cell."""
+    parse. `written`, when given, receives the formula text as the file writes it of each cell
+    found (not of a shared formula's others); `spread`, the array formulas among them that fill
+    more than their own cell."""
     candidates, arrays = set(), set()
     pattern = _on_upper_case(mention)
     for index, sheet in enumerate(_sheet_formulas(data)):

@@ -182,7 +182,8 @@ def bound_whole_columns(model, data: bytes, inputs: list[InputBox], cells: list[
         functions = ELEMENTWISE if in_array else frozenset()
         for name, opened, closed, args in calls(tokens):
             if name == "FILTER":
-                changed |= _filtered(tokens, values, opened, closed, args, resolve, bounds)
+                changed |= _filtered(tokens, values, opened, closed, args, resolve, bounds,
+                                     lambda text, sheet=sheet: names.formula(text, sheet))
             elif name == "UNIQUE":
                 changed |= _unique(tokens, values, args, resolve, bounds)
             elif (sheet, row, col) in spread:
@@ -270,9 +271,11 @@ def _elementwise(tokens, values, opened, closed, args, resolve, bounds, additive
     return True
 
 
-def _filtered(tokens, values, opened, closed, args, resolve, bounds) -> bool:
+def _filtered(tokens, values, opened, closed, args, resolve, bounds, named) -> bool:
     """FILTER of a whole column by an element-wise test of whole columns, cut to the first
-    blank row E, the whole call kept for when the test keeps a blank row (module docstring)."""
+    blank row E, the whole call kept for when the test keeps a blank row (module docstring).
+    `named`: a defined name's formula, for a name in the test standing for one cell (an input
+    such as `Threshold`)."""
     if len(args) not in (2, 3) or any(values[i] != tokens[i].value for arg in args for i in arg):
         return False  # an inner call already rewritten: left alone
     found = _whole(tokens, values, args[0], resolve, bounds)
@@ -286,6 +289,9 @@ def _filtered(tokens, values, opened, closed, args, resolve, bounds) -> bool:
         if token.type != Token.OPERAND or token.subtype != Token.RANGE or SINGLE_CELL.fullmatch(token.value):
             continue
         resolved = resolve(token.value)
+        if resolved is None and parse_name(token.value) is not None \
+                and SINGLE_CELL.fullmatch(named(token.value) or ""):
+            continue  # a name to one cell: a single value, as a cell written out
         first_blank = bounds.end(*resolved) if resolved is not None else None
         if first_blank is None or resolved[0].cols != 1:
             return False
