@@ -273,3 +273,31 @@ def test_unique_over_a_whole_column_lists_each_label_once_and_the_blank_rows_onc
     # THEN the list is Excel's, read from the ledger's rows and two blank rows
     assert outputs == {"labels": [*labels, 0], "once": "#CALC!"}
     assert model.get_cell_formula(0, 1, 4) == f"=UNIQUE(Ledger!$A$1:$A${ROWS + 2})"
+
+
+def test_xlookup_and_xmatch_of_several_criteria_over_whole_columns_answer_excel():
+    # GIVEN the multi-criteria lookups of Excel 365 over whole columns: the first and the last
+    # food entry above 200, its position, and a search no row passes
+    wb = ledger()
+    summary = wb["Summary"]
+    big_food = [(i, a) for i, (a, c) in enumerate(zip(AMOUNTS, LABELS), start=1) if c == "food" and a > 200]
+    test = '(Ledger!A:A="food")*(Ledger!B:B>200)'
+    formulas = {
+        "first_big": (f"=_xlfn.XLOOKUP(1,{test},Ledger!B:B)", big_food[0][1]),
+        "last_big": (f'=_xlfn.XLOOKUP(1,{test},Ledger!B:B,"none",0,-1)', big_food[-1][1]),
+        "where": (f"=_xlfn.XMATCH(1,{test})", big_food[0][0]),
+        "missing": ('=_xlfn.XLOOKUP(1,(Ledger!A:A="rent")*(Ledger!B:B>10000),Ledger!B:B,"none")', "none"),
+    }
+    for row, (name, (formula, _)) in enumerate(formulas.items(), start=1):
+        summary.cell(row, 5).value = ArrayFormula(f"E{row}", formula)
+        add_name(wb, name, f"Summary!$E${row}")
+    engine = get_engine("ironcalc")
+
+    # WHEN a job runs
+    model, _, _ = engine._load(to_bytes(wb))
+    outputs = engine.load_serialized(engine.load_xlsx(to_bytes(wb)).serialize()).calculate(
+        {}, outputs=list(formulas))
+
+    # THEN each is the ledger's answer, from the ledger's rows and two blank ones
+    assert outputs == {name: value for name, (_, value) in formulas.items()}
+    assert all(f"$A$1:$A${ROWS + 2}" in model.get_cell_formula(0, row, 5) for row in range(1, 5))

@@ -39,6 +39,8 @@ Excel's rules make the cut exact:
   million rows only when the blank rows are in the answer. IronCalc takes 0.7-1 s a call over
   a whole column otherwise, and FILTER spills: its formula is rewritten where it fills several
   cells too, the area it spills into being the same.
+- XLOOKUP and XMATCH with an exact match (from the first item or the last) over such
+  expressions (`XLOOKUP(1,(A:A="rent")*(C:C>100),B:B)`), likewise cut to row E.
 - UNIQUE of a whole column (or of several, by rows): the blank rows after the data are one
   and the same row, once in the answer, or left out with exactly_once; kept two of them, at rows
   E and E+1, the answer is the same (IronCalc 0.3 s a call over a whole column).
@@ -93,12 +95,13 @@ PAIRED = {
 # and a whole-column reference (or a defined name to one) for it to read
 MENTION = re.compile(rb"(?<![A-Z0-9_])(?:SUM|AVERAGE|MAX|MIN|COUNT|PRODUCT|MEDIAN|STDEV|VAR|AVEDEV|DEVSQ|AND|OR"
                      rb"|GEOMEAN|HARMEAN|KURT|SKEW|LARGE|SMALL|PERCENTILE|QUARTILE|RANK|MODE|CONCAT|PERCENTRANK"
-                     rb"|CORREL|PEARSON|RSQ|SLOPE|INTERCEPT|STEYX|COVAR|FORECAST|LOOKUP|MATCH|SUBTOTAL|FILTER|UNIQUE)[A-Z.]*\(")
+                     rb"|CORREL|PEARSON|RSQ|SLOPE|INTERCEPT|STEYX|COVAR|FORECAST|LOOKUP|MATCH|SUBTOTAL|FILTER|UNIQUE"
+                     rb"|XLOOKUP|XMATCH)[A-Z.]*\(")
 KEYWORDS = (b"SUM", b"AVERAGE", b"MAX", b"MIN", b"COUNT", b"PRODUCT(", b"MEDIAN(", b"STDEV", b"VAR", b"AND(", b"OR(",
             b"SUMSQ(", b"AVEDEV(", b"DEVSQ(", b"GEOMEAN(", b"HARMEAN(", b"KURT(", b"SKEW", b"LARGE(", b"SMALL(",
             b"PERCENTILE", b"QUARTILE", b"RANK", b"MODE", b"CONCAT(", b"CORREL(", b"PEARSON(", b"RSQ(", b"SLOPE(",
             b"INTERCEPT(", b"STEYX(", b"COVAR", b"FORECAST", b"LOOKUP(", b"MATCH(", b"SUBTOTAL(", b"FILTER(",
-            b"UNIQUE(")
+            b"UNIQUE(", b"XLOOKUP(", b"XMATCH(")
 WHOLE_COLUMN = re.compile(r"(?<![A-Za-z0-9_.$])\$?[A-Za-z]{1,3}:\$?[A-Za-z]{1,3}(?![A-Za-z0-9_(!])")
 COLUMN_MENTION = re.compile(rb"(?<![A-Z0-9_.$])\$?[A-Z]{1,3}:\$?[A-Z]{1,3}(?![A-Z0-9_(!])")  # in sheet XML
 MAX_WIDTH = 256  # columns of one whole-column range worth looking through
@@ -197,6 +200,11 @@ def bound_whole_columns(model, data: bytes, inputs: list[InputBox], cells: list[
             elif name == "SUMPRODUCT" or (in_array and name in ARRAY_AGGREGATES):
                 changed |= _elementwise(tokens, values, opened, closed, args, resolve, bounds,
                                         additive=ARRAY_AGGREGATES.get(name, True), functions=functions)
+            elif name in ("XLOOKUP", "XMATCH") and _exact_search(tokens, name, args):
+                # an exact match from the top or from the bottom: as MATCH's, the position is
+                # where it was or in the blank rows, all of which give the same blank cell
+                changed |= _elementwise(tokens, values, opened, closed, args, resolve, bounds, additive=False,
+                                        functions=functions, free=_SEARCH_FREE[name])
             elif name == "LOOKUP" and len(args) in (2, 3) or _exact_match(tokens, name, args, in_array):
                 # the position found (the last item not greater, the first equal one) is where it
                 # was, or in the blank rows, which all answer alike (the result's blank cell)
@@ -366,6 +374,23 @@ def _count_blank(tokens, values, opened, closed, args, resolve, bounds) -> bool:
     values[token] = Box(box.sheet, 1, box.left, end, box.right).text()
     replace_call(values, opened, closed, f"({''.join(values[opened:closed + 1])}+{(MAX_ROWS - end) * box.cols})")
     return True
+
+
+# XLOOKUP's and XMATCH's arguments other than the arrays searched and returned
+_SEARCH_FREE = {"XLOOKUP": frozenset({0, 3, 4, 5}), "XMATCH": frozenset({0, 2, 3})}
+_SEARCH_MODES = {"XLOOKUP": (4, 5), "XMATCH": (2, 3)}
+
+
+def _exact_search(tokens, name: str, args) -> bool:
+    """Whether a call is XLOOKUP or XMATCH over an expression (a plain range costs IronCalc
+    nothing) with an exact match (match_mode 0 or omitted) searched from the first item or from
+    the last (search_mode 1, -1 or omitted), written out."""
+    mode, search = _SEARCH_MODES[name]
+    if not 2 <= len(args) <= search + 1 or len(without_spaces(tokens, args[1])) < 2:
+        return False
+    written = [[tokens[i].value for i in without_spaces(tokens, args[k])] if k < len(args) else []
+               for k in (mode, search)]
+    return written[0] in ([], ["0"]) and written[1] in ([], ["1"], ["-1"], ["-", "1"])
 
 
 def _exact_match(tokens, name: str, args, in_array: bool) -> bool:
