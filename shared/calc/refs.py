@@ -64,6 +64,15 @@ def column_letters(number: int) -> str:
     return letters
 
 
+def intersected(top: int, left: int, bottom: int, right: int, row: int, col: int) -> tuple[int, int] | None:
+    """Excel's implicit intersection ("Implicit intersection operator: @"): the (row, col) of
+    the cell of a range in the formula's row (a column), column (a row) or both (a block; a
+    single cell is itself), None (#VALUE!) where there is none."""
+    r = top if top == bottom else row if top <= row <= bottom else None
+    c = left if left == right else col if left <= col <= right else None
+    return None if r is None or c is None else (r, c)
+
+
 def cell_name(row: int, col: int) -> str:
     return f"{column_letters(col)}{row}"
 

@@ -13,7 +13,7 @@ from shared.calc.corrections.dynamic.parse import bare, parse
 from shared.calc.corrections.dynamic.values import MISSING, Err, Grid, Lambda, Ref
 from shared.calc.corrections.functions.text_format import Unsupported
 from shared.calc.corrections.model import DefinedNames
-from shared.calc.refs import column_number
+from shared.calc.refs import column_number, intersected
 
 _REF = re.compile(
     r"(?:(?:'(?P<q>(?:[^']|'')+)'|(?P<p>[^'!]+))!)?(?:"
@@ -243,11 +243,10 @@ class Evaluator:
                 return self.scalar(value)
             if value.sheet != self.sheet:
                 return v.VALUE
-            r = value.top if rows == 1 else self.row if value.top <= self.row <= value.bottom else None
-            c = value.left if cols == 1 else self.col if value.left <= self.col <= value.right else None
-            if r is None or c is None:
+            cell = intersected(value.top, value.left, value.bottom, value.right, self.row, self.col)
+            if cell is None:
                 return v.VALUE
-            return self.scalar(Ref(value.sheet, r, c, r, c))
+            return self.scalar(Ref(value.sheet, *cell, *cell))
         return self.scalar(value)
 
     def lift(self, function, *args):

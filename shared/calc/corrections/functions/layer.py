@@ -50,7 +50,7 @@ from shared.calc.corrections.formula_tokens import (
 from shared.calc.corrections.functions import power, registry
 from shared.calc.corrections.functions.text_format import Unsupported
 from shared.calc.corrections.model import DefinedNames
-from shared.calc.refs import MAX_COLS, MAX_ROWS, cell_name, column_number
+from shared.calc.refs import MAX_COLS, MAX_ROWS, cell_name, column_number, intersected
 
 log = logging.getLogger(__name__)
 
@@ -73,6 +73,7 @@ _ARGUMENT = re.compile(
     r"(?::\$?[A-Z]{0,3}\$?\d{0,7})?)\s*",
     re.IGNORECASE,
 )
+_NAME = re.compile(r"[A-Za-z_\\][\w.]*")  # a defined name as formulas gives it as an input key
 _MAX_CELLS = 100_000  # a precedent range larger than this is not read cell by cell
 _NESTED = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(SUBTOTAL|AGGREGATE)\s*\(", re.IGNORECASE)
 
@@ -273,22 +274,19 @@ def _target(
             inputs.append(_whole_input(whole, key, formula, sheet, index_of))
             continue
         match = _INPUT.fullmatch(key)
-        if match is None and re.fullmatch(r"[A-Za-z_\\][\w.]*", key):
+        if match is None and _NAME.fullmatch(key):
             defined = context.resolve(key, sheet)
             match = _INPUT.fullmatch(defined.lstrip("=")) if defined else None
             if match is not None and match.group(1) is None and match.group(2) is None:
                 match = None  # a name must say its sheet
         if match is None:
             raise Unsupported(f"reference {key} (a name or whole row/column)")
-        quoted, plain, c1, r1, c2, r2 = match.groups()
+        quoted, plain = match.group(1), match.group(2)
         name = (quoted.replace("''", "'") if quoted else plain)
         index = sheet if name is None else index_of.get(name.upper())
         if index is None:
             raise Unsupported(f"reference {key} to another workbook or a missing sheet")
-        top, left = int(r1), column_number(c1.upper())
-        bottom, right = (int(r2), column_number(c2.upper())) if c2 else (top, left)
-        top, bottom = min(top, bottom), max(top, bottom)
-        left, right = min(left, right), max(left, right)
+        top, left, bottom, right = _corners(match)
         if (bottom - top + 1) * (right - left + 1) > _MAX_CELLS:
             raise Unsupported(f"reference {key} larger than {_MAX_CELLS} cells")
         inputs.append((index, top, left, bottom, right))
@@ -312,7 +310,7 @@ def _intersections_folded(formula: str, sheet: int, row: int, col: int, context:
             continue
         text = token.value[1:]
         if _INPUT.fullmatch(text) is None and _WHOLE.fullmatch(text) is None:
-            defined = context.resolve(text, sheet) if re.fullmatch(r"[A-Za-z_\\][\w.]*", text) else None
+            defined = context.resolve(text, sheet) if _NAME.fullmatch(text) else None
             if not defined or (_INPUT.fullmatch(defined.lstrip("=")) is None
                                and _WHOLE.fullmatch(defined.lstrip("=")) is None):
                 continue  # a name to a formula or a constant: left to formulas
@@ -327,27 +325,25 @@ def _intersected(reference: str, row: int, col: int) -> str:
     match = _INPUT.fullmatch(reference)
     prefix = reference[:reference.rfind("!") + 1]
     if match is not None:
-        _, _, c1, r1, c2, r2 = match.groups()
-        top, left = int(r1), column_number(c1.upper())
-        bottom, right = (int(r2), column_number(c2.upper())) if c2 else (top, left)
+        top, left, bottom, right = _corners(match)
     else:
-        whole = _WHOLE.fullmatch(reference)
-        _, _, c1, c2, r1, r2 = whole.groups()
+        _, _, c1, c2, r1, r2 = _WHOLE.fullmatch(reference).groups()
         if c1:
-            top, bottom, left, right = 1, MAX_ROWS, column_number(c1.upper()), column_number(c2.upper())
+            left, right = sorted((column_number(c1.upper()), column_number(c2.upper())))
+            top, bottom = 1, MAX_ROWS
         else:
-            top, bottom, left, right = int(r1), int(r2), 1, MAX_COLS
-    top, bottom = min(top, bottom), max(top, bottom)
-    left, right = min(left, right), max(left, right)
-    if top == bottom and left == right:
-        return prefix + cell_name(top, left)
-    if left == right and top <= row <= bottom:
-        return prefix + cell_name(row, left)
-    if top == bottom and left <= col <= right:
-        return prefix + cell_name(top, col)
-    if top <= row <= bottom and left <= col <= right:
-        return prefix + cell_name(row, col)
-    return "#VALUE!"
+            top, bottom = sorted((int(r1), int(r2)))
+            left, right = 1, MAX_COLS
+    cell = intersected(top, left, bottom, right, row, col)
+    return "#VALUE!" if cell is None else prefix + cell_name(*cell)
+
+
+def _corners(match: re.Match) -> tuple[int, int, int, int]:
+    """(top, left, bottom, right) of a reference _INPUT read, its corners in either order."""
+    _, _, c1, r1, c2, r2 = match.groups()
+    top, left = int(r1), column_number(c1.upper())
+    bottom, right = (int(r2), column_number(c2.upper())) if c2 else (top, left)
+    return min(top, bottom), min(left, right), max(top, bottom), max(left, right)
 
 
 _FUNCTION = re.compile(r"(?<![A-Za-z0-9_.])([A-Za-z_][A-Za-z0-9_.]*)\s*\(")
