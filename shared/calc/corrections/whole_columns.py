@@ -239,30 +239,11 @@ def _elementwise(tokens, values, opened, closed, args, resolve, bounds, additive
     scanned = [arg for index, arg in enumerate(args) if index not in free]
     if not scanned or any(values[i] != tokens[i].value for arg in scanned for i in arg):
         return False  # an inner call already rewritten: left alone
-    ranges: list[tuple[int, Box]] = []
-    end = 0
-    for arg in scanned:
-        for i in arg:
-            token = tokens[i]
-            if token.type == Token.FUNC:
-                if token.subtype == Token.OPEN and function_name(token) not in functions:
-                    return False  # a function that could treat the blank rows otherwise
-                continue
-            if token.type == Token.SEP and token.subtype == Token.ARG:
-                continue  # between the arguments of a call of `functions`
-            if token.type not in _ELEMENT_PARTS:
-                return False  # another function, an array constant, a row separator
-            if token.type != Token.OPERAND or token.subtype != Token.RANGE or SINGLE_CELL.fullmatch(token.value):
-                continue
-            resolved = resolve(token.value)
-            if resolved is None:
-                return False  # a name to something else, another workbook
-            box, at = resolved
-            first_blank = bounds.end(box, at)
-            if first_blank is None or (free and box.cols > 1):  # a lookup searches one column
-                return False
-            ranges.append((i, box))
-            end = max(end, first_blank + 1)
+    found = _column_operands(tokens, [i for arg in scanned for i in arg], resolve, bounds, functions,
+                             one_column=bool(free))  # a lookup searches one column
+    if found is None:
+        return False
+    ranges, end = found[0], found[1] + 1
     if not ranges or MAX_ROWS - end < MIN_CUT:
         return False
     # two blank rows, not one: a one-cell range is a single value, not an array, to IronCalc
@@ -289,22 +270,10 @@ def _filtered(tokens, values, opened, closed, args, resolve, bounds, named) -> b
     found = _whole(tokens, values, args[0], resolve, bounds)
     if found is None:
         return False
-    ranges, end = [found[:2]], found[2]
-    for i in args[1]:
-        token = tokens[i]
-        if token.type not in _ELEMENT_PARTS:
-            return False  # a function (which could read the blank rows otherwise), an array
-        if token.type != Token.OPERAND or token.subtype != Token.RANGE or SINGLE_CELL.fullmatch(token.value):
-            continue
-        resolved = resolve(token.value)
-        if resolved is None and parse_name(token.value) is not None \
-                and SINGLE_CELL.fullmatch(named(token.value) or ""):
-            continue  # a name to one cell: a single value, as a cell written out
-        first_blank = bounds.end(*resolved) if resolved is not None else None
-        if first_blank is None or resolved[0].cols != 1:
-            return False
-        ranges.append((i, resolved[0]))
-        end = max(end, first_blank)
+    tested = _column_operands(tokens, args[1], resolve, bounds, frozenset(), one_column=True, named=named)
+    if tested is None:
+        return False
+    ranges, end = [found[:2], *tested[0]], max(found[2], tested[1])
     if len(ranges) < 2 or MAX_ROWS - end < MIN_CUT:
         return False
     whole = "".join(values[opened:closed + 1])
@@ -318,6 +287,44 @@ def _filtered(tokens, values, opened, closed, args, resolve, bounds, named) -> b
     replace_call(values, opened, closed,
                  f"IF(IFERROR(({test})*1<>0,FALSE),{whole},{''.join(cut[opened:closed + 1])})")
     return True
+
+
+def _column_operands(tokens, positions, resolve, bounds, functions: frozenset[str], one_column: bool,
+                     named=None) -> tuple[list[tuple[int, Box]], int] | None:
+    """The whole-column ranges (token, box) of an expression of them joined by operators (and
+    calls of `functions`, element by element) at token `positions`, with the first blank row
+    after the data of them all; None where the expression holds anything else: another
+    function, which could treat the blank rows otherwise, an array constant, a name to
+    something else, a range that is not a whole column, one of several columns with
+    `one_column`. `named` (a defined name's formula) lets a name to one cell stand as a single
+    value, as a cell written out."""
+    ranges: list[tuple[int, Box]] = []
+    end = 0
+    for i in positions:
+        token = tokens[i]
+        if token.type == Token.FUNC:
+            if token.subtype == Token.OPEN and function_name(token) not in functions:
+                return None  # a function that could treat the blank rows otherwise
+            continue
+        if token.type == Token.SEP and token.subtype == Token.ARG:
+            continue  # between the arguments of a call of `functions`
+        if token.type not in _ELEMENT_PARTS:
+            return None  # another function, an array constant, a row separator
+        if token.type != Token.OPERAND or token.subtype != Token.RANGE or SINGLE_CELL.fullmatch(token.value):
+            continue
+        resolved = resolve(token.value)
+        if resolved is None and named is not None and parse_name(token.value) is not None \
+                and SINGLE_CELL.fullmatch(named(token.value) or ""):
+            continue
+        if resolved is None:
+            return None  # a name to something else, another workbook
+        box, at = resolved
+        first_blank = bounds.end(box, at)
+        if first_blank is None or (one_column and box.cols > 1):
+            return None
+        ranges.append((i, box))
+        end = max(end, first_blank)
+    return ranges, end
 
 
 def _unique(tokens, values, args, resolve, bounds) -> bool:
