@@ -10,7 +10,7 @@ import openpyxl
 from openpyxl.worksheet.formula import ArrayFormula
 
 from shared.calc import get_engine
-from shared.calc.corrections.package import forget_formulas, survey
+from shared.calc.corrections.package import survey
 
 from ..packages import edit_sheet
 from .conftest import add_name, to_bytes
@@ -72,4 +72,3 @@ def test_a_sheet_of_data_under_a_few_formulas_is_read_in_one_pass():
     add_name(wb, "found", "Data!$F$2")
     book = get_engine("ironcalc").load_xlsx(to_bytes(wb))
     assert book.calculate({}, outputs=["total", "found"]) == {"total": 5050, "found": 10}
-    forget_formulas()

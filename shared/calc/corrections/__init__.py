@@ -88,7 +88,12 @@ from shared.calc.corrections.names import (
     inline_names,
     intersect_ranges,
 )
-from shared.calc.corrections.package import array_cells, forget_formulas, names_survey, survey
+from shared.calc.corrections.package import (
+    array_cells,
+    forget_formulas,
+    names_survey,
+    survey,
+)
 from shared.calc.corrections.package import restore_formulas as _restore
 from shared.calc.corrections.tables import (
     correct_references,
@@ -267,8 +272,8 @@ def _reference_operators(model, data: bytes) -> list[Rewrite]:
 
 def _intersect_ranges(model, data: bytes) -> list[Rewrite]:
     """Multi-cell ranges in single-value arguments and under operators inside functions that
-    take references (names.intersect_ranges); a workbook without such a formula costs two scans
-    of its sheet XML."""
+    take references (names.intersect_ranges); a workbook without such a formula costs two
+    searches of its formulas."""
     written: dict = {}
     candidates, arrays = survey(data, INTERSECTION_MENTION, INTERSECTION_KEYWORDS, written)
     more, more_arrays = survey(data, OPERATOR_RANGE_MENTION, AGGREGATE_KEYWORDS, written)

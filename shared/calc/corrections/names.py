@@ -529,13 +529,10 @@ def intersect_ranges(model, cells: list[tuple[int, int, int]], single_written: b
         out, changed = [], False
         for index, token in enumerate(tokens):
             value = token.value
-            if not context.step(token) and token.type == Token.OPERAND and token.subtype == Token.RANGE \
-                    and not value.startswith("@") and context.frames and (
-                        context.expects_one_value()
-                        or context.reads_one_value_in_aggregate() and _operand_of_operator(tokens, index)):
-                ref = _reference(value)
-                if ref is not None and ref.multi or ref is None and _WHOLE_LINES.fullmatch(value):
-                    value, changed = "@" + value, True
+            if not context.step(token) and _multi_cell(token) and context.frames and (
+                    context.expects_one_value()
+                    or context.reads_one_value_in_aggregate() and _operand_of_operator(tokens, index)):
+                value, changed = "@" + value, True
             out.append(value)
         if not single_written:
             changed |= _references_chosen(tokens, out)

@@ -257,7 +257,10 @@ def _fold(text: str) -> str:
 
 def date_like(text: str) -> bool:
     """Whether a text may be a date or a time Excel reads, not a plain number (`_date_like`)."""
-    folded = _fold(text)
+    return _date_not_number(_fold(text))
+
+
+def _date_not_number(folded: str) -> bool:
     return _date_like(folded) and _number(folded) is None
 
 
@@ -268,8 +271,7 @@ def unread_by_ironcalc(text: str) -> bool:
     if _DIGIT.search(text) is None:
         return False  # each of them has a digit: most text cells stop here
     folded = _fold(text)
-    return (_date_like(folded) and _number(folded) is None) \
-        or bool(_PARENTHESES.fullmatch(folded) or _FRACTION.fullmatch(folded))
+    return _date_not_number(folded) or bool(_PARENTHESES.fullmatch(folded) or _FRACTION.fullmatch(folded))
 
 
 def read(text: str) -> Reading | None:
