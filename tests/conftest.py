@@ -34,6 +34,9 @@ LOAN_XLSX = REPO / "examples" / "loan-quote.xlsx"
 def local_aws(tmp_path_factory):
     """Point the whole process at a fresh database and a moto server, migrated and ready."""
     db_url = os.environ.get("SHEETCALC_TEST_DATABASE_URL") or f"sqlite:///{tmp_path_factory.mktemp('db') / 'test.db'}"
+    # The queues are purged after each test that leaves a message on them (_queues_left_empty);
+    # moto would otherwise refuse a second purge of a queue within 60 s, as SQS does.
+    os.environ["MOTO_SQS_ENFORCE_STRICT_QUEUE_PURGE_BEHAVIOUR"] = "false"
     aws = start_local_aws()
     os.environ.update(
         DATABASE_URL=db_url,
@@ -157,11 +160,6 @@ def deployed(admin, loan_xlsx) -> Deployed:
     return deploy_loan(admin, loan_xlsx)
 
 
-# (queue URL, receipt handle) of the messages drained during the current test: one a handler
-# reported as failed stays in flight until its visibility timeout and is deleted after the test
-_received: list[tuple[str, str]] = []
-
-
 def drain(queue_url: str, handler, *, max_batches: int = 20) -> int:
     """Feed every message now on ``queue_url`` to ``handler`` as Lambda would; returns how many."""
     poller = SqsPoller(queue_url, handler, function_name="test", endpoint_url=os.environ["SHEETCALC_AWS_ENDPOINT_URL"], region=os.environ["SHEETCALC_AWS_REGION"])
@@ -170,7 +168,6 @@ def drain(queue_url: str, handler, *, max_batches: int = 20) -> int:
         messages = poller.receive(wait_time_seconds=0)
         if not messages:
             break
-        _received.extend((queue_url, m["ReceiptHandle"]) for m in messages)
         poller.deliver(messages)
         seen += len(messages)
     return seen
@@ -203,26 +200,24 @@ def run_webhooks(local_aws):
 
 @pytest.fixture(autouse=True)
 def _queues_left_empty(local_aws, db, run_worker, run_checks, run_webhooks):
-    """Messages a test queued but did not process are processed after it, so the next starts
-    clean; messages it left in flight (a delivery its handler reported as failed) are deleted,
-    or they would come back visible in a later test after their visibility timeout."""
-    _received.clear()
+    """Messages a test queued but did not process are processed after it; whatever is still on
+    a queue then (a message in flight, one the test received itself, one queued with a delay) is
+    purged, or it would come back in a later test once its visibility timeout or delay passed."""
     yield
     sqs = aws_clients.client("sqs")
-    for url, drain in ((local_aws.jobs_queue_url, run_worker), (local_aws.checks_queue_url, run_checks), (local_aws.webhooks_queue_url, run_webhooks)):
-        waiting = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])
-        if int(waiting["Attributes"]["ApproximateNumberOfMessages"]):
+    counts = ["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible", "ApproximateNumberOfMessagesDelayed"]
+
+    def held(url: str) -> list[int]:
+        attributes = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=counts)["Attributes"]
+        return [int(attributes[name]) for name in counts]
+
+    for urls, drain in (((local_aws.jobs_queue_url, local_aws.slow_jobs_queue_url), run_worker),
+                        ((local_aws.checks_queue_url,), run_checks), ((local_aws.webhooks_queue_url,), run_webhooks)):
+        if any(held(url)[0] for url in urls):
             drain()
-    for url in {url for url, _ in _received}:
-        waiting = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessagesNotVisible"])
-        if int(waiting["Attributes"]["ApproximateNumberOfMessagesNotVisible"]):
-            for queue, handle in _received:
-                if queue == url:
-                    try:
-                        sqs.delete_message(QueueUrl=url, ReceiptHandle=handle)
-                    except sqs.exceptions.ClientError:
-                        pass  # deleted already (a delivery that succeeded)
-    _received.clear()
+    for url in (local_aws.jobs_queue_url, local_aws.slow_jobs_queue_url, local_aws.checks_queue_url, local_aws.webhooks_queue_url):
+        if any(held(url)):
+            sqs.purge_queue(QueueUrl=url)
 
 
 @pytest.fixture()
