@@ -14,6 +14,7 @@ import zipfile
 import openpyxl
 import pytest
 from openpyxl.worksheet.formula import ArrayFormula
+from openpyxl.worksheet.table import Table
 
 from shared.calc.corrections.dynamic import as_written, spill_areas
 from shared.calc.corrections.dynamic.evaluate import Book, Evaluator
@@ -156,6 +157,82 @@ def test_a_spill_that_grows_into_a_filled_cell_is_spill_error(workbook_of):
     assert workbook.calculate({"inputs": [[1], [2], [3], [None]]})["tens"] == [10, 20, 30]
     assert workbook.calculate({"inputs": [[1], [2], [3], [4]]})["first"] == "#SPILL!"
     assert workbook.calculate({})["tens"] == [10, 20, None]
+
+
+def dynamic_sheet(cells: dict, spills: dict, names: dict, tables: dict | None = None) -> bytes:
+    """One sheet as Excel 365 saves it: `cells` by address, `spills` {anchor: (area, formula)}
+    as dynamic arrays, workbook-scoped `names` {name: address on the sheet}, `tables` {name:
+    area}."""
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Sheet1"
+    for address, value in cells.items():
+        ws[address] = value
+    for name, area in (tables or {}).items():
+        ws.add_table(Table(displayName=name, ref=area))
+    for anchor, (area, formula) in spills.items():
+        spilled(ws, anchor, formula, area)
+    for name, ref in names.items():
+        add_name(wb, name, f"Sheet1!{ref}")
+    return excel365(wb)
+
+
+def test_a_spill_ironcalc_calculates_is_read_whole_by_the_cells_the_layer_evaluates(workbook_of):
+    # GIVEN the inputs over 15 filtered into D1 (IronCalc's own FILTER), saved spilling D1:D3;
+    # COUNTA of its spill (a count of a computed array: the layer's), and XLOOKUP of 30 in it
+    # returning ten times the item (a calculated return array: the layer's)
+    workbook = workbook_of(dynamic_sheet(
+        {"A1": 10, "A2": 20, "A3": 30, "A4": 40},
+        {"D1": ("D1:D3", "=_xlfn._xlws.FILTER(A1:A4,A1:A4>15)"),
+         "F1": ("F1", "=COUNTA(_xlfn.ANCHORARRAY(D1))"),
+         "F2": ("F2", "=_xlfn.XLOOKUP(30,_xlfn.ANCHORARRAY(D1),_xlfn.ANCHORARRAY(D1)*10)")},
+        {"inputs": "$A$1:$A$4", "count": "$F$1", "found": "$F$2"},
+    ))
+    # THEN both read the spill as IronCalc made it, whatever its length for the inputs
+    assert workbook.calculate({}) == {"count": 3, "found": 300}
+    assert workbook.calculate({"inputs": [[16], [30], [17], [18]]}) == {"count": 4, "found": 300}
+    assert workbook.calculate({"inputs": [[30], [1], [2], [3]]}) == {"count": 1, "found": 300}
+    assert workbook.correction_flags() == []
+
+
+def test_a_spill_reference_to_a_blocked_spill_is_a_reference_error(workbook_of):
+    # GIVEN SEQUENCE(A1) in C1 (IronCalc's), with C4 filled: three rows spill, four are blocked;
+    # and the REDUCE page's sum of its spill (the layer's)
+    workbook = workbook_of(dynamic_sheet(
+        {"A1": 3, "C4": "kept"},
+        {"C1": ("C1:C3", "=_xlfn.SEQUENCE(A1)"),
+         "E1": ("E1", "=_xlfn.REDUCE(0,_xlfn.ANCHORARRAY(C1),_xlfn.LAMBDA(_xlpm.a,_xlpm.b,_xlpm.a+_xlpm.b))")},
+        {"n": "$A$1", "total": "$E$1"},
+    ))
+    assert workbook.calculate({})["total"] == 6
+    assert workbook.calculate({"n": 2})["total"] == 3
+    # THEN a spill that cannot be made is #SPILL! in C1 and #REF! to read through C1#
+    assert workbook.calculate({"n": 4})["total"] == "#REF!"
+
+
+def test_a_whole_table_in_a_dynamic_array_is_its_data_rows(workbook_of):
+    # GIVEN a table Sales (Region, Amount) in A1:B5 and Excel 365 formulas over the whole of it,
+    # which the file writes `Sales[]` (Microsoft, "Using structured references with Excel
+    # tables": the table's name alone is its data rows): FILTER of it spilling D2:E4, the table
+    # spilled whole in G2:H5, and ROWS of it in J1
+    rows = [("Region", "Amount"), ("b", 10), ("a", 20), ("b", 30), ("c", 40)]
+    cells = {f"{column}{r}": value for r, row in enumerate(rows, start=1) for column, value in zip("AB", row)}
+    data = dynamic_sheet(
+        cells,
+        {"D2": ("D2:E4", "=_xlfn._xlws.FILTER(Sales[],Sales[Amount]>15)"),
+         "G2": ("G2:H5", "=Sales[]"), "J1": ("J1", "=ROWS(Sales[])")},
+        {"amounts": "$B$2:$B$5", "big": "$D$2:$E$5", "whole": "$G$2:$H$5", "rows": "$J$1"},
+        {"Sales": "A1:B5"},
+    )
+    workbook = workbook_of(data)
+    # THEN each reads the data rows (IronCalc alone: #NAME?), with no implicit intersection
+    outputs = workbook.calculate({})
+    assert outputs["big"] == [["a", 20], ["b", 30], ["c", 40], [None, None]]
+    assert outputs["whole"] == [["b", 10], ["a", 20], ["b", 30], ["c", 40]]
+    assert outputs["rows"] == 4
+    # AND follow a job's inputs
+    assert workbook.calculate({"amounts": [[16], [1], [17], [1]]})["big"] == [
+        ["b", 16], ["b", 17], [None, None], [None, None]]
 
 
 def test_groupby_is_flagged_not_answered(workbook_of):

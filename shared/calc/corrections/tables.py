@@ -215,8 +215,9 @@ def resolve(table: Table, spec: str, row: int) -> str:
 
 
 def rewrite_formula(formula: str, sheet: int, row: int, col: int, tables: list[Table],
-                    sheets: list[str], defined: set[str]) -> str | None:
-    """The formula with its structured and 3-D references as plain references, or None."""
+                    sheets: list[str], defined: set[str], array: bool = False) -> str | None:
+    """The formula with its structured and 3-D references as plain references, or None; in an
+    array formula (`array`: Excel 365's dynamic arrays among them) without implicit intersection."""
     tokens = tokenize(formula)
     if tokens is None:
         return None
@@ -245,7 +246,7 @@ def rewrite_formula(formula: str, sheet: int, row: int, col: int, tables: list[T
                     replaced = resolve(table, structured.group("spec"), row)
             elif text.lower() in by_name and text.lower() not in defined:
                 replaced = resolve(by_name[text.lower()], "[]", row)
-            if replaced is not None and ":" in replaced and context.expects_one_value():
+            if replaced is not None and ":" in replaced and not array and context.expects_one_value():
                 replaced = "@" + replaced  # Excel's implicit intersection where one value is expected
         if replaced is not None:
             values[index] = replaced
@@ -281,16 +282,19 @@ def may_need_3d(data: bytes) -> bool:
 
 
 def correct_references(model, tables: list[Table], cells: list[tuple[int, int, int]],
-                       defined: set[str], written: dict[tuple[int, int, int], str] | None = None) -> list[Rewrite]:
-    """Rewrite, in `model`, the structured and 3-D references of `cells` (array formulas left
-    out by the caller); `written` the file's text of formulas IronCalc could not read
-    (written_with_line_breaks), used in place of IronCalc's. Returns what changed."""
+                       defined: set[str], written: dict[tuple[int, int, int], str] | None = None,
+                       arrays: set[tuple[int, int, int]] = frozenset()) -> list[Rewrite]:
+    """Rewrite, in `model`, the structured and 3-D references of `cells` (legacy array formulas
+    of several cells left out by the caller; `arrays` the array formulas among them);
+    `written` the file's text of formulas IronCalc could not read (written_with_line_breaks),
+    used in place of IronCalc's. Returns what changed."""
     sheets = [p["name"] for p in model.get_worksheets_properties()]
     written = written or {}
 
     def rewrite(formula: str, sheet: int, row: int, col: int) -> str | None:
         own = written.get((sheet, row, col))
-        return rewrite_formula(own if own is not None else formula, sheet, row, col, tables, sheets, defined)
+        return rewrite_formula(own if own is not None else formula, sheet, row, col, tables, sheets, defined,
+                               array=(sheet, row, col) in arrays)
 
     rewrites = rewrite_cells(model, cells, rewrite)
     for done in rewrites:  # the export shows the user's formula, not IronCalc's #REF!

@@ -136,6 +136,7 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     functions of _WHEN_ERROR (`watched`)."""
     family = bool(_MENTION.search(formula)) and bool(_MENTION.search(TEXT_LITERAL.sub('""', formula)))
     choose = bool(_CHOOSE_OF_ARRAY.search(formula))  # always ours (_engine_misreads)
+    index_array = array_formula and bool(_INDEX_OF_ARRAY.search(formula))
     sumproduct = bool(_SUMPRODUCT.search(formula))
     # an array formula applying one to a range or an array; any formula, to an array constant
     legacy = (array_formula or "{" in formula) and bool(_NOT_LIFTED_MENTION.search(formula))
@@ -153,8 +154,8 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     as_text = watch and bool(_TEXT_OF_NUMBER_CALL.search(TEXT_LITERAL.sub('""', formula)))
     complex_number = watch and complex_text.whole_call(formula)
     switch = watch and bool(_SWITCH_CALL.search(formula))  # ours where a cell it compares is blank
-    if not (family or choose or sumproduct or legacy or counted or references or not_equal or criteria or lookup
-            or when_error or joins or as_text or complex_number or switch):
+    if not (family or choose or index_array or sumproduct or legacy or counted or references or not_equal
+            or criteria or lookup or when_error or joins or as_text or complex_number or switch):
         return None
     found = Selected((lifted(formula) if "@" in formula else None) or formula)
     in_sumproduct = sumproduct and (
@@ -166,6 +167,7 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
         or references and _references_of_array(found.parsed())
     in_criteria = criteria and _criteria_of_array(found.parsed())
     in_not_equal = not_equal and _not_equal_text(found.parsed())
+    in_index = index_array and _index_of_array(found.parsed())
     lookups = approximate_lookups(found.parsed()) if lookup else []
     misread = any(table[0] == "array" or value[0] in ("str", "bool") or descending
                   for value, table, descending in lookups) or lookup and _computed_vectors(found.parsed())
@@ -173,7 +175,7 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     if when_error and _TRAPS.search(formula):
         found.when_text += trapped_readings(found.parsed())
     found.watched = not (family or choose or in_sumproduct or in_legacy or in_criteria and criteria_select
-                         or in_not_equal)
+                         or in_not_equal or in_index)
     if found.watched and not ((lookups or when_error or switch) and _evaluable(found.parsed())
                               or (joins or as_text or complex_number) and _evaluable(found.parsed(), scratch=True)):
         return None  # (a job would find out only then that the layer cannot answer it)
@@ -181,7 +183,7 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     # 0 cell), never matched by IronCalc 0.9.1: always ours
     empty_case = switch and _empty_switch_value(found.parsed())
     found.always = bool(in_sumproduct or in_legacy or in_criteria or misread or empty_case or in_not_equal
-                        or joins and _skips_empty_text(found.parsed()))
+                        or in_index or joins and _skips_empty_text(found.parsed()))
     found.when_error = when_error
     found.when_digits = joins or as_text
     if as_text:
@@ -394,6 +396,20 @@ def _computed(node) -> bool:
     return isinstance(node, tuple) and node[0] not in ("ref", "name", "array") and _holds_array(node)
 
 
+def _computed_from_spill(node) -> bool:
+    """An array calculated from a spill (`D1#*10`, `_xlfn.ANCHORARRAY(D1)*10`), not the spill
+    itself."""
+    def reads_spill(part) -> bool:
+        if not isinstance(part, tuple):
+            return False
+        if part[0] == "spill" or (part[0] == "call" and part[1] == "ANCHORARRAY"):
+            return True
+        return any(reads_spill(item) for piece in part[1:]
+                   for item in (piece if isinstance(piece, list) else [piece]))
+
+    return isinstance(node, tuple) and node[0] in ("op", "neg", "pos", "percent") and reads_spill(node)
+
+
 def _computed_vectors(node) -> bool:
     """Whether LOOKUP is given a calculated lookup_vector or result_vector: Excel calculates the
     whole array there in any formula (its vectors take arrays; `=LOOKUP(2,1/(A1:A9="x"),B1:B9)`
@@ -520,6 +536,17 @@ def _criteria_of_array(node) -> bool:
 
 
 _CHOOSE_OF_ARRAY = re.compile(r"(?<![A-Za-z0-9_.])CHOOSE\s*\(\s*\{", re.IGNORECASE)
+# INDEX given an array constant of positions as the whole of an array formula (`{=INDEX(B1:B9,
+# {1,2,3})}` spills the three items, Exceljet "Return array with INDEX function"; IronCalc
+# 0.9.1: #N/IMPL!). Inside another function (`SUM(INDEX(B1:B9,{1,2,3}))`) legacy Excel passes
+# on only the first item, and the engine's #N/IMPL! is named at upload.
+_INDEX_OF_ARRAY = re.compile(r"^=?\s*INDEX\s*\([^{}]*?,\s*\{", re.IGNORECASE)
+
+
+def _index_of_array(node) -> bool:
+    """Whether a parse tree is INDEX with an array constant of several positions."""
+    return isinstance(node, tuple) and node[0] == "call" and node[1] == "INDEX" and any(
+        arg[0] == "array" and len(arg[1]) * len(arg[1][0]) > 1 for arg in node[2][1:3])
 
 
 def sumproduct_of_arrays(formula: str) -> bool:
@@ -755,10 +782,12 @@ class Occupied:
 
     def __init__(self, model, areas: list[list[int]]):
         self.cells: set[tuple[int, int, int]] = set()
+        self.anchors: set[tuple[int, int, int]] = set()  # the file's dynamic arrays' anchors
         inside = set()
         for sheet, row, col, bottom, right, is_dynamic in areas:
             if not is_dynamic:
                 continue
+            self.anchors.add((sheet, row, col))
             for r in range(row, bottom + 1):
                 for c in range(col, right + 1):
                     if (r, c) != (row, col):
@@ -855,8 +884,9 @@ def _engine_misreads(node) -> bool:
             return True
         if name in ("XLOOKUP", "XMATCH") and len(args) > 1 and args[1][0] == "array":
             return True
-        if name in ("XLOOKUP", "XMATCH") and any(_computed(arg) for arg in args[1:3 if name == "XLOOKUP" else 2]):
-            return True  # `XLOOKUP(1,(A1:A9="x")*(B1:B9>4),C1:C9)`: #N/A in IronCalc
+        if name in ("XLOOKUP", "XMATCH") and any(_computed(arg) or _computed_from_spill(arg)
+                                                 for arg in args[1:3 if name == "XLOOKUP" else 2]):
+            return True  # `XLOOKUP(1,(A1:A9="x")*(B1:B9>4),C1:C9)`: #N/A in IronCalc; `D1#*10`: #VALUE!
         if name == "CHOOSE" and args and args[0][0] == "array":
             return True  # an array of indexes: IronCalc answers #VALUE!, Excel an array of choices
         if name in ("XLOOKUP", "XMATCH") and args and _holds_array(args[0]):

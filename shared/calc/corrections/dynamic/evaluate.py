@@ -43,12 +43,13 @@ class Book:
     """What the evaluator reads: the model's values, sheet names, defined names, and the
     spilled results of other dynamic-array cells of this calculation."""
 
-    def __init__(self, model, sheets: list[str], read_cell, spills: dict):
+    def __init__(self, model, sheets: list[str], read_cell, spills: dict, engine_spills=None):
         self.model = model
         self.sheets = sheets
         self.index_of = {name.upper(): i for i, name in enumerate(sheets)}
         self.read_cell = read_cell
         self.spills = spills  # (sheet, row, col) -> (rows, cols) or Err, this calculation's
+        self.engine_spills = engine_spills  # those IronCalc spilled (settle.EngineSpills), or None
         self.defined = DefinedNames(model)  # (name, sheet) -> the name's formula, or None
         # ranges read since the model last changed: many cells read the same range
         self._read: dict[Ref, Grid] = {}
@@ -60,10 +61,19 @@ class Book:
         (None: a recalculation)."""
         if area is None:
             self._read.clear()
+            if self.engine_spills is not None:
+                self.engine_spills.forget()
             return
         for ref in [r for r in self._read if r.sheet == area.sheet and r.top <= area.bottom
                     and area.top <= r.bottom and r.left <= area.right and area.left <= r.right]:
             del self._read[ref]
+
+    def spill_shape(self, anchor):
+        """(rows, cols) or the Err of the anchor's spill in this calculation, None: no spill known."""
+        shape = self.spills.get(anchor)
+        if shape is None and self.engine_spills is not None:
+            shape = self.engine_spills.shape(anchor)
+        return shape
 
     def read(self, ref: Ref) -> Grid:
         grid = self._read.get(ref)
@@ -178,10 +188,10 @@ class Evaluator:
     def spilled(self, text: str):
         anchor = self.reference(text)
         key = (anchor.sheet, anchor.top, anchor.left)
-        if key not in self.book.spills:
-            raise Unsupported(f"spill reference {text}# to a cell the layer does not evaluate")
+        shape = self.book.spill_shape(key)
+        if shape is None:
+            raise Unsupported(f"spill reference {text}# to a cell that is not a dynamic array's")
         self.spill_reads.append(key)
-        shape = self.book.spills[key]
         if isinstance(shape, Err):
             return v.REF
         rows, cols = shape

@@ -65,10 +65,13 @@ def _named_lambda(ev, name: str, env: dict):
 
 
 def eta(name: str) -> Lambda:
-    """`_xleta.SUM`: a function given by name where a LAMBDA is expected."""
-    if name not in FUNCTIONS:
-        raise Unsupported(f"{name} given by name as a LAMBDA")
-    return Lambda([], lambda ev, args: FUNCTIONS[name](ev, args), name=name)
+    """`_xleta.SUM`: a function given by name where a LAMBDA is expected (GROUPBY's
+    `_xleta.STDEV.S` among them: those the layer has IronCalc compute, as `call` does)."""
+    if name in FUNCTIONS:
+        return Lambda([], lambda ev, args: FUNCTIONS[name](ev, args), name=name)
+    if name in one_value.ONE_VALUE or name in one_value.PARTLY_ONE_VALUE:
+        return Lambda([], lambda ev, args: one_value.call(ev, name, args), name=name)
+    raise Unsupported(f"{name} given by name as a LAMBDA")
 
 
 # --- helpers ------------------------------------------------------------------------------
@@ -588,10 +591,16 @@ def _count(ev, args):
 
 @function("COUNTA")
 def _counta(ev, args):
+    """The cells of a reference that are not empty; every item of a calculated array, a blank
+    among them (Exceljet, "Count unique values": `COUNTA(UNIQUE(data))` counts the blank item of
+    data with empty cells; StackOverflow 72146462: in an array a blank stays distinct from 0)."""
     total = 0
     for a in args:
-        if isinstance(a, (Ref, Grid)):
+        if isinstance(a, Ref):
             total += sum(1 for x in ev.grid(a).cells() if x is not None)
+        elif isinstance(a, Grid):
+            rows, cols = a.shape
+            total += rows * cols
         elif a is not MISSING:
             total += 1
     return float(total)
@@ -759,6 +768,14 @@ def _textjoin(ev, args):
 @function("INDEX")
 def _index(ev, args):
     _arity(args, 2, 3)
+    if any(isinstance(a, Grid) and a.shape != (1, 1) for a in args[1:]):
+        # positions given as an array: one value at each, a whole row or column (a position
+        # left out) giving its first (Excel-saved formulas/test.xlsx LOOKUP!AO52:AP53,
+        # {=INDEX({2,3;4,5},{1,2})} is 2 and 4)
+        def item(*positions):
+            found = _index(ev, [args[0], *positions])
+            return ev.grid(found).rows[0][0] if isinstance(found, (Ref, Grid)) else found
+        return ev.lift(item, *args[1:])
     grid = ev.grid(args[0])
     rows, cols = grid.shape
     r = _int(ev, _opt(args, 1, 0.0))

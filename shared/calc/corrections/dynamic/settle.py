@@ -33,8 +33,8 @@ class Settled:
     reason: str | None = None
 
 
-def new_state(model, sheets, read_cell, occupied) -> State:
-    return State(Book(model, sheets, read_cell, {}), occupied)
+def new_state(model, sheets, read_cell, occupied, anchors=frozenset()) -> State:
+    return State(Book(model, sheets, read_cell, {}, EngineSpills(model, anchors, occupied, read_cell)), occupied)
 
 
 def _content(value) -> tuple:
@@ -116,7 +116,7 @@ def settle(model, target, state: State, read_cell, write_cell) -> Settled:
     finally:
         state.book.reads = None
     if settled.reason is None:
-        spills = {k: state.book.spills.get(k) for k in evaluator.spill_reads}
+        spills = {k: state.book.spill_shape(k) for k in evaluator.spill_reads}
         extent = state.areas.get(key, (1, 1))
         state.last[key] = _Memo(tuple(reads), spills, settled.written, extent,
                                 _shown(model, key, extent, read_cell))
@@ -152,7 +152,7 @@ class _Memo:
     shown: list
 
     def holds(self, book: Book, shown: list) -> bool:
-        return shown == self.shown and all(book.spills.get(k) == s for k, s in self.spills.items()) \
+        return shown == self.shown and all(book.spill_shape(k) == s for k, s in self.spills.items()) \
             and all(book.read(ref).rows == grid.rows for ref, grid in self.reads)
 
 
@@ -271,21 +271,51 @@ def _blocked(model, target, rows, cols, state: State) -> bool:
 
 
 def _engine_extent(model, target, state: State, read_cell) -> tuple[int, int]:
-    """How far IronCalc spilled the anchor (cells below and right of it holding a value that
-    were empty at load), at least the file's spill area."""
-    rows = cols = 1
+    """How far IronCalc spilled the anchor, at least the file's spill area."""
     if not target.spills:
-        return rows, cols
-    if target.file_area is not None:
-        rows = max(rows, target.file_area[0] - target.row + 1)
-        cols = max(cols, target.file_area[1] - target.col + 1)
+        return 1, 1
+    least = (1, 1) if target.file_area is None else \
+        (target.file_area[0] - target.row + 1, target.file_area[1] - target.col + 1)
+    return spilled_by_engine(model, (target.sheet, target.row, target.col), state.occupied, read_cell, least)
+
+
+def spilled_by_engine(model, anchor, occupied, read_cell, least=(1, 1)) -> tuple[int, int]:
+    """How far IronCalc spilled the anchor: the cells below and right of it holding a value
+    that were empty at load (not `occupied`) and hold no formula of their own, at least `least`."""
+    sheet, row, col = anchor
+    rows, cols = max(1, least[0]), max(1, least[1])
 
     def spilled(r, c):
-        return ((target.sheet, r, c) not in state.occupied
-                and model.get_cell_formula(target.sheet, r, c) is None
-                and read_cell(model, target.sheet, r, c)[0] != "empty")
-    while target.row + rows <= MAX_ROW and spilled(target.row + rows, target.col):
+        return ((sheet, r, c) not in occupied
+                and model.get_cell_formula(sheet, r, c) is None
+                and read_cell(model, sheet, r, c)[0] != "empty")
+    while row + rows <= MAX_ROW and spilled(row + rows, col):
         rows += 1
-    while target.col + cols <= MAX_COL and spilled(target.row, target.col + cols):
+    while col + cols <= MAX_COL and spilled(row, col + cols):
         cols += 1
     return rows, cols
+
+
+class EngineSpills:
+    """The spills of the file's dynamic arrays IronCalc calculates (the layer's own are in
+    Book.spills): `D1#` read by a cell the layer evaluates, D1 a SEQUENCE or a UNIQUE. Their
+    shapes are read from the calculated model, again after each recalculation."""
+
+    def __init__(self, model, anchors, occupied, read_cell):
+        self.model, self.anchors, self.occupied, self.read_cell = model, anchors, occupied, read_cell
+        self._shapes: dict = {}
+
+    def shape(self, anchor):
+        """(rows, cols) of the anchor's spill, #REF! where it could not spill; None: not an anchor
+        of the file's."""
+        if anchor not in self.anchors:
+            return None
+        if anchor not in self._shapes:
+            kind, value = self.read_cell(self.model, *anchor)
+            blocked = kind == "e" and value == "#SPILL!"
+            self._shapes[anchor] = v.REF if blocked else spilled_by_engine(
+                self.model, anchor, self.occupied, self.read_cell)
+        return self._shapes[anchor]
+
+    def forget(self) -> None:
+        self._shapes.clear()

@@ -150,6 +150,7 @@ class Plan:
     flags: list[Flag]  # found at load; apply adds the ones that depend on values
     date1904: bool = False  # the workbook's date system (IronCalc does not read it)
     occupied: set = field(default_factory=set)  # cells a dynamic array cannot spill into (dynamic/)
+    spill_anchors: set = field(default_factory=set)  # the file's dynamic arrays' anchors (dynamic/)
 
 
 _DATE1904 = re.compile(rb"<(?:\w+:)?workbookPr\b[^>]*\bdate1904=\"(?:1|true)\"")
@@ -221,6 +222,7 @@ def plan(model, date1904: bool = False, spill_areas: list | None = None) -> Plan
         return None
     targets, flags = [], []
     occupied: set = set()
+    spill_anchors: set = set()
     context = _Context(model, date1904)
     if arrays:  # Excel 365's array functions: evaluated whole by the dynamic package
         planned, refused = dynamic.targets(model, arrays, spill_areas, context.resolve, text_cells)
@@ -228,7 +230,9 @@ def plan(model, date1904: bool = False, spill_areas: list | None = None) -> Plan
         for sheet, row, col, reason in refused:
             names = dynamic.called(model.get_cell_formula(sheet, row, col))
             flags.append(Flag(sheets[sheet], cell_name(row, col), f"{names}: {reason}"))
-        occupied = dynamic.Occupied(model, spill_areas or []).cells
+        found_cells = dynamic.Occupied(model, spill_areas or [])
+        # a spill the layer did not make this calculation is IronCalc's (settle.EngineSpills)
+        occupied, spill_anchors = found_cells.cells, found_cells.anchors
     for sheet, row, col, formula in found:
         try:
             targets.append(_target(sheet, row, col, formula, index_of, context))
@@ -245,7 +249,7 @@ def plan(model, date1904: bool = False, spill_areas: list | None = None) -> Plan
         targets.append(target)
     if not targets and not flags:
         return None
-    return Plan(sheets, targets, flags, date1904, occupied)
+    return Plan(sheets, targets, flags, date1904, occupied, spill_anchors)
 
 
 class _Context:
@@ -570,7 +574,7 @@ def _settle(model, the_plan: Plan, written: dict, unsupported: dict, read_cell, 
     if any(isinstance(t, dynamic.DynamicTarget) for t in the_plan.targets):
         from shared.calc.corrections.dynamic import settle
 
-        arrays = settle.new_state(model, the_plan.sheets, read_cell, the_plan.occupied)
+        arrays = settle.new_state(model, the_plan.sheets, read_cell, the_plan.occupied, the_plan.spill_anchors)
     for _ in range(rounds):
         changed = False
         for target in the_plan.targets:
