@@ -44,6 +44,40 @@ def test_today_and_now_answer_the_jobs_creation_time(engine):
     assert out == {"today": CREATED_SERIAL, "now": pytest.approx(CREATED_SERIAL + 0.75, abs=1e-9)}
 
 
+def test_today_and_now_inside_lambda_and_let_answer_the_jobs_creation_time():
+    # GIVEN Excel 365 formulas the correction layer evaluates whole (MAP with a LAMBDA, LET)
+    # calling TODAY and NOW: the days from each of two dates (A1:A2) to today, NOW's hour
+    book = calc.get_engine("ironcalc").load_xlsx(workbook({
+        "days": "=SUM(_xlfn.MAP(A1:A2,_xlfn.LAMBDA(_xlpm.d,TODAY()-_xlpm.d)))",
+        "hour": "=_xlfn.LET(_xlpm.t,NOW(),HOUR(_xlpm.t))",
+    }, {"ten_days_ago": CREATED_SERIAL - 10, "five_days_ago": CREATED_SERIAL - 5}))
+    with run_context.running(job_context()):
+        out = book.calculate({})
+    # THEN they answer from the job's clock, as TODAY and NOW do elsewhere (they were flagged)
+    assert (out["days"], out["hour"]) == (15, 18)
+    assert book.correction_flags() == []
+
+
+def test_rand_inside_a_lambda_draws_the_jobs_numbers():
+    # GIVEN a LAMBDA drawing RAND for each of three cells, and RANDBETWEEN in a LET
+    book = calc.get_engine("ironcalc").load_xlsx(workbook({
+        "draws": "=_xlfn.TEXTJOIN(\",\",TRUE,_xlfn.MAP(A1:A3,_xlfn.LAMBDA(_xlpm.x,RAND())))",
+        "dice": "=_xlfn.LET(_xlpm.n,RANDBETWEEN(1,6),_xlpm.n*10)",
+    }, {"a": 1, "b": 2, "c": 3}))
+
+    def run(job: int) -> dict:
+        with run_context.running(job_context(job)):
+            return book.calculate({})
+
+    # THEN a job's re-run draws the same numbers, another job others, each in [0, 1)
+    first, again, other = run(1), run(1), run(2)
+    assert first == again and first["draws"] != other["draws"]
+    draws = [float(x) for x in first["draws"].split(",")]
+    assert len(set(draws)) == 3 and all(0 <= x < 1 for x in draws)
+    assert first["dice"] in {10, 20, 30, 40, 50, 60}
+    assert book.correction_flags() == []
+
+
 def test_randbetween_rounds_bottom_up_and_top_down_and_refuses_an_empty_span():
     book = calc.get_engine("ironcalc").load_xlsx(workbook({
         "two": "=RANDBETWEEN(1.5,2.5)", "none": "=RANDBETWEEN(3,2)", "text": '=RANDBETWEEN("4","4")',

@@ -802,11 +802,14 @@ class Occupied:
 # with a group separator after the decimal one, #VALUE! in Excel, TEXT!AC28; the REGEX
 # functions, whose optional arguments IronCalc lacks and whose patterns it reads with another
 # flavour than Excel's PCRE2: regex_functions.py; TRIMRANGE given a fraction or an array for a
-# mode, #VALUE! in Excel, LOOKUP!Z135:AC135, and the trim references IronCalc lacks): always ours.
+# mode, #VALUE! in Excel, LOOKUP!Z135:AC135, and the trim references IronCalc lacks; NOW, TODAY,
+# RAND and RANDBETWEEN, which IronCalc answers from the machine's clock and dice, where a job's
+# answer comes from its run context): always ours.
 _ROUTED = re.compile(
     r"(?<![A-Za-z0-9_.])(?:_xlfn\.)*(?:LAMBDA|MAP|REDUCE|SCAN|MAKEARRAY|BYROW|BYCOL|ISOMITTED"
     r"|GROUPBY|PIVOTBY|PERCENTOF|TREND|LINEST|LOGEST|GROWTH|BAHTTEXT|NUMBERVALUE"
-    r"|REGEXTEST|REGEXEXTRACT|REGEXREPLACE|TRIMRANGE|_TRO_LEADING|_TRO_TRAILING|_TRO_ALL)\s*\(|_xleta\.",
+    r"|REGEXTEST|REGEXEXTRACT|REGEXREPLACE|TRIMRANGE|_TRO_LEADING|_TRO_TRAILING|_TRO_ALL"
+    r"|NOW|TODAY|RAND|RANDBETWEEN)\s*\(|_xleta\.",
     re.IGNORECASE,
 )
 # COUNT and AVERAGE of a computed array: IronCalc counts none of its numbers (COUNT(TOCOL(...)) is 0)

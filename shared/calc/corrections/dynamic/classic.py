@@ -1,7 +1,7 @@
 """Older one-value functions the evaluator applies to each cell of an array, as Excel does inside
 SUMPRODUCT and dynamic arrays: FIND, SEARCH, EXACT, YEAR, MONTH, DAY, WEEKDAY, DATEVALUE,
-TIMEVALUE and NUMBERVALUE, as their pages on support.microsoft.com describe them; and CONVERT,
-for the units IronCalc lacks.
+TIMEVALUE and NUMBERVALUE, as their pages on support.microsoft.com describe them; NOW, TODAY, RAND and
+RANDBETWEEN from the calculation's run context; and CONVERT, for the units IronCalc lacks.
 
 Dates are 1900-system serials as Excel counts them (Microsoft: "Excel incorrectly assumes that
 the year 1900 is a leap year"): serial 1 is 1900-01-01, 60 the phantom 1900-02-29, 0 is
@@ -91,6 +91,52 @@ def _finder(wildcards: bool, case: bool):
 
 function("FIND")(_finder(wildcards=False, case=True))
 function("SEARCH")(_finder(wildcards=True, case=False))
+
+
+@function("NOW")
+def _now(ev, args):
+    """NOW(): the calculation's clock (run_context: a job's creation time, the same in every
+    cell and every run of the job), the time of day as the fraction."""
+    from shared.calc import run_context
+
+    _arity(args, 0)
+    return run_context.now_serial()
+
+
+@function("TODAY")
+def _today(ev, args):
+    """TODAY(): NOW()'s date, an integer serial."""
+    from shared.calc import run_context
+
+    _arity(args, 0)
+    return float(run_context.today_serial())
+
+
+@function("RAND")
+def _rand(ev, args):
+    """RAND(): the calculation's next draw for the cell (run_context: seeded by the job and the
+    cell, as the layer's RAND elsewhere)."""
+    from shared.calc import run_context
+
+    _arity(args, 0)
+    return run_context.rand((ev.sheet, ev.row, ev.col))
+
+
+@function("RANDBETWEEN")
+def _randbetween(ev, args):
+    """RANDBETWEEN(bottom, top): an integer drawn between them (bottom rounded up, top down;
+    none between them #NUM!)."""
+    from shared.calc import run_context
+
+    _arity(args, 2)
+    bounds = []
+    for arg in args:
+        number = v.to_number(ev.scalar(arg))
+        if isinstance(number, Err):
+            return number
+        bounds.append(number)
+    drawn = run_context.randbetween(*bounds, (ev.sheet, ev.row, ev.col))
+    return v.NUM if drawn is None else float(drawn)
 
 
 @function("EXACT")
