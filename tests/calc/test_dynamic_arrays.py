@@ -210,6 +210,23 @@ def test_a_spill_reference_to_a_blocked_spill_is_a_reference_error(workbook_of):
     assert workbook.calculate({"n": 4})["total"] == "#REF!"
 
 
+def test_mmult_and_frequency_inside_lambda_helpers_are_calculated_not_flagged(workbook_of):
+    # GIVEN the MMULT page's matrices (A1:B2, D1:E2) and the FREQUENCY page's scores and bins
+    # (G1:G9, H1:H3), given to BYROW and MAP (formulas the layer evaluates whole)
+    scores = dict(zip([f"G{r}" for r in range(1, 10)], [79, 85, 78, 85, 50, 81, 95, 88, 97]))
+    workbook = workbook_of(dynamic_sheet(
+        {"A1": 1, "B1": 3, "A2": 7, "B2": 2, "D1": 2, "E1": 0, "D2": 0, "E2": 2,
+         "H1": 70, "H2": 79, "H3": 89, **scores},
+        {"J1": ("J1:J2", "=_xlfn.BYROW(MMULT(A1:B2,D1:E2),_xlfn.LAMBDA(_xlpm.r,SUM(_xlpm.r)))"),
+         "K1": ("K1:K4", "=_xlfn.MAP(FREQUENCY(G1:G9,H1:H3),_xlfn.LAMBDA(_xlpm.x,_xlpm.x*2))")},
+        {"first": "$A$1", "row_sums": "$J$1:$J$2", "counts": "$K$1:$K$4"},
+    ))
+    # THEN the product {2,6;14,4} summed by row, the counts {1;2;4;2} doubled, and no flag
+    assert workbook.calculate({}) == {"row_sums": [8, 18], "counts": [2, 4, 8, 4]}
+    assert workbook.calculate({"first": 2})["row_sums"] == [10, 18]
+    assert workbook.correction_flags() == []
+
+
 def test_a_whole_table_in_a_dynamic_array_is_its_data_rows(workbook_of):
     # GIVEN a table Sales (Region, Amount) in A1:B5 and Excel 365 formulas over the whole of it,
     # which the file writes `Sales[]` (Microsoft, "Using structured references with Excel

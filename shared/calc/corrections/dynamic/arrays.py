@@ -1,9 +1,10 @@
-"""FILTER, SORT, SORTBY, UNIQUE, SEQUENCE and the shape functions (VSTACK ... WRAPCOLS), as
-their pages on support.microsoft.com describe them."""
+"""FILTER, SORT, SORTBY, UNIQUE, SEQUENCE, the shape functions (VSTACK ... WRAPCOLS), MMULT and
+FREQUENCY, as their pages on support.microsoft.com describe them."""
 
 from __future__ import annotations
 
 import functools
+import math
 
 from shared.calc.corrections.dynamic import values as v
 from shared.calc.corrections.dynamic.functions import (
@@ -388,3 +389,46 @@ FUNCTIONS["WRAPCOLS"] = _wrap(False)
 
 # GROUPBY and PIVOTBY (their common forms; the rest is flagged) live in groupby.py.
 from shared.calc.corrections.dynamic import groupby as _groupby  # noqa: F401 - registers
+
+
+@function("MMULT")
+def _mmult(ev, args):
+    """The matrix product: as many rows as array1, columns as array2; #VALUE! when array1's
+    columns are not array2's rows or a cell is empty or holds text (the MMULT page). An error
+    among the values is refused (flagged): the page does not say which answer it gives."""
+    _arity(args, 2)
+    first, second = ev.grid(args[0]), ev.grid(args[1])
+    for value in (*first.cells(), *second.cells()):
+        if isinstance(value, Err):
+            raise Unsupported("MMULT of an array holding an error")
+        if not v.is_number(value):
+            return v.VALUE
+    if first.shape[1] != second.shape[0]:
+        return v.VALUE
+    columns = list(zip(*second.rows))
+    return Grid([[math.fsum(a * b for a, b in zip(row, column)) for column in columns] for row in first.rows])
+
+
+@function("FREQUENCY")
+def _frequency(ev, args):
+    """How many numbers of data_array fall in each interval the bins end (a number above the
+    bin before it and at most the bin), and above the last bin: a column one longer than the
+    bins; text and empty cells ignored; no bins at all, the count of the data's numbers (the
+    FREQUENCY page). Bins out of order count as if sorted, each answered in its own place. An
+    error among the values is refused (flagged)."""
+    _arity(args, 2)
+    values, bins = [], []
+    for source, into in ((args[0], values), (args[1], bins)):
+        for value in (ev.grid(source).cells() if isinstance(source, (Ref, Grid)) else [source]):
+            if isinstance(value, Err):
+                raise Unsupported("FREQUENCY of an array holding an error")
+            if v.is_number(value):
+                into.append(value)
+    if not bins:
+        return float(len(values))
+    order = sorted(range(len(bins)), key=lambda i: bins[i])
+    counts = [0.0] * (len(bins) + 1)
+    for value in values:
+        at = next((i for i in order if value <= bins[i]), len(bins))
+        counts[at] += 1
+    return Grid([[count] for count in counts])
