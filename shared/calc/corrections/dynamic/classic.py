@@ -1,7 +1,8 @@
 """Older one-value functions the evaluator applies to each cell of an array, as Excel does inside
 SUMPRODUCT and dynamic arrays: FIND, SEARCH, EXACT, YEAR, MONTH, DAY, WEEKDAY, DATEVALUE,
-TIMEVALUE and NUMBERVALUE, as their pages on support.microsoft.com describe them; NOW, TODAY, RAND and
-RANDBETWEEN from the calculation's run context; and CONVERT, for the units IronCalc lacks.
+TIMEVALUE and NUMBERVALUE, as their pages on support.microsoft.com describe them; NOW, TODAY,
+RAND and RANDBETWEEN from the calculation's run context; and CONVERT, for the units IronCalc
+lacks.
 
 Dates are 1900-system serials as Excel counts them (Microsoft: "Excel incorrectly assumes that
 the year 1900 is a leap year"): serial 1 is 1900-01-01, 60 the phantom 1900-02-29, 0 is
@@ -15,6 +16,7 @@ import datetime
 import math
 import re
 
+from shared.calc import run_context
 from shared.calc.corrections.dynamic import number_text
 from shared.calc.corrections.dynamic import values as v
 from shared.calc.corrections.dynamic.functions import (
@@ -97,8 +99,6 @@ function("SEARCH")(_finder(wildcards=True, case=False))
 def _now(ev, args):
     """NOW(): the calculation's clock (run_context: a job's creation time, the same in every
     cell and every run of the job), the time of day as the fraction."""
-    from shared.calc import run_context
-
     _arity(args, 0)
     return run_context.now_serial()
 
@@ -106,8 +106,6 @@ def _now(ev, args):
 @function("TODAY")
 def _today(ev, args):
     """TODAY(): NOW()'s date, an integer serial."""
-    from shared.calc import run_context
-
     _arity(args, 0)
     return float(run_context.today_serial())
 
@@ -116,8 +114,6 @@ def _today(ev, args):
 def _rand(ev, args):
     """RAND(): the calculation's next draw for the cell (run_context: seeded by the job and the
     cell, as the layer's RAND elsewhere)."""
-    from shared.calc import run_context
-
     _arity(args, 0)
     return run_context.rand((ev.sheet, ev.row, ev.col))
 
@@ -126,8 +122,6 @@ def _rand(ev, args):
 def _randbetween(ev, args):
     """RANDBETWEEN(bottom, top): an integer drawn between them (bottom rounded up, top down;
     none between them #NUM!)."""
-    from shared.calc import run_context
-
     _arity(args, 2)
     bounds = []
     for arg in args:

@@ -7,6 +7,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from shared.calc import run_context
 from shared.calc.corrections.dynamic import complex_text, values as v
 from shared.calc.corrections.dynamic.evaluate import Book, Evaluator
 from shared.calc.corrections.dynamic.values import Err, Grid, Lambda, Ref
@@ -109,8 +110,6 @@ def settle(model, target, state: State, read_cell, write_cell) -> Settled:
     memo = state.last.get(key)
     if memo is not None and memo.holds(state.book, _shown(model, key, memo.extent, read_cell)):
         return Settled(written=memo.written)  # what it read and shows is as it was: it stands
-    from shared.calc import run_context
-
     context = run_context.current()
     if context is not None:  # evaluated again (a later round), the cell draws the same numbers
         context.restart_cell(key)
