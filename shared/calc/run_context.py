@@ -104,6 +104,14 @@ def today_serial(date1904: bool = False) -> int:
     return math.floor(now_serial(date1904))
 
 
+def restart_cell(cell: tuple) -> None:
+    """A cell evaluated again in the calculation in progress (a later round of the correction
+    layer) draws its numbers again from the first; outside a run context, nothing to restart."""
+    context = current()
+    if context is not None:
+        context.restart_cell(cell)
+
+
 def rand(cell: tuple) -> float:
     """RAND() for the calculation in progress: seeded in a run context, fresh otherwise."""
     context = current()

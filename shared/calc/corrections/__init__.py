@@ -89,7 +89,6 @@ from shared.calc.corrections.names import (
     intersect_ranges,
 )
 from shared.calc.corrections.package import (
-    array_cells,
     forget_formulas,
     names_survey,
     survey,
@@ -254,20 +253,18 @@ def _correct_references(model, data: bytes) -> list[Rewrite]:
         return []
     package = open_package(data)
     defined = {name for name, _ in defined_names(package.read("xl/workbook.xml"))}
-    cells = sorted(set(model.get_all_cells()) - _legacy_array_areas(data))
-    return correct_references(model, tables, cells, defined, written_with_line_breaks(data) if tables else None,
-                              arrays=array_cells(data))
-
-
-def _legacy_array_areas(data: bytes) -> set[tuple[int, int, int]]:
-    """The cells of the file's legacy (Ctrl+Shift+Enter) array formulas of several cells: a
-    rewrite through IronCalc's API would make one a dynamic array. Excel 365's dynamic arrays
-    (`FILTER(Table1[],...)`) and one-cell array formulas are rewritten like any formula."""
+    # Legacy (Ctrl+Shift+Enter) array formulas of several cells are left alone: a rewrite
+    # through IronCalc's API would make one a dynamic array. Excel 365's dynamic arrays
+    # (`FILTER(Table1[],...)`) and one-cell array formulas are rewritten, without intersection.
     from shared.calc.corrections.dynamic import spill_areas
 
-    return {(sheet, r, c) for sheet, row, col, bottom, right, is_dynamic in spill_areas(data)
-            if not is_dynamic and (bottom, right) != (row, col)
-            for r in range(row, bottom + 1) for c in range(col, right + 1)}
+    areas = spill_areas(data)
+    legacy = {(sheet, r, c) for sheet, row, col, bottom, right, is_dynamic in areas
+              if not is_dynamic and (bottom, right) != (row, col)
+              for r in range(row, bottom + 1) for c in range(col, right + 1)}
+    cells = sorted(set(model.get_all_cells()) - legacy)
+    return correct_references(model, tables, cells, defined, written_with_line_breaks(data) if tables else None,
+                              arrays={(sheet, row, col) for sheet, row, col, *_ in areas})
 
 
 def _reference_operators(model, data: bytes) -> list[Rewrite]:

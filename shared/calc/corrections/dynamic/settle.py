@@ -110,9 +110,7 @@ def settle(model, target, state: State, read_cell, write_cell) -> Settled:
     memo = state.last.get(key)
     if memo is not None and memo.holds(state.book, _shown(model, key, memo.extent, read_cell)):
         return Settled(written=memo.written)  # what it read and shows is as it was: it stands
-    context = run_context.current()
-    if context is not None:  # evaluated again (a later round), the cell draws the same numbers
-        context.restart_cell(key)
+    run_context.restart_cell(key)  # evaluated again (a later round): the same numbers drawn
     state.book.reads = reads = []
     evaluator = Evaluator(state.book, *key)
     try:

@@ -658,9 +658,7 @@ def _evaluate(model, target: Target, read_cell, date1904: bool = False, nested=f
     )
     from shared.calc import run_context
 
-    context = run_context.current()
-    if context is not None:  # evaluated again (a later round), the cell draws the same numbers
-        context.restart_cell(evaluation.cell)
+    run_context.restart_cell(evaluation.cell)  # evaluated again (a later round): the same numbers drawn
     args = []
     for index, top, left, bottom, right in target.inputs:
         if bottom is None or right is None:
