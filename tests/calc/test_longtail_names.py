@@ -13,9 +13,11 @@ IronCalc 0.9.1 alone answers #NAME? for the names and #VALUE! for the INDEX rang
 """
 
 import openpyxl
+from openpyxl.worksheet.formula import ArrayFormula
 from openpyxl.worksheet.table import Table
 
 from shared.calc import get_engine
+from shared.calc.fidelity.check import check
 
 from .conftest import add_name, to_bytes
 
@@ -32,6 +34,9 @@ FORMULAS = {  # Sheet1 cell: (output, formula, Excel's value)
     "F8": ("deleted_caught", "=IFERROR(Gone,0)", 0),
     "F9": ("deleted_on_sheet", "=Lost", "#REF!"),
     "F10": ("formula_name", "=Double", 1.38),
+    # a name to a range as INDEX's reference: the 2nd to 5th prices, B3:B6
+    "F11": ("named_ends", "=SUM(INDEX(PriceColumn,2):INDEX(PriceColumn,5))", 1.73),
+    "F12": ("named_end", "=SUM(B2:INDEX(PriceColumn,COUNT(PriceColumn)))", 2.42),
 }
 
 
@@ -51,6 +56,7 @@ def fruit_workbook() -> openpyxl.Workbook:
     add_name(wb, "Gone", "#REF!")
     add_name(wb, "Lost", "Sheet1!#REF!")
     add_name(wb, "Double", "Sheet1!$B$2*2")
+    add_name(wb, "PriceColumn", "Sheet1!$B$2:$B$6")
     for cell, (name, formula, _) in FORMULAS.items():
         ws[cell] = formula
         add_name(wb, name, f"Sheet1!${cell[0]}${cell[1:]}")
@@ -84,6 +90,25 @@ def test_a_growing_name_follows_a_row_a_job_adds():
 
     # THEN the name's range ends at the new row (COUNTA of A:A is 7): 2.42 + 0.5
     assert abs(outputs["growing"] - 2.92) < 1e-12
+
+
+def test_a_range_ended_by_index_over_a_calculated_reference_is_flagged_not_guessed():
+    # GIVEN ranges ended by INDEX over OFFSET, directly and through a name, which the rewrite
+    # cannot express (IronCalc answers #VALUE!, Excel the sum)
+    wb = fruit_workbook()
+    wb["Sheet1"]["H1"] = "=SUM(INDEX(OFFSET($B$2,0,0,5),2):INDEX(OFFSET($B$2,0,0,5),3))"
+    wb["Sheet1"]["H2"] = "=SUM(INDEX(GrowingPrices,2):$B$4)"
+    add_name(wb, "GrowingPrices", "OFFSET(Sheet1!$B$2,0,0,COUNTA(Sheet1!$A:$A)-1)")
+    # AND one in an array formula, which is not rewritten
+    wb["Sheet1"]["H3"] = ArrayFormula("H3", "=SUM(B2:INDEX(B2:B6,3)*2)")
+
+    # WHEN the upload is checked
+    report = check(to_bytes(wb), "ironcalc")
+
+    # THEN the three cells are named with the reason, and the ranges the rewrite expresses are not
+    flagged = {f["cell"]: f["reason"] for f in report.flagged}
+    assert set(flagged) == {"H1", "H2", "H3"}
+    assert all("INDEX" in reason and "#VALUE!" in reason for reason in flagged.values())
 
 
 def test_the_export_keeps_the_formulas_as_written():

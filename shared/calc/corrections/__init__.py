@@ -92,6 +92,7 @@ from shared.calc.corrections.package import (
     forget_formulas,
     names_survey,
     survey,
+    workbook_names,
 )
 from shared.calc.corrections.package import restore_formulas as _restore
 from shared.calc.corrections.tables import (
@@ -305,7 +306,7 @@ def _index_ranges(model, data: bytes) -> list[Rewrite]:
         arrays |= named[1]
     if not candidates:
         return []
-    return index_ranges.correct_index_ranges(model, sorted(candidates - arrays))
+    return index_ranges.correct_index_ranges(model, sorted(candidates - arrays), workbook_names(data))
 
 
 def _inline_names(model, data: bytes) -> list[Rewrite]:

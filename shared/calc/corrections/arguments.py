@@ -78,6 +78,16 @@ Excel's rules (Microsoft support, each function's page):
   reference" (width likewise). IronCalc 0.9.1 reads an empty height or width (`OFFSET(A1,1,0,)`,
   `OFFSET(A1:A5,0,0,,1)`) as 0 and answers #REF!. The rewrite writes the reference's own
   height or width there when the reference is a plain range (else leaves the call alone).
+- The IS functions, TYPE, N and T read the value of a reference they are given ("value ... can
+  be a blank (empty cell), error, logical value, text, number, or reference value", IS
+  functions page; "If value is a reference, N returns the number/T the text in it"). IronCalc
+  0.9.1 does not read the cell OFFSET gives from one cell (`ISTEXT(OFFSET(B1,1,0))` FALSE with
+  text in B2, ISNUMBER FALSE, ISBLANK of an empty cell FALSE, TYPE 64, N #N/IMPL!, T "") nor
+  the cell CHOOSE picks among cells (`ISTEXT(CHOOSE(2,A1,B2))` FALSE, N #N/IMPL!), while it
+  reads the one INDEX gives (measured). Such an argument is read through `INDEX(arg,1,1)`,
+  the same cell: an OFFSET of one cell whose height and width are left out or 1, a CHOOSE
+  whose every choice is one cell (`READ_THROUGH_INDEX`). A CHOOSE among values is left alone
+  (IronCalc reads those; INDEX of its value would not be).
 """
 
 from __future__ import annotations
@@ -88,11 +98,15 @@ from openpyxl.formula.tokenizer import Token
 
 from shared.calc.corrections.formula_tokens import (
     SINGLE_CELL,
+    calls,
+    function_name,
     is_single_cell,
     one_cell,
+    plain_reference,
     pure,
     replace_call,
     rewrite_calls,
+    tokenize,
     without_spaces,
     write_into_empty_argument,
 )
@@ -211,11 +225,17 @@ NUMBERS_ONLY = frozenset({"MDETERM", "MINVERSE"})
 # a one-cell argument (None: every one) is read through `IF(ISLOGICAL(c),#VALUE!,c)`.
 LOGICAL_REFUSED = {"FACTDOUBLE": (0,), "SQRTPI": (0,), "GCD": None, "LCM": None}
 _LOGICAL_TEXT_LIMIT = 4000
+# The functions given one value that read a reference's cell (module docstring), and the calls
+# whose one-cell reference IronCalc 0.9.1 leaves unread there
+READ_THROUGH_INDEX = frozenset({
+    "ISNUMBER", "ISTEXT", "ISNONTEXT", "ISLOGICAL", "ISBLANK", "ISERR", "ISERROR", "ISNA", "TYPE", "N", "T",
+})
+_UNREAD_REFERENCES = frozenset({"OFFSET", "CHOOSE"})
 # their names as their calls are written (`F.DIST(`), for the scans of the sheet XML
 _NUMBER_CALLS = tuple(sorted((*LOGICAL_NUMBERS, *PAIRED), key=len, reverse=True))
 MENTION = re.compile(
     rb"(?i)(?:STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|MINA|MAXA|PERCENTILE|QUARTILE)[A-Z.]*\("
-    rb"|(?<![A-Z0-9_])(?:IM[A-Z0-9]+|AND|OR|FIXED|DOLLAR|MDETERM|MINVERSE|FACTDOUBLE|SQRTPI|GCD|LCM)\("
+    rb"|(?<![A-Z0-9_])(?:IM[A-Z0-9]+|AND|OR|FIXED|DOLLAR|MDETERM|MINVERSE|FACTDOUBLE|SQRTPI|GCD|LCM|CHOOSE)\("
     rb"|(?:COUNT|AVERAGE)\([^<]*\{"
     rb"|(?:COUNTA?|AVERAGEA?|MEDIAN|GEOMEAN|HARMEAN|SKEW)\((?:\s*,|[^<]*,\s*[,)])"
     rb"|(?<![A-Z0-9_.])RATE\("
@@ -232,7 +252,7 @@ KEYWORDS = (
     b"IMLOG", b"IMREAL(", b"IMSEC", b"IMSIN", b"IMSQRT(", b"IMTAN(", b"AND(", b"OR(", b"FIXED(", b"DOLLAR(",
     b"AVERAGE(", b"LEFT(", b"RIGHT(", b"MID(", b"LEFTB(", b"RIGHTB(", b"MIDB(", b"MDETERM(", b"MINVERSE(",
     b"FACTDOUBLE(", b"SQRTPI(", b"GCD(", b"LCM(", b"MEDIAN(", b"GEOMEAN(", b"HARMEAN(", b"SKEW(", b"RATE(", b"IRR(",
-    b"COUNTA(", b"AVERAGEA(",
+    b"COUNTA(", b"AVERAGEA(", b"CHOOSE(",
     *(name.encode() + b"(" for name in _NUMBER_CALLS),
 )
 STATISTIC_MENTION = re.compile(rb"(?i)(?:COUNT|AVERAGE)\(")
@@ -277,8 +297,6 @@ def typed_text_reason(formula: str) -> str | None:
     would (the module docstring), or None."""
     if not _TYPED_TEXT_HINT.search(formula):
         return None
-    from shared.calc.corrections.formula_tokens import calls, tokenize
-
     tokens = tokenize(formula)
     if tokens is None:
         return None
@@ -309,8 +327,6 @@ def array_count_reason(formula: str, array_formula: bool) -> str | None:
     (the module docstring), or None."""
     if not array_formula or not _COUNT_CALL.search(formula):
         return None
-    from shared.calc.corrections.formula_tokens import calls, tokenize
-
     tokens = tokenize(formula)
     if tokens is None:
         return None
@@ -489,7 +505,7 @@ _PLAIN_COUNTS = re.compile(
 _OTHER_CALLS = re.compile(
     r"(?i)STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|COUNT|AVERAGE|MINA|MAXA|PERCENTILE|QUARTILE|"
     r"MEDIAN|GEOMEAN|HARMEAN|SKEW|RATE\(|(?<![A-Za-z0-9_.])IRR\(|"
-    r"(?<![A-Za-z0-9_.])(?:IM[A-Z0-9]+|AND|OR|FIXED|DOLLAR|MDETERM|MINVERSE|FACTDOUBLE|SQRTPI|GCD|LCM)\(|"
+    r"(?<![A-Za-z0-9_.])(?:IM[A-Z0-9]+|AND|OR|FIXED|DOLLAR|MDETERM|MINVERSE|FACTDOUBLE|SQRTPI|GCD|LCM|CHOOSE)\(|"
     + "|".join(re.escape(n) for n in _NUMBER_CALLS)
 )
 
@@ -629,6 +645,8 @@ def _arguments(tokens, values, name, opened, closed, args) -> bool:
     elif name in LOGICAL_REFUSED:
         for position in LOGICAL_REFUSED[name] or range(len(args)):
             changed |= _cell_read_through(tokens, values, args, position, _not_logical) is not None
+    elif name in READ_THROUGH_INDEX and len(args) == 1:
+        changed = _read_through_index(tokens, values, args[0])
     elif name == "OFFSET" and len(args) >= 4:
         size = _size(tokens, args[0])
         if size is None:
@@ -639,6 +657,37 @@ def _arguments(tokens, values, name, opened, closed, args) -> bool:
                 values[separators[position - 1]] += str(fill)  # the comma before it
                 changed = True
     return changed
+
+
+def _read_through_index(tokens, values, arg) -> bool:
+    """An OFFSET of one cell or a CHOOSE among cells, the whole argument of an IS function,
+    TYPE, N or T, read through INDEX(arg,1,1) (READ_THROUGH_INDEX)."""
+    kept = without_spaces(tokens, arg)
+    if not kept or tokens[kept[0]].type != Token.FUNC or function_name(tokens[kept[0]]) not in _UNREAD_REFERENCES:
+        return False
+    inner = next((c for c in calls(tokens) if c[1] == kept[0] and c[2] == kept[-1]), None)
+    if inner is None:
+        return False  # the call is only a part of the argument (`OFFSET(...)+1`)
+    name, _, _, inner_args = inner
+    if name == "OFFSET":
+        if not 3 <= len(inner_args) <= 5 or not _one_cell_reference(tokens, inner_args[0]):
+            return False
+        for size in inner_args[3:]:
+            given = without_spaces(tokens, size)
+            if given and (len(given) != 1 or tokens[given[0]].value.strip() != "1"):
+                return False
+    elif len(inner_args) < 2 or not all(_one_cell_reference(tokens, choice) for choice in inner_args[1:]):
+        return False
+    # without the `@` IronCalc may render before the call (`T(@CHOOSE(...))`): INDEX reads the
+    # reference itself, its intersection with the formula's cell would be #VALUE!
+    values[kept[0]] = "INDEX(" + values[kept[0]].lstrip("@")
+    values[kept[-1]] += ",1,1)"
+    return True
+
+
+def _one_cell_reference(tokens: list[Token], positions: list[int]) -> bool:
+    found = plain_reference(tokens, positions)
+    return found is not None and found[1] is not None and found[1]["c2"] is None
 
 
 def _rounded_first(tokens, values, args) -> bool:

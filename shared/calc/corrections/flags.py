@@ -13,6 +13,7 @@ from shared.calc.corrections.lookups import (
 from shared.calc.corrections.functions.criteria_ranges import unfixable_criteria_ranges
 from shared.calc.corrections.functions.not_equal import unfixable_not_equal
 from shared.calc.corrections.functions.unfixable import unfixable_functions
+from shared.calc.corrections.index_ranges import unfixable_index_ranges
 from shared.calc.corrections.names import unfixable_names
 from shared.calc.corrections.reference_operators import unfixable_operators
 from shared.calc.corrections.tables import unfixable_references
@@ -61,7 +62,8 @@ def flagged_cells(book: ExcelBook, engine: str) -> tuple[list[dict], int]:
                     })
                 break
     for cell, reason in unfixable_names(book) + unfixable_references(book) + unfixable_functions(book) \
-            + unfixable_operators(book) + unfixable_not_equal(book) + unfixable_criteria_ranges(book):
+            + unfixable_operators(book) + unfixable_not_equal(book) + unfixable_criteria_ranges(book) \
+            + unfixable_index_ranges(book):
         total += 1
         if len(flags) < FLAG_LIMIT:
             flags.append({

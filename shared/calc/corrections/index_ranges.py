@@ -15,14 +15,19 @@ The rewrite: each end gives a first and last row and column (a static cell its o
 over a static reference `start + INT(n) - 1`, or the reference's whole extent for 0), and the
 range is `OFFSET(Sheet!$A$1, top-1, left-1, bottom-top+1, right-left+1)` with top = MIN of the
 ends' first rows, bottom = MAX of their last ones, and so on, guarded by #VALUE! for a negative
-position and #REF! for one past the end. Left alone: INDEX over a computed reference, over
-several areas, a two-dimensional reference with one number (a whole row), ends on different
-sheets, array formulas.
+position and #REF! for one past the end. INDEX over a defined name to a range
+(`INDEX(Prices,2):INDEX(Prices,5)`) reads as over that range (the cell's sheet's own name
+first, then the workbook's). Left alone: INDEX over a computed reference, over several areas,
+a two-dimensional reference with one number (a whole row), ends on different sheets, array
+formulas. Such a range over a computed reference (`INDEX(OFFSET(...),2):...`, a name to an
+OFFSET) or in an array formula stays IronCalc's #VALUE!, so the cell is flagged at upload
+(`unfixable_index_ranges`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from openpyxl.formula.tokenizer import Token
 
@@ -67,12 +72,19 @@ def _span(expr: str, start: int, end: int, guards: list) -> tuple[str, str]:
     return (str(start), str(end)) if number == 0 else (str(start + number - 1),) * 2
 
 
-def _index_end(tokens: list[Token], args: list[list[int]], guards: list) -> tuple[str | None, tuple]:
+def _index_end(tokens: list[Token], args: list[list[int]], guards: list,
+               names: Callable[[str], str | None]) -> tuple[str | None, tuple]:
     """(sheet of the reference, ((first row, last row), (first col, last col))) of one INDEX."""
     if len(args) not in (2, 3) or len(args[0]) != 1:
         raise _Skip
     ref = tokens[args[0][0]]
-    box = parse_range(ref.value.lstrip("@")) if ref.type == Token.OPERAND and ref.subtype == Token.RANGE else None
+    if ref.type != Token.OPERAND or ref.subtype != Token.RANGE:
+        raise _Skip
+    text = ref.value.lstrip("@")
+    box = parse_range(text)
+    if box is None:  # a name to a range on one sheet (`INDEX(Data,2)`) reads as the range
+        target = names(text)
+        box = parse_range(target) if target is not None else None
     if box is None:
         raise _Skip
     text = ["".join(tokens[i].value for i in arg) for arg in args[1:]]
@@ -116,8 +128,13 @@ def _offset(sheet: str | None, ends: list[tuple], guards: list) -> str:
     return text
 
 
-def rewrite_formula(formula: str) -> str | None:
-    """The formula with its first INDEX-ended range as an OFFSET, or None."""
+def _no_names(_: str) -> None:
+    return None
+
+
+def rewrite_formula(formula: str, names: Callable[[str], str | None] = _no_names) -> str | None:
+    """The formula with its first INDEX-ended range as an OFFSET, or None; `names` gives the
+    range a defined name stands for (None for a name to anything else)."""
     if not _HINT.search(formula):
         return None
     tokens = tokenize(formula)
@@ -148,7 +165,7 @@ def rewrite_formula(formula: str) -> str | None:
         guards: list = []
         try:
             first, second = (
-                _cell_end(what) if kind == "cell" else _index_end(tokens, what, guards) for kind, what in sides
+                _cell_end(what) if kind == "cell" else _index_end(tokens, what, guards, names) for kind, what in sides
             )
             if first[0] is not None and second[0] is not None and _sheet(first[0]) != _sheet(second[0]):
                 continue
@@ -163,17 +180,79 @@ def rewrite_formula(formula: str) -> str | None:
     return None
 
 
-def correct_index_ranges(model, cells: list[tuple[int, int, int]]) -> list[Rewrite]:
+def correct_index_ranges(model, cells: list[tuple[int, int, int]],
+                         names: dict[tuple[str, int | None], str] | None = None) -> list[Rewrite]:
     """Rewrite, in `model`, the INDEX-ended ranges of `cells` (array formulas left out by the
-    caller). Returns what changed."""
+    caller); `names` are the defined names as written ({(name in lower case, sheet index or
+    None): formula}). Returns what changed."""
 
     def rewrite(formula: str, sheet: int, row: int, col: int) -> str | None:
-        text, changed = formula.lstrip("="), False
-        for _ in range(8):  # one range per pass; a formula rarely has more
-            again = rewrite_formula(text)
-            if again is None:
-                break
-            text, changed = again, True
-        return text if changed else None
+        text = _rewritten(formula.lstrip("="), _resolver(names or {}, sheet))
+        return None if text == formula.lstrip("=") else text
 
     return rewrite_cells(model, cells, rewrite)
+
+
+def _rewritten(text: str, names: Callable[[str], str | None]) -> str:
+    for _ in range(8):  # one range per pass; a formula rarely has more
+        again = rewrite_formula(text, names)
+        if again is None:
+            break
+        text = again
+    return text
+
+
+def _resolver(names: dict[tuple[str, int | None], str], sheet: int | None) -> Callable[[str], str | None]:
+    """The range a name stands for on `sheet` (its own name first, then the workbook's)."""
+
+    def resolve(name: str) -> str | None:
+        key = name.lower()
+        target = names.get((key, sheet), names.get((key, None)))
+        return None if target is None or parse_range(target.strip().lstrip("=")) is None else target.strip().lstrip("=")
+
+    return resolve
+
+
+UNREAD_REASON = (
+    "a range ended by INDEX over a calculated reference or a name to one ({end}): IronCalc 0.9.1 "
+    "answers #VALUE! for it and the rewrite cannot express it"
+)
+
+ARRAY_REASON = (
+    "a range ended by INDEX in an array formula ({end}): IronCalc 0.9.1 answers #VALUE! for it, "
+    "and array formulas are not rewritten"
+)
+
+
+def unfixable_index_ranges(book) -> list[tuple[object, str]]:
+    """[(formula cell, reason)] of an ExcelBook's cells holding a range ended by INDEX that the
+    rewrite leaves (`INDEX(OFFSET(A1,0,0,n),2):INDEX(OFFSET(A1,0,0,n),5)`, a name to OFFSET),
+    array formulas included: IronCalc answers #VALUE! for every such range."""
+    names = {(name.lower(), None): text for name, text in book.defined_names.items()}
+    found = []
+    for cell in book.cells:
+        if cell.array_area or not _HINT.search(cell.formula):
+            continue
+        text = cell.formula.lstrip("=")
+        if cell.array_formula:  # not rewritten (the caller of correct_index_ranges)
+            end = _index_range_left(text)
+            if end is not None:
+                found.append((cell, ARRAY_REASON.format(end=end)))
+            continue
+        end = _index_range_left(_rewritten(text, _resolver(names, None)))
+        if end is not None:
+            found.append((cell, UNREAD_REASON.format(end=end)))
+    return found
+
+
+def _index_range_left(formula: str) -> str | None:
+    """The first INDEX call joined to a range operator in `formula` (its text), or None."""
+    tokens = tokenize(formula)
+    if tokens is None:
+        return None
+    for _, opened, closed, _ in calls(tokens):
+        head = _OPEN.match(tokens[opened].value)
+        after = tokens[closed + 1] if closed + 1 < len(tokens) else None
+        if head is not None and (head.group("pre") or after is not None and after.value.startswith(":")):
+            return "".join(t.value for t in tokens[opened:closed + 1]).lstrip("@")
+    return None

@@ -176,6 +176,17 @@ def names_survey(data: bytes) -> tuple[dict, set[tuple[int, int, int]]] | None:
     return defined_names(workbook_xml), array_cells(data)
 
 
+def workbook_names(data: bytes) -> dict[tuple[str, int | None], str]:
+    """Every defined name as written (names.defined_names), {} for a package without them."""
+    from shared.calc.corrections.names import defined_names
+
+    try:
+        workbook_xml = open_package(data).read("xl/workbook.xml")
+    except KeyError:
+        return {}
+    return defined_names(workbook_xml) if b"<definedName" in workbook_xml else {}
+
+
 def array_cells(data: bytes) -> set[tuple[int, int, int]]:
     """The (sheet index, row, col) of every array-formula cell."""
     package = open_package(data)
