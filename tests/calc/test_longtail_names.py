@@ -37,6 +37,9 @@ FORMULAS = {  # Sheet1 cell: (output, formula, Excel's value)
     # a name to a range as INDEX's reference: the 2nd to 5th prices, B3:B6
     "F11": ("named_ends", "=SUM(INDEX(PriceColumn,2):INDEX(PriceColumn,5))", 1.73),
     "F12": ("named_end", "=SUM(B2:INDEX(PriceColumn,COUNT(PriceColumn)))", 2.42),
+    # XLOOKUP gives a reference (its page's example 6): Bananas' price to Oranges', B3:B5
+    "F13": ("lookup_ends", '=SUM(_xlfn.XLOOKUP("Bananas",A2:A6,B2:B6):_xlfn.XLOOKUP("Oranges",A2:A6,B2:B6))', 1.14),
+    "F14": ("lookup_end_missing", '=SUM(B2:_xlfn.XLOOKUP("Kiwis",A2:A6,B2:B6))', "#N/A"),
 }
 
 

@@ -1,5 +1,6 @@
 """Ranges whose ends are INDEX calls (`INDEX(B:B,2):INDEX(B:B,COUNTA(B:B))`,
-`$B$2:INDEX(B:B,n)`), rewritten at model load as the OFFSET that is the same range.
+`$B$2:INDEX(B:B,n)`) or XLOOKUP calls, rewritten at model load as the OFFSET that is the same
+range.
 
 Excel's rules (Microsoft support, "INDEX function", reference form; "Calculation operators and
 precedence", the range operator): INDEX(reference, row_num, [column_num]) returns a reference
@@ -15,7 +16,11 @@ The rewrite: each end gives a first and last row and column (a static cell its o
 over a static reference `start + INT(n) - 1`, or the reference's whole extent for 0), and the
 range is `OFFSET(Sheet!$A$1, top-1, left-1, bottom-top+1, right-left+1)` with top = MIN of the
 ends' first rows, bottom = MAX of their last ones, and so on, guarded by #VALUE! for a negative
-position and #REF! for one past the end. INDEX over a defined name to a range
+position and #REF! for one past the end. XLOOKUP returns a reference too (Microsoft's
+XLOOKUP page, example 6: `SUM(XLOOKUP(B3,B6:B10,E6:E10):XLOOKUP(C3,B6:B10,E6:E10))` sums the
+values from one match to the other); an end `XLOOKUP(v,lookup,return,,mode,search)` over a
+return range of one row or column is first written as the INDEX it stands for,
+`INDEX(return,XMATCH(v,lookup,mode,search))` (not found: #N/A, as XLOOKUP). INDEX over a defined name to a range
 (`INDEX(Prices,2):INDEX(Prices,5)`) reads as over that range (the cell's sheet's own name
 first, then the workbook's). Left alone: INDEX over a computed reference, over several areas,
 a two-dimensional reference with one number (a whole row), ends on different sheets, array
@@ -31,15 +36,16 @@ from collections.abc import Callable
 
 from openpyxl.formula.tokenizer import Token
 
-from shared.calc.corrections.formula_tokens import calls, tokenize
+from shared.calc.corrections.formula_tokens import calls, tokenize, without_spaces
 from shared.calc.corrections.lookups import Box, parse_range
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 from shared.calc.refs import column_number
 
-MENTION = re.compile(rb"(?i)INDEX\([^<]*\)\s*:|:\s*(?:_XLFN\.)?INDEX\(")
-KEYWORDS = (b"INDEX(",)
-_HINT = re.compile(r"(?i)\)\s*:|:\s*(?:_xlfn\.)?INDEX\(")
+MENTION = re.compile(rb"(?i)(?:INDEX|XLOOKUP)\([^<]*\)\s*:|:\s*(?:_XLFN\.)?(?:INDEX|XLOOKUP)\(")
+KEYWORDS = (b"INDEX(", b"XLOOKUP(")
+_HINT = re.compile(r"(?i)\)\s*:|:\s*(?:_xlfn\.)?(?:INDEX|XLOOKUP)\(")
 _OPEN = re.compile(r"(?i)^(?P<pre>(?P<cell>.*?)\s*:\s*)?@?(?:_xlfn\.)?INDEX\($")
+_LOOKUP_OPEN = re.compile(r"(?i)^(?P<pre>(?P<cell>.*?)\s*:\s*)?@?(?:_xlfn\.)?XLOOKUP\($")
 _CELL = re.compile(r"(?:(?P<sheet>'(?:[^']|'')+'|[^'!\[\]:*?/\\,()\s]+)!)?\$?(?P<col>[A-Za-z]{1,3})\$?(?P<row>\d{1,7})")
 
 
@@ -140,6 +146,9 @@ def rewrite_formula(formula: str, names: Callable[[str], str | None] = _no_names
     tokens = tokenize(formula)
     if tokens is None:
         return None
+    as_index = _lookups_as_index(tokens)
+    if as_index is not None:
+        return as_index
     for _, opened, closed, args in calls(tokens):
         head = _OPEN.match(tokens[opened].value)
         if head is None:
@@ -180,6 +189,32 @@ def rewrite_formula(formula: str, names: Callable[[str], str | None] = _no_names
     return None
 
 
+def _lookups_as_index(tokens: list[Token]) -> str | None:
+    """The formula with each XLOOKUP that ends a range written as the INDEX it stands for,
+    `INDEX(return,XMATCH(value,lookup[,match_mode][,search_mode]))`, or None when none is: an
+    XLOOKUP whose return array is one row or column of cells and whose if_not_found is left out
+    (its value is no reference)."""
+    values, changed = [t.value for t in tokens], False
+    for _, opened, closed, args in calls(tokens):
+        head = _LOOKUP_OPEN.match(tokens[opened].value)
+        after = tokens[closed + 1] if closed + 1 < len(tokens) else None
+        if head is None or not (head.group("pre") or after is not None and after.value.startswith(":")):
+            continue
+        if not 3 <= len(args) <= 6 or len(args) > 3 and without_spaces(tokens, args[3]):
+            continue
+        returned = without_spaces(tokens, args[2])
+        box = parse_range(tokens[returned[0]].value.lstrip("@")) if len(returned) == 1 else None
+        if box is None or (box.rows != 1 and box.cols != 1) \
+                or any(values[i] != tokens[i].value for i in range(opened, closed + 1)):
+            continue
+        texts = ["".join(values[i] for i in arg).strip() for arg in args]
+        values[opened] = f"{head.group('pre') or ''}INDEX({texts[2]},XMATCH({','.join(texts[:2] + texts[4:])})"
+        for i in range(opened + 1, closed):
+            values[i] = ""
+        changed = True
+    return "".join(values) if changed else None
+
+
 def correct_index_ranges(model, cells: list[tuple[int, int, int]],
                          names: dict[tuple[str, int | None], str] | None = None) -> list[Rewrite]:
     """Rewrite, in `model`, the INDEX-ended ranges of `cells` (array formulas left out by the
@@ -214,8 +249,8 @@ def _resolver(names: dict[tuple[str, int | None], str], sheet: int | None) -> Ca
 
 
 UNREAD_REASON = (
-    "a range ended by INDEX over a calculated reference or a name to one ({end}): IronCalc 0.9.1 "
-    "answers #VALUE! for it and the rewrite cannot express it"
+    "a range ended by INDEX over a calculated reference or a name to one, or by XLOOKUP with an "
+    "if_not_found ({end}): IronCalc 0.9.1 answers #VALUE! for it and the rewrite cannot express it"
 )
 
 ARRAY_REASON = (
@@ -251,7 +286,7 @@ def _index_range_left(formula: str) -> str | None:
     if tokens is None:
         return None
     for _, opened, closed, _ in calls(tokens):
-        head = _OPEN.match(tokens[opened].value)
+        head = _OPEN.match(tokens[opened].value) or _LOOKUP_OPEN.match(tokens[opened].value)
         after = tokens[closed + 1] if closed + 1 < len(tokens) else None
         if head is not None and (head.group("pre") or after is not None and after.value.startswith(":")):
             return "".join(t.value for t in tokens[opened:closed + 1]).lstrip("@")

@@ -17,6 +17,7 @@ from shared.calc.corrections.lookups import MENTION
 from shared.calc.corrections.model import Rewrite
 from shared.calc.refs import column_number
 from shared.calc.xlsx.package import open_package, workbook_parts
+from shared.calc.xlsx.prefixes import prefixed as excel_prefixed
 
 log = logging.getLogger(__name__)
 _CELL = re.compile(rb"<c\b([^>]*?)(?:/>|>(.*?)</c>)", re.DOTALL)
@@ -201,10 +202,15 @@ def array_cells(data: bytes) -> set[tuple[int, int, int]]:
     return arrays
 
 
+# a function token's text: what the tokenizer joins before the name (`B2:`), the name, `(`
+_CALLED = re.compile(r"^(?P<lead>.*?)(?P<name>[A-Za-z_][A-Za-z0-9_.]*)\($")
+
+
 def _as_exported(original: str, exported: str) -> str:
     """The original formula with the function prefixes (_xlfn., _xlws.) IronCalc's export gave
-    the same functions in the rewritten one (the rewrite never adds or drops a function), and
-    without IronCalc's `@` marks of implicit intersection."""
+    the same functions in the rewritten one, or Excel's own (prefixes.py) for a function the
+    rewrite replaced (an XLOOKUP ending a range becomes INDEX and XMATCH), and without
+    IronCalc's `@` marks of implicit intersection."""
     prefixed = {
         re.sub(r"^(?:_xlfn\.|_xlws\.)+", "", t.value, flags=re.IGNORECASE).upper(): t.value
         for t in Tokenizer("=" + exported).items if t.type == Token.FUNC and t.subtype == Token.OPEN
@@ -222,7 +228,8 @@ def _as_exported(original: str, exported: str) -> str:
                 (token.type == Token.OPERAND and token.subtype == Token.RANGE):
             token.value = token.value[1:] if token.value.startswith("@") else token.value
         if token.type == Token.FUNC and token.subtype == Token.OPEN:
-            token.value = prefixed.get(token.value.upper(), token.value)
+            token.value = prefixed.get(token.value.upper()) or _CALLED.sub(
+                lambda m: m["lead"] + excel_prefixed(m["name"]) + "(", token.value)
     return "".join(t.value for t in tokens)
 
 
