@@ -40,6 +40,11 @@ FORMULAS = {  # Sheet1 cell: (output, formula, Excel's value)
     # XLOOKUP gives a reference (its page's example 6): Bananas' price to Oranges', B3:B5
     "F13": ("lookup_ends", '=SUM(_xlfn.XLOOKUP("Bananas",A2:A6,B2:B6):_xlfn.XLOOKUP("Oranges",A2:A6,B2:B6))', 1.14),
     "F14": ("lookup_end_missing", '=SUM(B2:_xlfn.XLOOKUP("Kiwis",A2:A6,B2:B6))', "#N/A"),
+    # the cell INDEX or XLOOKUP refers to, read as a reference: its row, its address, an OFFSET
+    # from it (Lemons is row 4; Bananas' and Lemons' counts 38 + 15)
+    "F15": ("row_of_index", '=ROW(INDEX(B2:B6,MATCH("Lemons",A2:A6,0)))', 4),
+    "F16": ("address_of_lookup", '=CELL("address",_xlfn.XLOOKUP("Pears",A2:A6,C2:C6))', "$C$6"),
+    "F17": ("offset_from_index", "=SUM(OFFSET(INDEX(C2:C6,2),0,0,2))", 53),
 }
 
 

@@ -1,6 +1,7 @@
 """Ranges whose ends are INDEX calls (`INDEX(B:B,2):INDEX(B:B,COUNTA(B:B))`,
-`$B$2:INDEX(B:B,n)`) or XLOOKUP calls, rewritten at model load as the OFFSET that is the same
-range.
+`$B$2:INDEX(B:B,n)`) or XLOOKUP calls, and the cell INDEX or XLOOKUP refers to where a function
+reads it as a reference (`ROW(INDEX(B:B,n))`, REFERENCE_READERS), rewritten at model load as the
+OFFSET that is the same range.
 
 Excel's rules (Microsoft support, "INDEX function", reference form; "Calculation operators and
 precedence", the range operator): INDEX(reference, row_num, [column_num]) returns a reference
@@ -15,8 +16,8 @@ inside a defined name (inlined first by names.py).
 The rewrite: each end gives a first and last row and column (a static cell its own; an INDEX
 over a static reference `start + INT(n) - 1`, or the reference's whole extent for 0), and the
 range is `OFFSET(Sheet!$A$1, top-1, left-1, bottom-top+1, right-left+1)` with top = MIN of the
-ends' first rows, bottom = MAX of their last ones, and so on, guarded by #VALUE! for a negative
-position and #REF! for one past the end. XLOOKUP returns a reference too (Microsoft's
+ends' first rows, bottom = MAX of their last ones, and so on, guarded (in OFFSET's rows, so the
+result stays a reference) by #VALUE! for a negative position and #REF! for one past the end. XLOOKUP returns a reference too (Microsoft's
 XLOOKUP page, example 6: `SUM(XLOOKUP(B3,B6:B10,E6:E10):XLOOKUP(C3,B6:B10,E6:E10))` sums the
 values from one match to the other); an end `XLOOKUP(v,lookup,return,,mode,search)` over a
 return range of one row or column is first written as the INDEX it stands for,
@@ -36,15 +37,25 @@ from collections.abc import Callable
 
 from openpyxl.formula.tokenizer import Token
 
-from shared.calc.corrections.formula_tokens import calls, tokenize, without_spaces
+from shared.calc.corrections.formula_tokens import calls, function_name, tokenize, without_spaces
 from shared.calc.corrections.lookups import Box, parse_range
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 from shared.calc.refs import column_number
 
-MENTION = re.compile(rb"(?i)(?:INDEX|XLOOKUP)\([^<]*\)\s*:|:\s*(?:_XLFN\.)?(?:INDEX|XLOOKUP)\(")
+MENTION = re.compile(
+    rb"(?i)(?:INDEX|XLOOKUP)\([^<]*\)\s*:|:\s*(?:_XLFN\.)?(?:INDEX|XLOOKUP)\("
+    rb"|(?:ROW|COLUMN|CELL|OFFSET|ISREF)\([^()<]*?(?:INDEX|XLOOKUP)\("
+)
 KEYWORDS = (b"INDEX(", b"XLOOKUP(")
-_HINT = re.compile(r"(?i)\)\s*:|:\s*(?:_xlfn\.)?(?:INDEX|XLOOKUP)\(")
+_HINT = re.compile(
+    r"(?i)\)\s*:|:\s*(?:_xlfn\.)?(?:INDEX|XLOOKUP)\(|(?:ROW|COLUMN|CELL|OFFSET|ISREF)\([^()]*?(?:INDEX|XLOOKUP)\("
+)
 _OPEN = re.compile(r"(?i)^(?P<pre>(?P<cell>.*?)\s*:\s*)?@?(?:_xlfn\.)?INDEX\($")
+# The functions that read a reference itself (its place, not its value), by the argument: given
+# the one cell INDEX or XLOOKUP refers to, IronCalc 0.9.1 answers #VALUE! (ISREF FALSE), where
+# Excel reads that cell (measured: ROW(INDEX(B1:B5,3)) 3, CELL("address",INDEX(B1:B5,3)) $B$3,
+# SUM(OFFSET(INDEX(B1:B5,2),0,0,2)), ISREF(XLOOKUP(...)) TRUE)
+REFERENCE_READERS = {"ROW": 0, "COLUMN": 0, "CELL": 1, "OFFSET": 0, "ISREF": 0}
 _LOOKUP_OPEN = re.compile(r"(?i)^(?P<pre>(?P<cell>.*?)\s*:\s*)?@?(?:_xlfn\.)?XLOOKUP\($")
 _CELL = re.compile(r"(?:(?P<sheet>'(?:[^']|'')+'|[^'!\[\]:*?/\\,()\s]+)!)?\$?(?P<col>[A-Za-z]{1,3})\$?(?P<row>\d{1,7})")
 
@@ -126,12 +137,12 @@ def _offset(sheet: str | None, ends: list[tuple], guards: list) -> str:
     anchor = Box(sheet, 1, 1, 1, 1).text().split(":")[0]
     size = lambda low, high: str(int(high) - int(low) + 1) if low.isdigit() and high.isdigit() else f"{high}-{low}+1"
     start = lambda low: str(int(low) - 1) if low.isdigit() else f"{low}-1"
-    text = f"OFFSET({anchor},{start(top)},{start(left)},{size(top, bottom)},{size(left, right)})"
-    if guards:
+    rows = start(top)
+    if guards:  # inside OFFSET, which stays a reference (ROW(IF(...,OFFSET(...))) is #VALUE!)
         negative = ",".join(g[0] for g in guards)
         past = ",".join(g[1] for g in guards)
-        text = f"IF(OR({negative}),#VALUE!,IF(OR({past}),#REF!,{text}))"
-    return text
+        rows = f"IF(OR({negative}),#VALUE!,IF(OR({past}),#REF!,{rows}))"
+    return f"OFFSET({anchor},{rows},{start(left)},{size(top, bottom)},{size(left, right)})"
 
 
 def _no_names(_: str) -> None:
@@ -146,7 +157,8 @@ def rewrite_formula(formula: str, names: Callable[[str], str | None] = _no_names
     tokens = tokenize(formula)
     if tokens is None:
         return None
-    as_index = _lookups_as_index(tokens)
+    sites = _read_as_references(tokens)
+    as_index = _lookups_as_index(tokens, sites)
     if as_index is not None:
         return as_index
     for _, opened, closed, args in calls(tokens):
@@ -154,7 +166,9 @@ def rewrite_formula(formula: str, names: Callable[[str], str | None] = _no_names
         if head is None:
             continue
         after = tokens[closed + 1] if closed + 1 < len(tokens) else None
-        if head.group("pre"):  # `X:INDEX(...)`, X a cell written before it
+        if opened in sites:  # `ROW(INDEX(...))`: the range of INDEX alone
+            sides, start, stop = [("index", args), ("index", args)], opened, closed
+        elif head.group("pre"):  # `X:INDEX(...)`, X a cell written before it
             sides, start, stop = [("cell", head.group("cell")), ("index", args)], opened, closed
         elif after is not None and after.value.startswith(":"):
             if after.type == Token.FUNC and _OPEN.match(after.value):
@@ -189,16 +203,36 @@ def rewrite_formula(formula: str, names: Callable[[str], str | None] = _no_names
     return None
 
 
-def _lookups_as_index(tokens: list[Token]) -> str | None:
-    """The formula with each XLOOKUP that ends a range written as the INDEX it stands for,
-    `INDEX(return,XMATCH(value,lookup[,match_mode][,search_mode]))`, or None when none is: an
-    XLOOKUP whose return array is one row or column of cells and whose if_not_found is left out
-    (its value is no reference)."""
+def _read_as_references(tokens: list[Token]) -> set[int]:
+    """The open tokens of the INDEX and XLOOKUP calls that are the whole reference argument of a
+    function in REFERENCE_READERS."""
+    found = calls(tokens)
+    closing = {opened: closed for _, opened, closed, _ in found}
+    sites = set()
+    for name, _, _, args in found:
+        position = REFERENCE_READERS.get(name)
+        kept = without_spaces(tokens, args[position]) if position is not None and position < len(args) else []
+        if kept and closing.get(kept[0]) == kept[-1] and function_name(tokens[kept[0]]) in ("INDEX", "XLOOKUP"):
+            sites.add(kept[0])
+    return sites
+
+
+def _ends_reference(tokens: list[Token], head: re.Match, opened: int, closed: int, sites: set[int]) -> bool:
+    """Whether the call at `opened` gives a reference that is read as one: the end of a range
+    (`X:INDEX(...)`, `INDEX(...):...`) or a site of _read_as_references."""
+    after = tokens[closed + 1] if closed + 1 < len(tokens) else None
+    return bool(head.group("pre")) or after is not None and after.value.startswith(":") or opened in sites
+
+
+def _lookups_as_index(tokens: list[Token], sites: set[int]) -> str | None:
+    """The formula with each XLOOKUP read as a reference (_ends_reference) written as the INDEX
+    it stands for, `INDEX(return,XMATCH(value,lookup[,match_mode][,search_mode]))`, or None when
+    none is: an XLOOKUP whose return array is one row or column of cells and whose if_not_found
+    is left out (its value is no reference)."""
     values, changed = [t.value for t in tokens], False
     for _, opened, closed, args in calls(tokens):
         head = _LOOKUP_OPEN.match(tokens[opened].value)
-        after = tokens[closed + 1] if closed + 1 < len(tokens) else None
-        if head is None or not (head.group("pre") or after is not None and after.value.startswith(":")):
+        if head is None or not _ends_reference(tokens, head, opened, closed, sites):
             continue
         if not 3 <= len(args) <= 6 or len(args) > 3 and without_spaces(tokens, args[3]):
             continue
@@ -285,9 +319,9 @@ def _index_range_left(formula: str) -> str | None:
     tokens = tokenize(formula)
     if tokens is None:
         return None
+    sites = _read_as_references(tokens)
     for _, opened, closed, _ in calls(tokens):
         head = _OPEN.match(tokens[opened].value) or _LOOKUP_OPEN.match(tokens[opened].value)
-        after = tokens[closed + 1] if closed + 1 < len(tokens) else None
-        if head is not None and (head.group("pre") or after is not None and after.value.startswith(":")):
+        if head is not None and _ends_reference(tokens, head, opened, closed, sites):
             return "".join(t.value for t in tokens[opened:closed + 1]).lstrip("@")
     return None
