@@ -37,7 +37,12 @@ from collections.abc import Callable
 
 from openpyxl.formula.tokenizer import Token
 
-from shared.calc.corrections.formula_tokens import calls, function_name, tokenize, without_spaces
+from shared.calc.corrections.formula_tokens import (
+    calls,
+    function_name,
+    tokenize,
+    without_spaces,
+)
 from shared.calc.corrections.lookups import Box, parse_range
 from shared.calc.corrections.model import Rewrite, rewrite_cells
 from shared.calc.refs import column_number
