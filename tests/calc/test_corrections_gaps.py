@@ -68,28 +68,37 @@ def test_subtotal_ignores_a_nested_subtotal_and_aggregate_ignores_both():
 # --- 2. COUNT/AVERAGE of a name to an array constant, in an array formula ----------------------
 
 
-def test_a_name_to_an_array_constant_inside_an_array_formula_is_flagged():
+def test_a_name_inside_an_array_formula_is_read_as_its_formula_or_flagged():
     # GIVEN Arr = {1,2,"a",TRUE}: Excel's COUNT(Arr) is 2 and AVERAGE(Arr) 1.5 (only the
-    # array's numbers count, COUNT and AVERAGE pages). In an array formula IronCalc 0.9.1
-    # answers 0 and #NAME? (the layer does not rewrite array formulas).
+    # array's numbers count, COUNT and AVERAGE pages), where IronCalc 0.9.1 answers 0 and counts
+    # TRUE for an array; Rate = 0.5, a name to a constant ("Define and use names in formulas":
+    # the name calculates as its formula written in its place)
     wb = workbook([])
     wb.defined_names["Arr"] = DefinedName("Arr", attr_text='{1,2,"a",TRUE}')
     wb.defined_names["Rate"] = DefinedName("Rate", attr_text="0.5")
     wb.defined_names["Cells"] = DefinedName("Cells", attr_text="Doc!$A$1:$A$2")
     ws = wb["Doc"]
+    ws["A1"], ws["A2"] = 10, 30
     ws["H1"] = ArrayFormula("H1", "=COUNT(Arr)")
     ws["H2"] = ArrayFormula("H2", "=AVERAGE(Arr)")
     ws["H3"] = ArrayFormula("H3", "=SUM(Rate*A1:A2)")
     ws["H4"] = ArrayFormula("H4", "=SUM(Cells*2)")  # a name to cells: read right
     ws["H5"] = "=COUNT(Arr)"  # not an array formula: rewritten at load (arguments.py)
+    ws["J1"] = ArrayFormula("J1:J2", "=Rate*A1:A2")  # a legacy array formula of two cells
+    add_name(wb, "rated", "Doc!$H$3")
 
     # WHEN the upload is checked
     names = flagged(to_bytes(wb))
 
-    # THEN the three array formulas using a name to a constant are named, with the name
-    assert sorted(names) == ["H1", "H2", "H3"]
-    assert "the defined name Arr stands for a formula or constant" in names["H1"]
-    assert "the defined name Rate" in names["H3"]
+    # THEN COUNT and AVERAGE of the name's array are named as COUNT and AVERAGE of an array
+    # are, the legacy array formula of two cells (left as it is) with the name
+    assert sorted(names) == ["H1", "H2", "J1"]
+    assert names["H1"].startswith("COUNT given an array")
+    assert names["H2"].startswith("AVERAGE given an array holding logical values")
+    assert "the defined name Rate stands for a formula or constant" in names["J1"]
+    # AND the one-cell array formula reads Rate as 0.5: (10 + 30) * 0.5
+    for loaded in uploaded_and_stored(to_bytes(wb)):
+        assert loaded.calculate({}, ["rated"]) == {"rated": 20}
 
 
 def test_count_and_average_of_a_name_to_an_array_constant_outside_array_formulas():

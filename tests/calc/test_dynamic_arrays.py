@@ -397,3 +397,31 @@ def test_trim_references_follow_the_filled_cells(workbook_of):
     assert workbook.calculate({}) == {"total": 5, "doubled": [[2, 4, 6], [8, 10, 12]]}
     assert workbook.calculate({"data": [[10, 0, 0], [1, 1, 1]]}) == {"total": 11, "doubled": [[20, 0, 0], [2, 2, 2]]}
     assert workbook.correction_flags() == []
+
+
+def test_a_name_to_a_formula_at_the_top_of_a_dynamic_array_is_its_formula():
+    # GIVEN Sorted, a name to the spill of D1 (Excel writes `=Sheet1!$D$1#` as
+    # `_xlfn.ANCHORARRAY(Sheet1!$D$1)`), the inputs 3, 1, 2 sorted there, and Rate = 0.5,
+    # used at the top of spilled formulas ("Define and use names in formulas": a name
+    # calculates as its formula written in its place; SORT page: ascending by default)
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Sheet1"
+    for row, value in enumerate([3, 1, 2], start=1):
+        ws[f"A{row}"] = value
+    spilled(ws, "D1", "=_xlfn._xlws.SORT(A1:A3)", "D1:D3")
+    spilled(ws, "F1", "=Sorted", "F1:F3")
+    spilled(ws, "G1", "=Sorted*10", "G1:G3")
+    spilled(ws, "H1", "=Sorted*Rate", "H1:H3")
+    add_name(wb, "Sorted", "_xlfn.ANCHORARRAY(Sheet1!$D$1)")
+    add_name(wb, "Rate", "0.5")
+    add_name(wb, "data", "Sheet1!$A$1:$A$3")
+    for column in "FGH":
+        add_name(wb, f"out_{column.lower()}", f"Sheet1!${column}$1:${column}$3")
+
+    for workbook in uploaded_and_stored(excel365(wb)):
+        # WHEN a job sorts new data
+        outputs = workbook.calculate({"data": [[30], [10], [20]]}, ["out_f", "out_g", "out_h"])
+        # THEN each spill is the name's array, as Excel (IronCalc alone: #NAME?)
+        assert outputs == {"out_f": [10, 20, 30], "out_g": [100, 200, 300], "out_h": [5, 10, 15]}
+        assert workbook.correction_flags() == []

@@ -257,15 +257,10 @@ def _correct_references(model, data: bytes) -> list[Rewrite]:
     # Legacy (Ctrl+Shift+Enter) array formulas of several cells are left alone: a rewrite
     # through IronCalc's API would make one a dynamic array. Excel 365's dynamic arrays
     # (`FILTER(Table1[],...)`) and one-cell array formulas are rewritten, without intersection.
-    from shared.calc.corrections.dynamic import spill_areas
-
-    areas = spill_areas(data)
-    legacy = {(sheet, r, c) for sheet, row, col, bottom, right, is_dynamic in areas
-              if not is_dynamic and (bottom, right) != (row, col)
-              for r in range(row, bottom + 1) for c in range(col, right + 1)}
+    legacy, rewritten = _array_formulas(data)
     cells = sorted(set(model.get_all_cells()) - legacy)
     return correct_references(model, tables, cells, defined, written_with_line_breaks(data) if tables else None,
-                              arrays={(sheet, row, col) for sheet, row, col, *_ in areas})
+                              arrays=rewritten)
 
 
 def _reference_operators(model, data: bytes) -> list[Rewrite]:
@@ -316,7 +311,24 @@ def _inline_names(model, data: bytes) -> list[Rewrite]:
     if surveyed is None:
         return []
     definitions, arrays = surveyed
-    return inline_names(model, definitions, model.get_all_cells(), arrays, tables_in(data))
+    legacy, rewritten = _array_formulas(data) if arrays else (set(), set())
+    return inline_names(model, definitions, model.get_all_cells(), legacy, tables_in(data), rewritten)
+
+
+def _array_formulas(data: bytes) -> tuple[set, set]:
+    """(the cells of legacy, Ctrl+Shift+Enter, array formulas of several cells, which a rewrite
+    through IronCalc's API would make dynamic arrays; the (sheet index, row, col) of every other
+    array formula: Excel 365's dynamic arrays and one-cell array formulas, rewritten without
+    intersection)."""
+    from shared.calc.corrections.dynamic import spill_areas
+
+    legacy, rewritten = set(), set()
+    for sheet, row, col, bottom, right, is_dynamic in spill_areas(data):
+        if is_dynamic or (bottom, right) == (row, col):
+            rewritten.add((sheet, row, col))
+        else:
+            legacy |= {(sheet, r, c) for r in range(row, bottom + 1) for c in range(col, right + 1)}
+    return legacy, rewritten
 
 
 def restore_formulas(xlsx: bytes, corrections: ModelCorrections) -> bytes:

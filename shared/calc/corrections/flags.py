@@ -3,6 +3,8 @@ the version's fidelity report and warnings, whether or not the file carries Exce
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from shared.calc.corrections.lookups import (
     find_lookups,
     is_computed,
@@ -14,7 +16,7 @@ from shared.calc.corrections.functions.criteria_ranges import unfixable_criteria
 from shared.calc.corrections.functions.not_equal import unfixable_not_equal
 from shared.calc.corrections.functions.unfixable import unfixable_functions
 from shared.calc.corrections.index_ranges import unfixable_index_ranges
-from shared.calc.corrections.names import unfixable_names
+from shared.calc.corrections.names import array_names_inlined, unfixable_names
 from shared.calc.corrections.reference_operators import unfixable_operators
 from shared.calc.corrections.tables import unfixable_references
 from shared.calc.xlsx.cells import ExcelBook
@@ -61,9 +63,14 @@ def flagged_cells(book: ExcelBook, engine: str) -> tuple[list[dict], int]:
                         "reason": _reason(site.function, text),
                     })
                 break
-    for cell, reason in unfixable_names(book) + unfixable_references(book) + unfixable_functions(book) \
-            + unfixable_operators(book) + unfixable_not_equal(book) + unfixable_criteria_ranges(book) \
-            + unfixable_index_ranges(book):
+    # the other checks read array formulas as the layer rewrites them, names inlined
+    cells = array_names_inlined(book)
+    view = replace(book, cells=cells)
+    written = {id(cell): original for cell, original in zip(cells, book.cells)}
+    for cell, reason in unfixable_names(book) + unfixable_references(view) + unfixable_functions(view) \
+            + unfixable_operators(view) + unfixable_not_equal(view) + unfixable_criteria_ranges(view) \
+            + unfixable_index_ranges(view):
+        cell = written.get(id(cell), cell)
         total += 1
         if len(flags) < FLAG_LIMIT:
             flags.append({

@@ -45,9 +45,11 @@ operator: @"; ECMA-376 Part 1, 18.2.5 definedName):
   #NAME?. The rewrite puts the error itself in the name's place. Ranges ended by INDEX calls in
   a name's formula are then rewritten by index_ranges.py.
 
+In Excel 365's dynamic arrays and in one-cell array formulas a name's formula is put in its
+place the same way, without implicit intersection (an array formula reads arrays whole).
 Left alone, and so IronCalc's as before (flagged at upload, `unfixable_names`, where it is
-wrong): array formulas (a plain formula in their place would
-mean something else), LAMBDA names (called, not referenced), names to other workbooks, names
+wrong): legacy array formulas of several cells (a rewrite through IronCalc's API would make
+one a dynamic array), LAMBDA names (called, not referenced), names to other workbooks, names
 using `[@Col]` (the using cell's row), and a name whose formula yields several cells at its top level (`Sheet1!$A$1:$A$3*2`, an
 intersection of ranges) where a single value is expected (Excel's reading of such an array in
 that place is not one IronCalc's operators express).
@@ -56,7 +58,7 @@ that place is not one IronCalc's operators express).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from xml.sax.saxutils import unescape
 
 from openpyxl.formula.tokenizer import Token
@@ -329,11 +331,12 @@ def _several_cells_at_top(tokens: list[Token], names: _Names, sheet: int, depth:
 
 def inline_names(model, definitions: dict[tuple[str, int | None], str],
                  cells: list[tuple[int, int, int]], skip: set[tuple[int, int, int]],
-                 tables: list = ()) -> list[Rewrite]:
+                 tables: list = (), arrays: set[tuple[int, int, int]] = frozenset()) -> list[Rewrite]:
     """Rewrite, in `model`, the formulas of `cells` (sheet index, row, col) that use a name
-    IronCalc gets wrong; `definitions` as `defined_names` reads them, `skip` the array-formula
-    cells, `tables` the workbook's (tables.tables_in) for names to structured references.
-    Returns what changed."""
+    IronCalc gets wrong; `definitions` as `defined_names` reads them, `skip` the cells left
+    alone (legacy array formulas of several cells), `arrays` the array formulas rewritten
+    without implicit intersection (dynamic arrays, one-cell array formulas), `tables` the
+    workbook's (tables.tables_in) for names to structured references. Returns what changed."""
     names = _Names([p["name"] for p in model.get_worksheets_properties()], definitions, tables)
     if not names.lowered:
         return []
@@ -345,17 +348,39 @@ def inline_names(model, definitions: dict[tuple[str, int | None], str],
         if tokens is None:
             return None
         try:
-            return _rewrite(tokens, names, sheet, row, col, True, 0)
+            return _rewrite(tokens, names, sheet, row, col, (sheet, row, col) not in arrays, 0)
         except _Unchanged:
             return None
 
     return rewrite_cells(model, [cell for cell in cells if cell not in skip], rewrite)
 
 
+def array_names_inlined(book) -> list:
+    """An ExcelBook's formula cells, those of the array formulas inline_names rewrites (dynamic
+    arrays, one-cell array formulas) with each name's formula in its place as it writes it: the
+    other checks of flags.py then read what IronCalc calculates (`{=COUNT(Arr)}` with Arr an
+    array constant is COUNT of that array)."""
+    names = _Names(book.sheets, {(name.lower(), None): text for name, text in book.defined_names.items()})
+    if not names.lowered:
+        return book.cells
+    found = []
+    for cell in book.cells:
+        text = None
+        if cell.array_formula and not cell.legacy_array and names.mentioned(cell.formula):
+            tokens = tokenize(cell.formula)
+            try:
+                text = _rewrite(tokens, names, -1, cell.row, cell.col, False, 0) if tokens else None
+            except _Unchanged:
+                text = None
+        found.append(replace(cell, formula=text) if text and text != cell.formula else cell)
+    return found
+
+
 ARRAY_NAME_REASON = (
-    "the defined name {name} stands for a formula or constant (an array constant too) inside an "
-    "array formula: IronCalc 0.9.1 answers #NAME? for it (COUNT and other functions that skip "
-    "errors then miss its values) and the layer does not rewrite array formulas"
+    "the defined name {name} stands for a formula or constant (an array constant too) inside a "
+    "legacy array formula of several cells: IronCalc 0.9.1 answers #NAME? for it (COUNT and "
+    "other functions that skip errors then miss its values) and the layer does not rewrite such "
+    "array formulas"
 )
 
 
@@ -395,13 +420,13 @@ def unfixable_names(book) -> list[tuple[object, str]]:
         tokens = tokenize(cell.formula)
         if tokens is None:
             continue
-        if cell.array_formula:
+        if cell.legacy_array:
             computed = _computed_name(tokens, book.defined_names)
             if computed is not None:
                 found.append((cell, ARRAY_NAME_REASON.format(name=computed)))
             continue
         try:
-            _rewrite(tokens, names, -1, cell.row, cell.col, True, 0)
+            _rewrite(tokens, names, -1, cell.row, cell.col, not cell.array_formula, 0)
         except _Unchanged:
             found.append((cell, (
                 "a defined name whose formula gives several cells, where Excel takes the one in "

@@ -42,6 +42,9 @@ class FormulaCell:
     expected: CellValue | None  # None when the file carries no cached value
     array_area: bool = False  # filled by another cell's array formula, no formula of its own
     array_formula: bool = False  # the cell's own formula is an array formula (t="array")
+    # that formula is a legacy (Ctrl+Shift+Enter) one over several cells: no dynamic-array
+    # metadata (`cm`), which the correction layer leaves as it is
+    legacy_array: bool = False
 
     @property
     def address(self) -> str:
@@ -139,17 +142,19 @@ def _sheet_cells(
                     text = Translator("=" + master, origin=origin).translate_formula(address)[1:]
                 except Exception:  # noqa: BLE001 - an untranslatable formula is still a formula
                     text = master
-        elif f_kind == "array" and f_element.get("ref"):
+        legacy = False
+        if f_kind == "array" and f_element.get("ref"):
             box = _parse_box(f_element.get("ref"))
             if box is not None and (box[0], box[1]) != (box[2], box[3]):
                 arrays.append((*box, text))
+                legacy = element.get("cm") is None
         if not text and f_kind != "shared" and arrays:
             # Excel writes an empty <f/> in some cells of a dynamic array's spill area
             plain_values[(row_number, col_number)] = expected
             element.clear()
             continue
         cells.append(FormulaCell(sheet, row_number, col_number, text, expected,
-                                 array_formula=f_kind == "array"))
+                                 array_formula=f_kind == "array", legacy_array=legacy))
         element.clear()
     # Cells an array formula fills carry only a <v>: they are formula results too.
     for top, left, bottom, right, text in arrays:

@@ -111,7 +111,7 @@ def _calculated_value(argument: str) -> bool:
 
 def _statistic_reason(function: str, arguments: list[str], array_formula: bool) -> str | None:
     for argument in arguments:
-        constant = argument.strip().startswith("{")
+        constant = argument.strip().lstrip("(").startswith("{")  # a name's array, inlined: `({1,2})`
         if constant and not array_formula and array_numbers(argument) is not None:
             continue  # an array constant of literals: rewritten at load (arguments.py)
         if function == "COUNT":
