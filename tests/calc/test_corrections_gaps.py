@@ -15,7 +15,7 @@ import openpyxl
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.formula import ArrayFormula
 
-from shared.calc.corrections.functions.unfixable import MODE_ERROR_REASON, reasons
+from shared.calc.corrections.functions.unfixable import CELL_LAYOUT_REASON, MODE_ERROR_REASON, reasons
 from shared.calc.fidelity.check import check
 
 from .conftest import add_name, to_bytes, uploaded_and_stored
@@ -227,3 +227,22 @@ def test_mode_given_a_calculated_logical_value_or_text_is_flagged():
     assert reasons("MODE(A1*2,1,2)") == []  # a number
     assert reasons("MODE(ABS(A1),1,2)") == []
     assert reasons("MODE(A1:A3,B1)") == []
+
+
+# --- CELL of a cell's formatting or layout ---------------------------------------------------
+
+
+def test_cell_of_a_cells_formatting_or_layout_is_flagged_not_guessed():
+    # GIVEN CELL with each info_type the CELL page lists that reads formatting or layout (the
+    # number format's code, its colour and parentheses, the label prefix, the protection, the
+    # column width), and the ones read from the reference itself
+    layout = ["format", "color", "parentheses", "prefix", "protect", "width"]
+    wb = workbook([f'=CELL("{info}",A1)' for info in layout] + ['=CELL("row",A1)', '=CELL("address",A1)'])
+
+    # WHEN the upload is checked
+    names = flagged(to_bytes(wb))
+
+    # THEN each of the first six is named with its info_type (IronCalc 0.9.1 answers #VALUE!),
+    # the row and the address are calculated
+    assert names == {f"H{row}": CELL_LAYOUT_REASON.format(info=info) for row, info in enumerate(layout, start=1)}
+    assert reasons('=IF(CELL("Format",B2)="D4","date","other")') == [CELL_LAYOUT_REASON.format(info="format")]

@@ -36,6 +36,11 @@ carries Excel's values.
   cell as a constant: SUBTOTAL(9,A1:A5) over 10, 20, 30, 40 and AGGREGATE(9,0,A1:A4) is 200),
   so the cell is flagged. SUBTOTAL over SUBTOTAL cells IronCalc ignores, as the page says
   (pinned in test_corrections_more.py).
+- CELL with an info_type that reads the cell's formatting or layout ("format", "color",
+  "parentheses", "prefix", "protect", "width": the CELL page's table): IronCalc 0.9.1 answers
+  #VALUE! for each and the layer does not read number formats, alignment, protection or column
+  widths into formulas, so the cell is flagged. "address", "col", "row", "contents", "type" and
+  "filename" are calculated.
 """
 
 from __future__ import annotations
@@ -77,6 +82,9 @@ _MODE = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?MODE(?:\.SNGL|\.MULT)?\s*\(",
 _ERROR = re.compile(r"\s*#(?:NULL!|DIV/0!|VALUE!|REF!|NAME\?|NUM!|N/A|GETTING_DATA)\s*", re.IGNORECASE)
 _SUBTOTAL = re.compile(r"(?<![A-Za-z0-9_.])SUBTOTAL\s*\(", re.IGNORECASE)
 _AGGREGATE = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?AGGREGATE\s*\(", re.IGNORECASE)
+_CELL_LAYOUT = re.compile(
+    r'(?<![A-Za-z0-9_.])CELL\s*\(\s*"(format|color|parentheses|prefix|protect|width)"', re.IGNORECASE
+)
 
 MODE_EXPRESSION_REASON = (
     "MODE given a logical value or text calculated in its arguments ({argument}): IronCalc "
@@ -90,6 +98,10 @@ SUBTOTAL_AGGREGATE_REASON = (
     "SUBTOTAL over a cell calling AGGREGATE ({cell}): IronCalc 0.9.1 with the layer counts the "
     "AGGREGATE's value, and Excel's pages do not say whether Excel ignores it as a nested "
     "subtotal"
+)
+CELL_LAYOUT_REASON = (
+    'CELL("{info}", ...) reads the cell\'s formatting or layout: IronCalc 0.9.1 answers #VALUE! '
+    "and the layer does not read it"
 )
 
 
@@ -149,6 +161,9 @@ def reasons(formula: str, array_formula: bool = False, sheet: str | None = None,
             if _calculated_value(argument):
                 found.append(MODE_EXPRESSION_REASON.format(argument=argument.strip()))
                 break
+    layout = _CELL_LAYOUT.search(formula)  # the info_type is a text literal: `formula`, not `text`
+    if layout is not None:
+        found.append(CELL_LAYOUT_REASON.format(info=layout.group(1).lower()))
     for match in _STATISTIC.finditer(text):
         arguments = call_arguments(text, match.end())
         reason = _statistic_reason(match.group(1).upper(), arguments or [], array_formula)
