@@ -15,7 +15,11 @@ import openpyxl
 from openpyxl.workbook.defined_name import DefinedName
 from openpyxl.worksheet.formula import ArrayFormula
 
-from shared.calc.corrections.functions.unfixable import CELL_LAYOUT_REASON, MODE_ERROR_REASON, reasons
+from shared.calc.corrections.functions.unfixable import (
+    CELL_LAYOUT_REASON,
+    MODE_ERROR_REASON,
+    reasons,
+)
 from shared.calc.fidelity.check import check
 
 from .conftest import add_name, to_bytes, uploaded_and_stored
