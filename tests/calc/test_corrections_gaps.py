@@ -250,3 +250,31 @@ def test_cell_of_a_cells_formatting_or_layout_is_flagged_not_guessed():
     # the row and the address are calculated
     assert names == {f"H{row}": CELL_LAYOUT_REASON.format(info=info) for row, info in enumerate(layout, start=1)}
     assert reasons('=IF(CELL("Format",B2)="D4","date","other")') == [CELL_LAYOUT_REASON.format(info="format")]
+
+
+# --- a reference a function returns, read by the IS functions in an array formula -------------
+
+
+def test_a_reference_a_function_returns_read_by_an_is_function_in_an_array_formula_is_flagged():
+    # GIVEN array formulas reading the cells OFFSET, INDIRECT, CHOOSE and a whole-column INDEX
+    # refer to (IS functions page: "value ... can be a reference"; over 10, "x", 30 Excel counts
+    # 2 numbers), where IronCalc 0.9.1 answers FALSE for each cell
+    def data(ws):
+        ws["A1"], ws["A2"], ws["A3"] = 10, "x", 30
+
+    wb = workbook([], data)
+    ws = wb["Doc"]
+    ws["H1"] = ArrayFormula("H1", "=SUM(--ISNUMBER(OFFSET(A1,0,0,3)))")
+    ws["H2"] = ArrayFormula("H2", '=ISTEXT(INDIRECT("A2"))')
+    ws["H3"] = ArrayFormula("H3", "=ISTEXT(CHOOSE(2,A1,A2))")
+    ws["H4"] = ArrayFormula("H4", "=SUM(--ISNUMBER(INDEX(A1:B3,0,1)))")
+    ws["H5"] = ArrayFormula("H5", "=ISNUMBER(INDEX(A1:A3,1))")  # one cell: IronCalc reads it
+    ws["H6"] = ArrayFormula("H6", "=SUM(LEN(OFFSET(A1,0,0,3)))")  # LEN reads each cell
+    ws["H7"] = "=ISTEXT(OFFSET(A1,1,0))"  # a plain formula: read through INDEX at load
+
+    # WHEN the upload is checked
+    names = flagged(to_bytes(wb))
+
+    # THEN the four array formulas are named with the reader and the function
+    assert sorted(names) == ["H1", "H2", "H3", "H4"]
+    assert names["H2"].startswith("ISTEXT in an array formula given the reference INDIRECT returns")

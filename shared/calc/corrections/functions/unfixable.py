@@ -36,6 +36,11 @@ carries Excel's values.
   cell as a constant: SUBTOTAL(9,A1:A5) over 10, 20, 30, 40 and AGGREGATE(9,0,A1:A4) is 200),
   so the cell is flagged. SUBTOTAL over SUBTOTAL cells IronCalc ignores, as the page says
   (pinned in test_corrections_more.py).
+- In an array formula, an IS function, TYPE, N or T given the reference OFFSET, INDIRECT or
+  CHOOSE returns, or an INDEX of a whole row or column (`{=SUM(--ISNUMBER(OFFSET(A1,0,0,3)))}`,
+  `{=ISTEXT(INDIRECT("B2"))}`): IronCalc 0.9.1 leaves the reference unread (FALSE for each
+  cell, 0 for the count; N #N/IMPL!), and array formulas are not rewritten (arguments.py reads
+  one cell through INDEX in plain formulas), so the cell is flagged.
 - CELL with an info_type that reads the cell's formatting or layout ("format", "color",
   "parentheses", "prefix", "protect", "width": the CELL page's table): IronCalc 0.9.1 answers
   #VALUE! for each and the layer does not read number formats, alignment, protection or column
@@ -82,6 +87,15 @@ _MODE = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?MODE(?:\.SNGL|\.MULT)?\s*\(",
 _ERROR = re.compile(r"\s*#(?:NULL!|DIV/0!|VALUE!|REF!|NAME\?|NUM!|N/A|GETTING_DATA)\s*", re.IGNORECASE)
 _SUBTOTAL = re.compile(r"(?<![A-Za-z0-9_.])SUBTOTAL\s*\(", re.IGNORECASE)
 _AGGREGATE = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?AGGREGATE\s*\(", re.IGNORECASE)
+_READER_OF_REFERENCE = re.compile(
+    r"(?<![A-Za-z0-9_.])(ISNUMBER|ISTEXT|ISNONTEXT|ISLOGICAL|ISBLANK|ISERR|ISERROR|ISNA|TYPE|N|T)\s*\("
+    r"(?=\s*(?:OFFSET|INDIRECT|CHOOSE|INDEX)\s*\()",
+    re.IGNORECASE,
+)
+_CELL_OR_RANGE = re.compile(
+    r"(?:(?:'(?:[^']|'')+'|[A-Za-z0-9_.]+)!)?\$?[A-Za-z]{1,3}\$?\d+(?::\$?[A-Za-z]{1,3}\$?\d+)?"
+)
+_REFERENCE_CALL = re.compile(r"\s*(OFFSET|INDIRECT|CHOOSE|INDEX)\s*\(", re.IGNORECASE)
 _CELL_LAYOUT = re.compile(
     r'(?<![A-Za-z0-9_.])CELL\s*\(\s*"(format|color|parentheses|prefix|protect|width)"', re.IGNORECASE
 )
@@ -98,6 +112,10 @@ SUBTOTAL_AGGREGATE_REASON = (
     "SUBTOTAL over a cell calling AGGREGATE ({cell}): IronCalc 0.9.1 with the layer counts the "
     "AGGREGATE's value, and Excel's pages do not say whether Excel ignores it as a nested "
     "subtotal"
+)
+ARRAY_REFERENCE_REASON = (
+    "{reader} in an array formula given the reference {call} returns: IronCalc 0.9.1 leaves it "
+    "unread, and array formulas are not rewritten"
 )
 CELL_LAYOUT_REASON = (
     'CELL("{info}", ...) reads the cell\'s formatting or layout: IronCalc 0.9.1 answers #VALUE! '
@@ -161,6 +179,10 @@ def reasons(formula: str, array_formula: bool = False, sheet: str | None = None,
             if _calculated_value(argument):
                 found.append(MODE_EXPRESSION_REASON.format(argument=argument.strip()))
                 break
+    if array_formula:
+        unread = _unread_reference(text)
+        if unread is not None:
+            found.append(ARRAY_REFERENCE_REASON.format(reader=unread[0], call=unread[1]))
     layout = _CELL_LAYOUT.search(formula)  # the info_type is a text literal: `formula`, not `text`
     if layout is not None:
         found.append(CELL_LAYOUT_REASON.format(info=layout.group(1).lower()))
@@ -170,6 +192,41 @@ def reasons(formula: str, array_formula: bool = False, sheet: str | None = None,
         if reason is not None and reason not in found:
             found.append(reason)
     return found
+
+
+def _unread_reference(text: str) -> tuple[str, str] | None:
+    """(the reader, the call) of the first IS function, TYPE, N or T whose whole argument is an
+    OFFSET, INDIRECT or CHOOSE call or an INDEX with a position 0 or left empty (a whole row or
+    column), in a formula whose text literals are blanked; None when there is none."""
+    for match in _READER_OF_REFERENCE.finditer(text):
+        arguments = call_arguments(text, match.end())
+        if not arguments or len(arguments) != 1:
+            continue
+        call = _REFERENCE_CALL.match(arguments[0])
+        inner = call_arguments(arguments[0], call.end()) if call else None
+        if inner is None or not _whole_call(arguments[0], call.end()):
+            continue
+        name = call.group(1).upper()
+        if name == "INDEX" and not any(a.strip() in ("", "0") for a in inner[1:3]):
+            continue  # one cell: IronCalc reads INDEX's
+        if name == "CHOOSE" and not any(_CELL_OR_RANGE.fullmatch(a.strip()) for a in inner[1:]):
+            continue  # a choice among values: no reference to read
+        return match.group(1).upper(), name
+    return None
+
+
+def _whole_call(argument: str, start: int) -> bool:
+    """Whether the call opened just before `start` ends the argument (`OFFSET(A1,0,0)`, not
+    `OFFSET(A1,0,0)+1`)."""
+    depth = 0
+    for position in range(start, len(argument)):
+        if argument[position] in "({":
+            depth += 1
+        elif argument[position] in ")}":
+            if depth == 0:
+                return not argument[position + 1:].strip()
+            depth -= 1
+    return False
 
 
 def unfixable_functions(book) -> list[tuple[object, str]]:
