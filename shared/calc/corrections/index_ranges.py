@@ -45,23 +45,33 @@ from shared.calc.corrections.formula_tokens import (
 )
 from shared.calc.corrections.lookups import Box, parse_range
 from shared.calc.corrections.model import Rewrite, rewrite_cells
+from shared.calc.corrections.names import book_definitions
 from shared.calc.refs import column_number
 
-MENTION = re.compile(
-    rb"(?i)(?:INDEX|XLOOKUP)\([^<]*\)\s*:|:\s*(?:_XLFN\.)?(?:INDEX|XLOOKUP)\("
-    rb"|(?:ROW|COLUMN|CELL|OFFSET|ISREF)\([^()<]*?(?:INDEX|XLOOKUP)\("
-)
-KEYWORDS = (b"INDEX(", b"XLOOKUP(")
-_HINT = re.compile(
-    r"(?i)\)\s*:|:\s*(?:_xlfn\.)?(?:INDEX|XLOOKUP)\(|(?:ROW|COLUMN|CELL|OFFSET|ISREF)\([^()]*?(?:INDEX|XLOOKUP)\("
-)
-_OPEN = re.compile(r"(?i)^(?P<pre>(?P<cell>.*?)\s*:\s*)?@?(?:_xlfn\.)?INDEX\($")
 # The functions that read a reference itself (its place, not its value), by the argument: given
 # the one cell INDEX or XLOOKUP refers to, IronCalc 0.9.1 answers #VALUE! (ISREF FALSE), where
 # Excel reads that cell (measured: ROW(INDEX(B1:B5,3)) 3, CELL("address",INDEX(B1:B5,3)) $B$3,
 # SUM(OFFSET(INDEX(B1:B5,2),0,0,2)), ISREF(XLOOKUP(...)) TRUE)
 REFERENCE_READERS = {"ROW": 0, "COLUMN": 0, "CELL": 1, "OFFSET": 0, "ISREF": 0}
-_LOOKUP_OPEN = re.compile(r"(?i)^(?P<pre>(?P<cell>.*?)\s*:\s*)?@?(?:_xlfn\.)?XLOOKUP\($")
+_READERS = "|".join(REFERENCE_READERS)
+MENTION = re.compile(
+    rb"(?i)(?:INDEX|XLOOKUP)\([^<]*\)\s*:|:\s*(?:_XLFN\.)?(?:INDEX|XLOOKUP)\("
+    rb"|(?:" + _READERS.encode() + rb")\([^()<]*?(?:INDEX|XLOOKUP)\("
+)
+KEYWORDS = (b"INDEX(", b"XLOOKUP(")
+_HINT = re.compile(
+    r"(?i)\)\s*:|:\s*(?:_xlfn\.)?(?:INDEX|XLOOKUP)\(|(?:" + _READERS + r")\([^()]*?(?:INDEX|XLOOKUP)\("
+)
+
+
+def _opening(name: str) -> re.Pattern:
+    """A function token of `name` (`INDEX(`, `@_xlfn.XLOOKUP(`), with what the tokenizer joins
+    before it when a range ends there (`B2:INDEX(`: group `pre`, the cell in `cell`)."""
+    return re.compile(r"(?i)^(?P<pre>(?P<cell>.*?)\s*:\s*)?@?(?:_xlfn\.)?" + name + r"\($")
+
+
+_OPEN = _opening("INDEX")
+_LOOKUP_OPEN = _opening("XLOOKUP")
 _CELL = re.compile(r"(?:(?P<sheet>'(?:[^']|'')+'|[^'!\[\]:*?/\\,()\s]+)!)?\$?(?P<col>[A-Za-z]{1,3})\$?(?P<row>\d{1,7})")
 
 
@@ -162,11 +172,12 @@ def rewrite_formula(formula: str, names: Callable[[str], str | None] = _no_names
     tokens = tokenize(formula)
     if tokens is None:
         return None
-    sites = _read_as_references(tokens)
-    as_index = _lookups_as_index(tokens, sites)
+    found = calls(tokens)
+    sites = _read_as_references(tokens, found)
+    as_index = _lookups_as_index(tokens, sites, found)
     if as_index is not None:
         return as_index
-    for _, opened, closed, args in calls(tokens):
+    for _, opened, closed, args in found:
         head = _OPEN.match(tokens[opened].value)
         if head is None:
             continue
@@ -177,7 +188,7 @@ def rewrite_formula(formula: str, names: Callable[[str], str | None] = _no_names
             sides, start, stop = [("cell", head.group("cell")), ("index", args)], opened, closed
         elif after is not None and after.value.startswith(":"):
             if after.type == Token.FUNC and _OPEN.match(after.value):
-                inner = next((c for c in calls(tokens) if c[1] == closed + 1), None)
+                inner = next((c for c in found if c[1] == closed + 1), None)
                 if inner is None:
                     continue
                 sides, start, stop = [("index", args), ("index", inner[3])], opened, inner[2]
@@ -208,10 +219,9 @@ def rewrite_formula(formula: str, names: Callable[[str], str | None] = _no_names
     return None
 
 
-def _read_as_references(tokens: list[Token]) -> set[int]:
+def _read_as_references(tokens: list[Token], found: list) -> set[int]:
     """The open tokens of the INDEX and XLOOKUP calls that are the whole reference argument of a
-    function in REFERENCE_READERS."""
-    found = calls(tokens)
+    function in REFERENCE_READERS (`found`: the formula's calls)."""
     closing = {opened: closed for _, opened, closed, _ in found}
     sites = set()
     for name, _, _, args in found:
@@ -229,13 +239,13 @@ def _ends_reference(tokens: list[Token], head: re.Match, opened: int, closed: in
     return bool(head.group("pre")) or after is not None and after.value.startswith(":") or opened in sites
 
 
-def _lookups_as_index(tokens: list[Token], sites: set[int]) -> str | None:
+def _lookups_as_index(tokens: list[Token], sites: set[int], found: list) -> str | None:
     """The formula with each XLOOKUP read as a reference (_ends_reference) written as the INDEX
     it stands for, `INDEX(return,XMATCH(value,lookup[,match_mode][,search_mode]))`, or None when
     none is: an XLOOKUP whose return array is one row or column of cells and whose if_not_found
     is left out (its value is no reference)."""
     values, changed = [t.value for t in tokens], False
-    for _, opened, closed, args in calls(tokens):
+    for _, opened, closed, args in found:
         head = _LOOKUP_OPEN.match(tokens[opened].value)
         if head is None or not _ends_reference(tokens, head, opened, closed, sites):
             continue
@@ -282,7 +292,8 @@ def _resolver(names: dict[tuple[str, int | None], str], sheet: int | None) -> Ca
     def resolve(name: str) -> str | None:
         key = name.lower()
         target = names.get((key, sheet), names.get((key, None)))
-        return None if target is None or parse_range(target.strip().lstrip("=")) is None else target.strip().lstrip("=")
+        target = None if target is None else target.strip().lstrip("=")
+        return target if target is not None and parse_range(target) is not None else None
 
     return resolve
 
@@ -302,7 +313,7 @@ def unfixable_index_ranges(book) -> list[tuple[object, str]]:
     """[(formula cell, reason)] of an ExcelBook's cells holding a range ended by INDEX that the
     rewrite leaves (`INDEX(OFFSET(A1,0,0,n),2):INDEX(OFFSET(A1,0,0,n),5)`, a name to OFFSET),
     array formulas included: IronCalc answers #VALUE! for every such range."""
-    names = {(name.lower(), None): text for name, text in book.defined_names.items()}
+    names = book_definitions(book)
     found = []
     for cell in book.cells:
         if cell.array_area or not _HINT.search(cell.formula):
@@ -324,8 +335,9 @@ def _index_range_left(formula: str) -> str | None:
     tokens = tokenize(formula)
     if tokens is None:
         return None
-    sites = _read_as_references(tokens)
-    for _, opened, closed, _ in calls(tokens):
+    found = calls(tokens)
+    sites = _read_as_references(tokens, found)
+    for _, opened, closed, _ in found:
         head = _OPEN.match(tokens[opened].value) or _LOOKUP_OPEN.match(tokens[opened].value)
         if head is not None and _ends_reference(tokens, head, opened, closed, sites):
             return "".join(t.value for t in tokens[opened:closed + 1]).lstrip("@")

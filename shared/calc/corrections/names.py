@@ -355,12 +355,17 @@ def inline_names(model, definitions: dict[tuple[str, int | None], str],
     return rewrite_cells(model, [cell for cell in cells if cell not in skip], rewrite)
 
 
+def book_definitions(book) -> dict[tuple[str, int | None], str]:
+    """An ExcelBook's workbook-scoped names keyed as `defined_names` keys them."""
+    return {(name.lower(), None): text for name, text in book.defined_names.items()}
+
+
 def array_names_inlined(book) -> list:
     """An ExcelBook's formula cells, those of the array formulas inline_names rewrites (dynamic
     arrays, one-cell array formulas) with each name's formula in its place as it writes it: the
     other checks of flags.py then read what IronCalc calculates (`{=COUNT(Arr)}` with Arr an
     array constant is COUNT of that array)."""
-    names = _Names(book.sheets, {(name.lower(), None): text for name, text in book.defined_names.items()})
+    names = _Names(book.sheets, book_definitions(book))
     if not names.lowered:
         return book.cells
     found = []
@@ -410,7 +415,7 @@ def unfixable_names(book) -> list[tuple[object, str]]:
     """[(formula cell, reason)] of an ExcelBook's cells using a workbook-scoped name that the
     rewrite leaves alone although IronCalc gets it wrong: a name whose formula gives several
     cells where Excel takes one value (see the module docstring)."""
-    names = _Names(book.sheets, {(name.lower(), None): text for name, text in book.defined_names.items()})
+    names = _Names(book.sheets, book_definitions(book))
     if not names.lowered:
         return []
     found = []

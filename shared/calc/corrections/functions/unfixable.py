@@ -53,6 +53,7 @@ from __future__ import annotations
 import re
 
 from shared.calc.corrections.arguments import (
+    READ_THROUGH_INDEX,
     array_count_reason,
     array_numbers,
     typed_text_reason,
@@ -88,7 +89,7 @@ _ERROR = re.compile(r"\s*#(?:NULL!|DIV/0!|VALUE!|REF!|NAME\?|NUM!|N/A|GETTING_DA
 _SUBTOTAL = re.compile(r"(?<![A-Za-z0-9_.])SUBTOTAL\s*\(", re.IGNORECASE)
 _AGGREGATE = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?AGGREGATE\s*\(", re.IGNORECASE)
 _READER_OF_REFERENCE = re.compile(
-    r"(?<![A-Za-z0-9_.])(ISNUMBER|ISTEXT|ISNONTEXT|ISLOGICAL|ISBLANK|ISERR|ISERROR|ISNA|TYPE|N|T)\s*\("
+    r"(?<![A-Za-z0-9_.])(" + "|".join(sorted(READ_THROUGH_INDEX, key=len, reverse=True)) + r")\s*\("
     r"(?=\s*(?:OFFSET|INDIRECT|CHOOSE|INDEX)\s*\()",
     re.IGNORECASE,
 )
@@ -204,8 +205,9 @@ def _unread_reference(text: str) -> tuple[str, str] | None:
             continue
         call = _REFERENCE_CALL.match(arguments[0])
         inner = call_arguments(arguments[0], call.end()) if call else None
-        if inner is None or not _whole_call(arguments[0], call.end()):
-            continue
+        # the call's arguments and commas end at its ")": the whole argument when nothing follows
+        if inner is None or arguments[0][call.end() + len(",".join(inner)) + 1:].strip():
+            continue  # `OFFSET(A1,0,0)+1`: not the reference itself
         name = call.group(1).upper()
         if name == "INDEX" and not any(a.strip() in ("", "0") for a in inner[1:3]):
             continue  # one cell: IronCalc reads INDEX's
@@ -213,20 +215,6 @@ def _unread_reference(text: str) -> tuple[str, str] | None:
             continue  # a choice among values: no reference to read
         return match.group(1).upper(), name
     return None
-
-
-def _whole_call(argument: str, start: int) -> bool:
-    """Whether the call opened just before `start` ends the argument (`OFFSET(A1,0,0)`, not
-    `OFFSET(A1,0,0)+1`)."""
-    depth = 0
-    for position in range(start, len(argument)):
-        if argument[position] in "({":
-            depth += 1
-        elif argument[position] in ")}":
-            if depth == 0:
-                return not argument[position + 1:].strip()
-            depth -= 1
-    return False
 
 
 def unfixable_functions(book) -> list[tuple[object, str]]:
