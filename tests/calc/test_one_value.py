@@ -105,26 +105,35 @@ def test_which_formulas_the_layer_takes():
 
 
 # Arguments after the array for the functions IronCalc is trusted to apply to each element.
-_AFTER = {"POWER": ",2", "REPT": ",2", "LEFT": ",1", "RIGHT": ",1", "MID": ",1,1", "DATE": ",1,1",
-          "ROMAN": ""}
+_AFTER = {"POWER": ",2", "REPT": ",2", "LEFT": ",2", "RIGHT": ",2", "MID": ",2,2", "DATE": ",1,1"}
 _TEXT = {"LEN", "UPPER", "LOWER", "TRIM", "CLEAN", "PROPER", "LEFT", "RIGHT", "MID", "REPT"}
+# Three different inputs per function, each giving a different value (so an answer that reads the
+# range as one cell, or repeats its first element, adds up differently from the cells' own).
+_INPUTS = {
+    **dict.fromkeys(("ACOSH", "ACOTH", "COTH", "CSCH"), (1.5, 2.25, 3.75)),
+    **dict.fromkeys(("EVEN", "ODD", "INT", "SIGN"), (1.5, -2.5, 3.7)),
+    "FACT": (1.5, 2.5, 3.7),
+    **dict.fromkeys(("DAY", "MONTH", "YEAR", "WEEKDAY", "ISOWEEKNUM"), (43831, 43900, 44300)),
+    "DATE": (2000, 2010, 2020),
+}
 
 
 def test_the_functions_ironcalc_applies_to_each_element_still_are():
-    # GIVEN, for each function of IRONCALC_LIFTS, an array formula adding its results over a
-    # range and a plain formula adding them cell by cell
+    # GIVEN, for each function of IRONCALC_LIFTS, three different inputs in A:C of its row, an
+    # array formula adding its results over the range and a plain formula adding them cell by cell
     wb = openpyxl.Workbook()
     ws = wb.active
-    for row, (x, t) in enumerate([(0.25, "a b"), (0.75, "Cd"), (0.5, "xyz")], start=1):
-        ws.cell(row, 1, x)
-        ws.cell(row, 2, t)
-    for row, name in enumerate(sorted(one_value.IRONCALC_LIFTS), start=5):
-        column = "B" if name in _TEXT else "A"
+    names = sorted(one_value.IRONCALC_LIFTS)
+    for row, name in enumerate(names, start=1):
+        inputs = ("a", "b Cd", " wxyz  ") if name in _TEXT else _INPUTS.get(name, (0.125, 0.375, 0.8125))
+        for col, value in enumerate(inputs, start=1):
+            ws.cell(row, col, value)
         after = _AFTER.get(name, "")
-        ws.cell(row, 3, name)
-        ws.cell(row, 4).value = ArrayFormula(f"D{row}", f"=SUM(IFERROR(--({name}({column}1:{column}3{after})),0))")
-        ws.cell(row, 5).value = "=" + "+".join(
-            f"IFERROR(--({name}({column}{k}{after})),0)" for k in (1, 2, 3))
+        measure = "LEN" if name in _TEXT and name != "LEN" else ""  # text results by their length
+        ws.cell(row, 4).value = ArrayFormula(f"D{row}", f"=SUM({measure}({name}(A{row}:C{row}{after})))")
+        ws.cell(row, 5).value = "=" + "+".join(f"{measure}({name}({c}{row}{after}))" for c in "ABC")
+        ws.cell(row, 6).value = "=" + "+".join(f"ABS({measure}({name}({c}{row}{after}))-{measure}({name}(A{row}{after})))"
+                                               for c in "BC")
     fd, path = tempfile.mkstemp(suffix=".xlsx")
     os.close(fd)
     try:
@@ -134,13 +143,55 @@ def test_the_functions_ironcalc_applies_to_each_element_still_are():
         os.unlink(path)
     # WHEN IronCalc alone calculates them
     model.evaluate()
-    # THEN the two agree for every function
+    # THEN the two agree for every function, and the cells' own values are numbers that differ
     differ = []
-    for row, name in enumerate(sorted(one_value.IRONCALC_LIFTS), start=5):
-        whole, cells = model.get_cell_value(0, row, 4), model.get_cell_value(0, row, 5)
-        if not (whole == cells or isinstance(cells, float) and whole == pytest.approx(cells, rel=1e-12, abs=1e-12)):
+    for row, name in enumerate(names, start=1):
+        whole, cells, spread = (model.get_cell_value(0, row, col) for col in (4, 5, 6))
+        if not isinstance(cells, float) or not isinstance(spread, float) or spread == 0:
+            differ.append((name, "degenerate inputs", cells, spread))
+        elif not (isinstance(whole, float) and whole == pytest.approx(cells, rel=1e-12, abs=1e-12)):
             differ.append((name, whole, cells))
     assert differ == []
+
+
+def test_functions_ironcalc_reads_a_range_as_one_cell_for_are_applied_to_each_element():
+    # GIVEN array formulas of MINUTE, SECOND, CHAR, UNICHAR, ROMAN, NORM.S.INV, NORMSINV and
+    # NORMINV over a column of inputs in rows the formulas do not share (IronCalc alone reads
+    # such a range as the one cell in the formula's row: #VALUE!)
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Sheet1"
+    columns = {
+        # 0.44 days is 10:33:36, 0.33 is 7:55:12, 1.4 is 9:36:00 on the next day
+        "MINUTE": ([0.44, 0.33, 1.4], "", [33, 55, 36]),
+        "SECOND": ([0.44, 0.33, 1.4], "", [36, 12, 0]),
+        "CHAR": ([65, 97, 33], "", ["A", "a", "!"]),
+        "UNICHAR": ([66, 98, 32], "", ["B", "b", " "]),
+        # ROMAN page: 499 is CDXCIX in the classic form
+        "ROMAN": ([499, 4, 1994], "", ["CDXCIX", "IV", "MCMXCIV"]),
+        # NORM.S.INV page: NORM.S.INV(0.908789) is 1.3333; the inverse is odd around 0.5
+        "NORM.S.INV": ([0.908789, 0.5, 0.091211], "", [1.3333, 0.0, -1.3333]),
+        "NORMSINV": ([0.908789, 0.5, 0.091211], "", [1.3333, 0.0, -1.3333]),
+        # NORMINV page: NORMINV(0.908789,40,1.5) is 42.000002
+        "NORMINV": ([0.908789, 0.5, 0.091211], ",40,1.5", [42.000002, 40.0, 37.999998]),
+    }
+    for col, (name, (inputs, after, _)) in enumerate(columns.items(), start=1):
+        letter = openpyxl.utils.get_column_letter(col)
+        for row, value in enumerate(inputs, start=10):
+            ws.cell(row, col, value)
+        prefix = "_xlfn." if name in ("UNICHAR", "NORM.S.INV") else ""
+        ws[f"{letter}1"] = ArrayFormula(f"{letter}1:{letter}3", f"={prefix}{name}({letter}10:{letter}12{after})")
+        add_name(wb, f"out_{col}", f"Sheet1!${letter}$1:${letter}$3")
+    # WHEN the upload, and the same restored as a job gets it, are calculated
+    for workbook in uploaded_and_stored(to_bytes(wb)):
+        values = workbook.calculate({})
+        # THEN each element is the function of its own input
+        for col, (name, (_, _, expected)) in enumerate(columns.items(), start=1):
+            got = [row[0] if isinstance(row, list) else row for row in values[f"out_{col}"]]
+            if isinstance(expected[0], float):
+                assert got == pytest.approx(expected, abs=1e-4), name
+            else:
+                assert got == expected, name
 
 
 def test_a_large_call_leaves_no_rows_for_a_small_one_to_calculate_again():
