@@ -21,6 +21,9 @@ Mechanisms:
   (intersection), the union in parentheses and a range of ranges, resolved at load.
 - Ranges ended by INDEX calls (`INDEX(B:B,2):INDEX(B:B,n)`) as the OFFSET they stand for
   (`index_ranges.py`).
+- INDIRECT given the name of a range or a table's structured reference
+  (`SUM(INDIRECT("Prices"))`, `INDIRECT("Sales[Amount]")`) reading that range
+  (`indirect_names.py`).
 - Defined names IronCalc gets wrong (`names.py`): names to formulas or constants inlined,
   relative names resolved from each cell, `@` written where Excel intersects a multi-cell name.
 - Date functions (`dates.py`): YEAR/MONTH/DAY/WEEKDAY of serials 0-60 as Excel has them
@@ -130,7 +133,8 @@ def correct_model(model, data: bytes, inputs: list[InputBox]) -> ModelCorrection
 
 def _corrected(model, data: bytes, inputs: list[InputBox]) -> ModelCorrections:
     fixes: list[Rewrite] = []
-    for rewrite in (correct_external, _correct_references, _inline_names, _index_ranges, _reference_operators,
+    for rewrite in (correct_external, _correct_references, _inline_names, _index_ranges, _indirect_names,
+                    _reference_operators,
                     _intersect_ranges, _correct_text_operands, _correct_dates,
                     _correct_arguments, _correct_units, _correct_charset, correct_filtered_subtotals, correct_holidays,
                     correct_not_equal, correct_criteria_ranges, correct_reference_arguments,
@@ -302,6 +306,24 @@ def _index_ranges(model, data: bytes) -> list[Rewrite]:
     if not candidates:
         return []
     return index_ranges.correct_index_ranges(model, sorted(candidates - arrays), workbook_names(data))
+
+
+def _indirect_names(model, data: bytes) -> list[Rewrite]:
+    """INDIRECT given the name of a range or a table's column (indirect_names.py); a workbook
+    without INDIRECT costs one scan of its sheet XML."""
+    from shared.calc.corrections import indirect_names
+
+    candidates, arrays = survey(data, indirect_names.MENTION, indirect_names.KEYWORDS)
+    named = names_survey(data)
+    if named is not None and any("INDIRECT(" in text.upper() for text in named[0].values()):
+        candidates |= set(model.get_all_cells())  # names inlined just before may hold one
+        arrays |= named[1]
+    if not candidates - arrays:
+        return []
+    names, tables = workbook_names(data), tables_in(data)
+    if not names and not tables:
+        return []
+    return indirect_names.correct_indirect_names(model, sorted(candidates - arrays), names, tables)
 
 
 def _inline_names(model, data: bytes) -> list[Rewrite]:
