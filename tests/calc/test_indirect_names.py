@@ -37,6 +37,10 @@ FORMULAS = {  # Sheet1 cell: (output, formula, Excel's value)
     "D10": ("other_sheet_named", '=SUM(INDIRECT("Sheet2!Local"))', 12),
     "D11": ("whole_column", '=SUM(INDIRECT("Amounts"))', 12),
     "D13": ("through_a_name", "=SUM(Chosen)", 10),
+    # where one value is expected, a range is the cell in the formula's row ("Implicit
+    # intersection operator: @"): row 3 of Prices is B3, row 5 B5
+    "G3": ("intersected", '=INDIRECT("Prices")*2', 90),
+    "G5": ("intersected_picked", "=INDIRECT(H5)", 62),
 }
 SHEET2 = {  # Sheet2 cell: (output, formula, Excel's value)
     "C1": ("own_name", '=SUM(INDIRECT("Local"))', 12),
@@ -55,6 +59,7 @@ def page_workbook() -> bytes:
         ws.cell(row, 1, text)
         ws.cell(row, 2, value)
     ws["E1"] = "George"
+    ws["H5"] = "Prices"
     other = wb.create_sheet("Sheet2")
     other["A1"], other["A2"] = 5, 7
     add_name(wb, "George", "Sheet1!$B$4")

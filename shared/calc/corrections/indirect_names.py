@@ -121,6 +121,8 @@ def rewrite_formula(formula: str, names: dict[str, str]) -> str | None:
             if flag not in ("TRUE", "1"):
                 return False
         rest = "," + "".join(values[i] for i in args[1]) if len(args) == 2 else ""
+        # what the call's token holds before the name: IronCalc's `@` where Excel intersects
+        at = values[opened][:values[opened].upper().rindex("INDIRECT(")]
         text = "".join(values[i] for i in args[0]).strip()
         if not text or _LET_NAME in text:
             return False
@@ -128,9 +130,9 @@ def rewrite_formula(formula: str, names: dict[str, str]) -> str | None:
             target = names.get(text[1:-1].replace('""', '"').lower())
             if target is None:
                 return False
-            replace_call(values, opened, closed, "INDIRECT(" + _text(target) + rest + ")")
+            replace_call(values, opened, closed, at + "INDIRECT(" + _text(target) + rest + ")")
             return True
-        replace_call(values, opened, closed, f"INDIRECT(LET({_LET_NAME},{text},{table}){rest})")
+        replace_call(values, opened, closed, f"{at}INDIRECT(LET({_LET_NAME},{text},{table}){rest})")
         return True
 
     return rewrite_calls(formula, handle)
