@@ -141,3 +141,44 @@ def test_an_intersection_known_only_when_calculated_is_flagged_at_upload():
     # THEN both cells IronCalc cannot calculate are named, and only they
     assert total == 2
     assert [(f["cell"], "intersection" in f["reason"]) for f in flags] == [("E1", True), ("E2", True)]
+
+
+def test_a_union_of_named_ranges_and_a_name_to_a_union_are_calculated_in_a_job():
+    # GIVEN a name to the first column, a name to a union of the first and third columns (as
+    # Excel writes one, without parentheses), and formulas over unions of names
+    # (Microsoft: "Calculation operators and precedence", the comma is the union operator;
+    # the AREAS page: AREAS of a union counts its areas; the INDEX page: area_num picks one)
+    book = named_grid(
+        {"First": "Sheet1!$A$1:$A$3", "Outer": "Sheet1!$A$1:$A$3,Sheet1!$C$1:$C$3", "grid": "Sheet1!$A$1:$C$3",
+         "summed": "Sheet1!$E$1", "counted": "Sheet1!$E$2", "areas": "Sheet1!$E$3", "picked": "Sheet1!$E$4",
+         "largest_twice": "Sheet1!$E$5"},
+        {"E1": "=SUM((First,B2))", "E2": "=COUNT(Outer)", "E3": "=AREAS(Outer)", "E4": "=INDEX(Outer,2,1,2)",
+         "E5": "=MAX(Outer)*2"},
+    )
+    for workbook in uploaded_and_stored(book):
+        # WHEN a job changes the grid THEN each reads every area (IronCalc alone: #ERROR!, and
+        # a name to a union read as its first area)
+        out = workbook.calculate({"grid": [[1, 2, 3], [4, 50, 6], [7, 8, 90]]},
+                                 ["summed", "counted", "areas", "picked", "largest_twice"])
+        assert out == {"summed": 62, "counted": 6, "areas": 2, "picked": 6, "largest_twice": 180}
+
+
+def test_a_union_the_rewrite_does_not_settle_is_flagged_at_upload():
+    from shared.calc.corrections.flags import flagged_cells
+    from shared.calc.xlsx.cells import read_excel_cells
+
+    # GIVEN LARGE and RANK over unions (written out, and through a name to one), which IronCalc
+    # answers #ERROR! for, SUM over one, which the rewrite settles, and a LAMBDA called in place
+    # with two cells (its arguments, no union)
+    book = named_grid(
+        {"Outer": "Sheet1!$A$1:$A$3,Sheet1!$C$1:$C$3"},
+        {"E1": "=LARGE((A1:A3,C1:C3),2)", "E2": "=RANK(5,Outer)", "E3": "=SUM(Outer)",
+         "E4": "=_xlfn.LAMBDA(_xlpm.x,_xlpm.y,_xlpm.x+_xlpm.y)(A1,B1)"},
+    )
+
+    # WHEN the upload is checked
+    flags, total = flagged_cells(read_excel_cells(book), "ironcalc")
+
+    # THEN the two cells are named as unions, and only they
+    assert total == 2
+    assert [(f["cell"], "union" in f["reason"]) for f in flags] == [("E1", True), ("E2", True)]

@@ -274,6 +274,9 @@ def _reference_operators(model, data: bytes) -> list[Rewrite]:
 
     written: dict = {}
     candidates, arrays = survey(data, reference_operators.MENTION, reference_operators.KEYWORDS, written)
+    named = names_survey(data)
+    if named is not None and any(reference_operators.union_name(text) for text in named[0].values()):
+        candidates |= set(model.get_all_cells()) - named[1]  # names inlined before may hold one
     if not candidates:
         return []
     return reference_operators.correct_reference_operators(model, sorted(candidates), written)

@@ -34,12 +34,12 @@ from shared.calc.corrections.model import Rewrite, rewrite_cells
 from shared.calc.refs import MAX_COLS, MAX_ROWS, column_letters, column_number
 
 # Candidate formulas (upper-cased sheet XML): a reference or a name, spaces and another or a
-# parenthesis; a parenthesis that opens no call, holding a reference and a comma; three
+# parenthesis; a parenthesis that opens no call, holding a reference or a name and a comma; three
 # references joined by colons; AREAS (an error in its cell is not its answer).
 _CELL = rb"\$?[A-Z]{1,3}\$?\d{1,7}"
 MENTION = re.compile(
     rb"[A-Z0-9_.)] +[(\$A-Z_']|(?<![A-Z0-9_.])\( *(?:'[^']*'!|[A-Z0-9_.]+!)?" + _CELL + rb"(?::" + _CELL
-    + rb")? *,|\d:" + _CELL + rb":|AREAS\("
+    + rb")? *,|(?<![A-Z0-9_.])\( *[A-Z_\\][A-Z0-9_.\\]* *,|\d:" + _CELL + rb":|AREAS\("
 )
 KEYWORDS = (b"<F",)
 # the functions whose whole call a static reference expression can settle (support table)
@@ -312,7 +312,8 @@ def correct_reference_operators(
             formula = as_written
         resolved = rewrite(formula, sheets[sheet])
         left = tokenize(resolved if resolved is not None else formula)
-        if left is not None and _intersections(left):  # maybe of named ranges (`=Jan Sales`)
+        if left is not None and (_intersections(left) or _unions(left)):  # maybe of named ranges
+            # (`=Jan Sales`, `SUM((Prices,C2))`)
             if names is None:  # read once (IronCalc's list grows slowly with many names)
                 names = reference_names({d["name"]: d["formula"] for d in model.get_defined_name_list()
                                          if d["scope"] is None})
@@ -335,19 +336,23 @@ def reference_names(defined: dict[str, str]) -> dict[str, Area]:
 
 def unfixable_operators(book) -> list[tuple[object, str]]:
     """[(formula cell, reason)] of an ExcelBook's cells with an intersection (a space between
-    references) the rewrite cannot resolve: IronCalc 0.9.1 answers #ERROR! or, at the top of a
-    formula, reads only what comes before the space (a plausible wrong value)."""
+    references) or a union (a comma between them, a name to one included) the rewrite cannot
+    resolve: IronCalc 0.9.1 answers #ERROR! or, at the top of a formula, reads only what comes
+    before the space (a plausible wrong value)."""
     found = []
     names = None
+    unions = {name.upper(): "(" + text.strip().lstrip("=") + ")" for name, text in book.defined_names.items()
+              if union_name(text)}
     for cell in book.cells:
-        if cell.array_area or " " not in cell.formula:
+        if cell.array_area or " " not in cell.formula and "," not in cell.formula:
             continue
-        tokens = tokenize(cell.formula)
-        if tokens is None or not _intersections(tokens):
+        tokens = tokenize(_union_names_written(cell.formula, unions) if unions else cell.formula)
+        if tokens is None or not (_intersections(tokens) or _unions(tokens)):
             continue
         if names is None:
             names = reference_names(book.defined_names)
-        resolved = rewrite(cell.formula, cell.sheet, names)
+        text = "=" + "".join(t.value for t in tokens)
+        resolved = rewrite(text, cell.sheet, names)
         after = tokenize(resolved) if resolved is not None else tokens
         if after is None or _intersections(after):
             found.append((cell, (
@@ -355,7 +360,54 @@ def unfixable_operators(book) -> list[tuple[object, str]]:
                 "calculation (a name to a formula, a function's result, another sheet): IronCalc 0.9.1 "
                 "does not calculate it"
             )))
+        elif _unions(after):
+            found.append((cell, (
+                "a union of references (a comma between them) where the rewrite does not settle it (only "
+                "AREAS, INDEX's area, ROWS, COLUMNS and the functions adding up every argument, SUM, "
+                "COUNT, MAX, ..., of references written out or named): IronCalc 0.9.1 answers #ERROR!"
+            )))
     return found
+
+
+def _union_names_written(formula: str, unions: dict[str, str]) -> str:
+    """The formula with each name to a union written as its union in parentheses."""
+    tokens = tokenize(formula)
+    if tokens is None:
+        return formula
+    return "=" + "".join(
+        unions.get(t.value.lstrip("@").upper(), t.value) if t.type == Token.OPERAND and t.subtype == Token.RANGE
+        else t.value for t in tokens
+    )
+
+
+def _unions(tokens: list[Token]) -> bool:
+    """Whether a comma joins references outside any call's arguments (Excel's union operator,
+    which the tokenizer reads as an infix operator there): in parentheses that open no call, or
+    at the top of a name's formula. The arguments of a LAMBDA called in place
+    (`LAMBDA(x,y,x+y)(A5,B5)`) are no union."""
+    called: list[bool] = []  # per open parenthesis: whether it holds a call's arguments
+    previous = None
+    for token in tokens:
+        if token.type == Token.WSPACE:
+            continue
+        if token.type == Token.PAREN and token.subtype == Token.OPEN:
+            called.append(previous is not None and previous.type in (Token.FUNC, Token.PAREN)
+                          and previous.subtype == Token.CLOSE)
+        elif token.type == Token.PAREN and token.subtype == Token.CLOSE:
+            if called:
+                called.pop()
+        elif token.type == Token.OP_IN and token.value == "," and not (called and called[-1]):
+            return True
+        previous = token
+    return False
+
+
+def union_name(definition: str) -> bool:
+    """Whether a defined name's formula is or holds a union (`Sheet1!$A$2:$A$4,Sheet1!$C$2`)."""
+    if "," not in definition:
+        return False
+    tokens = tokenize("=" + definition.strip().lstrip("="))
+    return tokens is not None and _unions(tokens)
 
 
 def _intersections(tokens: list[Token]) -> bool:
