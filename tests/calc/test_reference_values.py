@@ -80,3 +80,26 @@ def test_a_choose_among_values_is_left_as_ironcalc_reads_it():
             "typed_text": True, "typed_logical": 1, "offset_of_a_range": True,
         }
         assert workbook.correction_flags() == []
+
+
+def test_isref_of_indirect_or_offset_is_whether_a_reference_came_back():
+    # GIVEN ISREF of INDIRECT and OFFSET, among them the usual test that a sheet named in a cell
+    # exists; `row` names the sheet tested (C1) and how far OFFSET moves up
+    # (Microsoft: IS functions, "ISREF: value refers to a reference"; INDIRECT: "If ref_text is
+    # not a valid cell reference, INDIRECT returns the #REF! error value"; OFFSET past the sheet's
+    # edge is #REF!)
+    formulas = {
+        "sheet_exists": '=ISREF(INDIRECT("\'"&sheet&"\'!A1"))',
+        "cell_with_error": '=ISREF(INDIRECT("A5"))',
+        "offset_inside": "=ISREF(OFFSET($A$2,-1,0))",
+        "offset_past_edge": "=ISREF(OFFSET($A$2,-2,0))",
+    }
+    wb = openpyxl.load_workbook(__import__("io").BytesIO(readers_workbook(formulas)))
+    wb["Sheet"]["G1"] = "Sheet"
+    add_name(wb, "sheet", "Sheet!$G$1")
+    for workbook in uploaded_and_stored(to_bytes(wb)):
+        # WHEN it is calculated, and with a sheet name the workbook does not have
+        # THEN ISREF is TRUE only where a reference comes back (A5 holds an error: still one)
+        assert workbook.calculate({}, list(formulas)) == {
+            "sheet_exists": True, "cell_with_error": True, "offset_inside": True, "offset_past_edge": False}
+        assert workbook.calculate({"sheet": "Budget 2027"}, ["sheet_exists"]) == {"sheet_exists": False}

@@ -88,6 +88,13 @@ Excel's rules (Microsoft support, each function's page):
   the same cell: an OFFSET of one cell whose height and width are left out or 1, a CHOOSE
   whose every choice is one cell (`READ_THROUGH_INDEX`). A CHOOSE among values is left alone
   (IronCalc reads those; INDEX of its value would not be).
+- ISREF(value): "Value refers to a reference" (IS functions page); INDIRECT of a text that is no
+  reference and OFFSET past the sheet's edge are #REF! ("If ref_text is not a valid cell
+  reference, INDIRECT returns the #REF! error value"; OFFSET page), an error, not a reference:
+  `ISREF(INDIRECT("'"&A1&"'!A1"))` is the usual test that a sheet named in A1 exists. IronCalc
+  0.9.1 answers TRUE for ISREF of any INDIRECT or OFFSET call. ISREF whose whole argument is one
+  of them is written `NOT(ISERROR(ROWS(arg)))`: ROWS of a reference is a number whatever its
+  cells hold, and the error of one that is none.
 """
 
 from __future__ import annotations
@@ -235,7 +242,7 @@ _UNREAD_REFERENCES = frozenset({"OFFSET", "CHOOSE"})
 _NUMBER_CALLS = tuple(sorted((*LOGICAL_NUMBERS, *PAIRED), key=len, reverse=True))
 MENTION = re.compile(
     rb"(?i)(?:STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|MINA|MAXA|PERCENTILE|QUARTILE)[A-Z.]*\("
-    rb"|(?<![A-Z0-9_])(?:IM[A-Z0-9]+|AND|OR|FIXED|DOLLAR|MDETERM|MINVERSE|FACTDOUBLE|SQRTPI|GCD|LCM|CHOOSE)\("
+    rb"|(?<![A-Z0-9_])(?:IM[A-Z0-9]+|AND|OR|FIXED|DOLLAR|MDETERM|MINVERSE|FACTDOUBLE|SQRTPI|GCD|LCM|CHOOSE|ISREF)\("
     rb"|(?:COUNT|AVERAGE)\([^<]*\{"
     rb"|(?:COUNTA?|AVERAGEA?|MEDIAN|GEOMEAN|HARMEAN|SKEW)\((?:\s*,|[^<]*,\s*[,)])"
     rb"|(?<![A-Z0-9_.])RATE\("
@@ -252,7 +259,7 @@ KEYWORDS = (
     b"IMLOG", b"IMREAL(", b"IMSEC", b"IMSIN", b"IMSQRT(", b"IMTAN(", b"AND(", b"OR(", b"FIXED(", b"DOLLAR(",
     b"AVERAGE(", b"LEFT(", b"RIGHT(", b"MID(", b"LEFTB(", b"RIGHTB(", b"MIDB(", b"MDETERM(", b"MINVERSE(",
     b"FACTDOUBLE(", b"SQRTPI(", b"GCD(", b"LCM(", b"MEDIAN(", b"GEOMEAN(", b"HARMEAN(", b"SKEW(", b"RATE(", b"IRR(",
-    b"COUNTA(", b"AVERAGEA(", b"CHOOSE(",
+    b"COUNTA(", b"AVERAGEA(", b"CHOOSE(", b"ISREF(",
     *(name.encode() + b"(" for name in _NUMBER_CALLS),
 )
 STATISTIC_MENTION = re.compile(rb"(?i)(?:COUNT|AVERAGE)\(")
@@ -505,7 +512,7 @@ _PLAIN_COUNTS = re.compile(
 _OTHER_CALLS = re.compile(
     r"(?i)STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|COUNT|AVERAGE|MINA|MAXA|PERCENTILE|QUARTILE|"
     r"MEDIAN|GEOMEAN|HARMEAN|SKEW|RATE\(|(?<![A-Za-z0-9_.])IRR\(|"
-    r"(?<![A-Za-z0-9_.])(?:IM[A-Z0-9]+|AND|OR|FIXED|DOLLAR|MDETERM|MINVERSE|FACTDOUBLE|SQRTPI|GCD|LCM|CHOOSE)\(|"
+    r"(?<![A-Za-z0-9_.])(?:IM[A-Z0-9]+|AND|OR|FIXED|DOLLAR|MDETERM|MINVERSE|FACTDOUBLE|SQRTPI|GCD|LCM|CHOOSE|ISREF)\(|"
     + "|".join(re.escape(n) for n in _NUMBER_CALLS)
 )
 
@@ -647,6 +654,8 @@ def _arguments(tokens, values, name, opened, closed, args) -> bool:
             changed |= _cell_read_through(tokens, values, args, position, _not_logical) is not None
     elif name in READ_THROUGH_INDEX and len(args) == 1:
         changed = _read_through_index(tokens, values, args[0])
+    elif name == "ISREF" and len(args) == 1:
+        changed = _reference_or_error(tokens, values, opened, closed, args[0])
     elif name == "OFFSET" and len(args) >= 4:
         size = _size(tokens, args[0])
         if size is None:
@@ -682,6 +691,19 @@ def _read_through_index(tokens, values, arg) -> bool:
     # reference itself, its intersection with the formula's cell would be #VALUE!
     values[kept[0]] = "INDEX(" + values[kept[0]].lstrip("@")
     values[kept[-1]] += ",1,1)"
+    return True
+
+
+def _reference_or_error(tokens, values, opened, closed, arg) -> bool:
+    """ISREF of an INDIRECT or OFFSET call as whether that call is a reference (module
+    docstring)."""
+    kept = without_spaces(tokens, arg)
+    if not kept or tokens[kept[0]].type != Token.FUNC or function_name(tokens[kept[0]]) not in ("INDIRECT", "OFFSET"):
+        return False
+    if not any(c[1] == kept[0] and c[2] == kept[-1] for c in calls(tokens)):
+        return False  # the call is only a part of the argument
+    inner = "".join(values[i] for i in kept).lstrip("@")
+    replace_call(values, opened, closed, f"NOT(ISERROR(ROWS({inner})))")
     return True
 
 

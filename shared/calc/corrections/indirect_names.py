@@ -13,15 +13,16 @@ dependent lists and of models that pick a region by its name.
 The rewrite gives INDIRECT the reference when its text is such a name. A text typed into the
 formula is looked up at load (`INDIRECT("Prices")` becomes `INDIRECT("Sheet1!$A$2:$A$4")`, any
 other text stays as it is); a computed one (`INDIRECT(A4)`) in the calculation,
-`INDIRECT(LET(sheetcalc_ref,x,IFERROR(INDEX({"Sheet1!$A$2:$A$4";...},XMATCH(sheetcalc_ref,
-{"prices";...})),sheetcalc_ref)))`. The lists hold the names the formula's sheet sees whose
-definition is a static reference (one cell or a range on a named sheet), also written with
-their sheet (`Sheet1!Local`) for the sheet-scoped ones, and the tables' structured references
-(`Sales`, `Sales[Amount]`, `Sales[#All]`: table_references). XMATCH matches exactly and ignores case,
-as a name lookup does; any other text goes to INDIRECT as it was. Left alone: INDIRECT with an
-R1C1 flag other than TRUE (the reference is written A1-style), array formulas (a rewrite through
-IronCalc's API would make a legacy one dynamic), and names to formulas, which INDIRECT does not
-evaluate in Excel either.
+`INDIRECT(IFERROR(IF(INDEX(names,m)=x,INDEX({"Sheet1!$A$2:$A$4";...},m),x),x))` with m
+`MATCH(x,{"prices";...},0)` and names that list: the name found must equal x (MATCH's wildcards
+in x would find another), ignoring case as a name lookup does; classic functions only, which
+IronCalc calculates itself. The lists hold the names the
+formula's sheet sees whose definition is a static reference (one cell or a range on a named
+sheet), also written with their sheet (`Sheet1!Local`) for the sheet-scoped ones, and the
+tables' structured references (`Sales`, `Sales[Amount]`, `Sales[#All]`: table_references); any
+other text goes to INDIRECT as it was. Left alone: INDIRECT with an R1C1 flag other than TRUE
+(the reference is written A1-style), array formulas (a rewrite through IronCalc's API would make
+a legacy one dynamic), and names to formulas, which INDIRECT does not evaluate in Excel either.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ from shared.calc.refs import column_letters
 
 MENTION = re.compile(rb"(?i)INDIRECT\(")
 KEYWORDS = (b"INDIRECT(",)
-_LET_NAME = "sheetcalc_ref"
 _LITERAL = re.compile(r'"(?:[^"]|"")*"')
 _SHEET = r"(?:'(?:[^']|'')+'|[^'!\[\]:*?/\\,()\s]+)!"
 _STATIC = re.compile(
@@ -108,10 +108,8 @@ def rewrite_formula(formula: str, names: dict[str, str]) -> str | None:
     if not names:
         return None
     keys = list(names)
-    table = (
-        "IFERROR(INDEX({" + ";".join(_text(names[k]) for k in keys) + "},XMATCH(" + _LET_NAME + ",{"
-        + ";".join(_text(k) for k in keys) + "}))," + _LET_NAME + ")"
-    )
+    refs = "{" + ";".join(_text(names[k]) for k in keys) + "}"
+    known = "{" + ";".join(_text(k) for k in keys) + "}"
 
     def handle(tokens, values, name, opened, closed, args) -> bool:
         if name != "INDIRECT" or not args or len(args) > 2:
@@ -124,7 +122,7 @@ def rewrite_formula(formula: str, names: dict[str, str]) -> str | None:
         # what the call's token holds before the name: IronCalc's `@` where Excel intersects
         at = values[opened][:values[opened].upper().rindex("INDIRECT(")]
         text = "".join(values[i] for i in args[0]).strip()
-        if not text or _LET_NAME in text:
+        if not text:
             return False
         if _LITERAL.fullmatch(text):  # known now: the name's reference, or left as it is
             target = names.get(text[1:-1].replace('""', '"').lower())
@@ -132,7 +130,10 @@ def rewrite_formula(formula: str, names: dict[str, str]) -> str | None:
                 return False
             replace_call(values, opened, closed, at + "INDIRECT(" + _text(target) + rest + ")")
             return True
-        replace_call(values, opened, closed, f"{at}INDIRECT(LET({_LET_NAME},{text},{table}){rest})")
+        found = f"MATCH({text},{known},0)"  # the name found must be the text itself: MATCH's
+        # wildcards in the text (`Pr*`) would find another; `=` ignores case, as names do
+        replace_call(values, opened, closed, f"{at}INDIRECT(IFERROR(IF(INDEX({known},{found})={text},"
+                                             f"INDEX({refs},{found}),{text}),{text}){rest})")
         return True
 
     return rewrite_calls(formula, handle)
