@@ -95,6 +95,11 @@ Excel's rules (Microsoft support, each function's page):
   0.9.1 answers TRUE for ISREF of any INDIRECT or OFFSET call. ISREF whose whole argument is one
   of them is written `NOT(ISERROR(ROWS(arg)))`: ROWS of a reference is a number whatever its
   cells hold, and the error of one that is none.
+- CELL(info_type, reference): "If the reference argument is a range of cells, the CELL function
+  returns the information for only the upper left cell of the range" (CELL page). IronCalc
+  0.9.1 reads a range there as the cell in the formula's row or column, #VALUE! outside it
+  (`CELL("address",A2:A4)` in row 1 #VALUE!, in row 3 $A$3). A range written out becomes its
+  upper-left cell; an OFFSET or INDIRECT call, `OFFSET(call,0,0,1,1)`, the same cell.
 """
 
 from __future__ import annotations
@@ -242,7 +247,7 @@ _UNREAD_REFERENCES = frozenset({"OFFSET", "CHOOSE"})
 _NUMBER_CALLS = tuple(sorted((*LOGICAL_NUMBERS, *PAIRED), key=len, reverse=True))
 MENTION = re.compile(
     rb"(?i)(?:STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|MINA|MAXA|PERCENTILE|QUARTILE)[A-Z.]*\("
-    rb"|(?<![A-Z0-9_])(?:IM[A-Z0-9]+|AND|OR|FIXED|DOLLAR|MDETERM|MINVERSE|FACTDOUBLE|SQRTPI|GCD|LCM|CHOOSE|ISREF)\("
+    rb"|(?<![A-Z0-9_])(?:IM[A-Z0-9]+|AND|OR|FIXED|DOLLAR|MDETERM|MINVERSE|FACTDOUBLE|SQRTPI|GCD|LCM|CHOOSE|ISREF|CELL)\("
     rb"|(?:COUNT|AVERAGE)\([^<]*\{"
     rb"|(?:COUNTA?|AVERAGEA?|MEDIAN|GEOMEAN|HARMEAN|SKEW)\((?:\s*,|[^<]*,\s*[,)])"
     rb"|(?<![A-Z0-9_.])RATE\("
@@ -259,7 +264,7 @@ KEYWORDS = (
     b"IMLOG", b"IMREAL(", b"IMSEC", b"IMSIN", b"IMSQRT(", b"IMTAN(", b"AND(", b"OR(", b"FIXED(", b"DOLLAR(",
     b"AVERAGE(", b"LEFT(", b"RIGHT(", b"MID(", b"LEFTB(", b"RIGHTB(", b"MIDB(", b"MDETERM(", b"MINVERSE(",
     b"FACTDOUBLE(", b"SQRTPI(", b"GCD(", b"LCM(", b"MEDIAN(", b"GEOMEAN(", b"HARMEAN(", b"SKEW(", b"RATE(", b"IRR(",
-    b"COUNTA(", b"AVERAGEA(", b"CHOOSE(", b"ISREF(",
+    b"COUNTA(", b"AVERAGEA(", b"CHOOSE(", b"ISREF(", b"CELL(",
     *(name.encode() + b"(" for name in _NUMBER_CALLS),
 )
 STATISTIC_MENTION = re.compile(rb"(?i)(?:COUNT|AVERAGE)\(")
@@ -512,7 +517,7 @@ _PLAIN_COUNTS = re.compile(
 _OTHER_CALLS = re.compile(
     r"(?i)STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|COUNT|AVERAGE|MINA|MAXA|PERCENTILE|QUARTILE|"
     r"MEDIAN|GEOMEAN|HARMEAN|SKEW|RATE\(|(?<![A-Za-z0-9_.])IRR\(|"
-    r"(?<![A-Za-z0-9_.])(?:IM[A-Z0-9]+|AND|OR|FIXED|DOLLAR|MDETERM|MINVERSE|FACTDOUBLE|SQRTPI|GCD|LCM|CHOOSE|ISREF)\(|"
+    r"(?<![A-Za-z0-9_.])(?:IM[A-Z0-9]+|AND|OR|FIXED|DOLLAR|MDETERM|MINVERSE|FACTDOUBLE|SQRTPI|GCD|LCM|CHOOSE|ISREF|CELL)\(|"
     + "|".join(re.escape(n) for n in _NUMBER_CALLS)
 )
 
@@ -656,6 +661,8 @@ def _arguments(tokens, values, name, opened, closed, args) -> bool:
         changed = _read_through_index(tokens, values, args[0])
     elif name == "ISREF" and len(args) == 1:
         changed = _reference_or_error(tokens, values, opened, closed, args[0])
+    elif name == "CELL" and len(args) == 2:
+        changed = _upper_left(tokens, values, args[1])
     elif name == "OFFSET" and len(args) >= 4:
         size = _size(tokens, args[0])
         if size is None:
@@ -704,6 +711,25 @@ def _reference_or_error(tokens, values, opened, closed, arg) -> bool:
         return False  # the call is only a part of the argument
     inner = "".join(values[i] for i in kept).lstrip("@")
     replace_call(values, opened, closed, f"NOT(ISERROR(ROWS({inner})))")
+    return True
+
+
+def _upper_left(tokens, values, arg) -> bool:
+    """CELL's reference as the upper-left cell of a range (module docstring)."""
+    found = plain_reference(tokens, arg)
+    if found is not None:
+        at, match = found
+        if match is None or match["c2"] is None:
+            return False  # a name, or one cell already
+        values[at] = (match["sheet"] or "") + match["c1"] + match["r1"]
+        return True
+    kept = without_spaces(tokens, arg)
+    if not kept or tokens[kept[0]].type != Token.FUNC or function_name(tokens[kept[0]]) not in ("INDIRECT", "OFFSET"):
+        return False
+    if not any(c[1] == kept[0] and c[2] == kept[-1] for c in calls(tokens)):
+        return False  # the call is only a part of the argument
+    values[kept[0]] = "OFFSET(" + values[kept[0]].lstrip("@")
+    values[kept[-1]] += ",0,0,1,1)"
     return True
 
 

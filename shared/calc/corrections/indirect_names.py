@@ -13,16 +13,17 @@ dependent lists and of models that pick a region by its name.
 The rewrite gives INDIRECT the reference when its text is such a name. A text typed into the
 formula is looked up at load (`INDIRECT("Prices")` becomes `INDIRECT("Sheet1!$A$2:$A$4")`, any
 other text stays as it is); a computed one (`INDIRECT(A4)`) in the calculation,
-`INDIRECT(IFERROR(IF(INDEX(names,m)=x,INDEX({"Sheet1!$A$2:$A$4";...},m),x),x))` with m
-`MATCH(x,{"prices";...},0)` and names that list: the name found must equal x (MATCH's wildcards
-in x would find another), ignoring case as a name lookup does; classic functions only, which
-IronCalc calculates itself. The lists hold the names the
-formula's sheet sees whose definition is a static reference (one cell or a range on a named
-sheet), also written with their sheet (`Sheet1!Local`) for the sheet-scoped ones, and the
-tables' structured references (`Sales`, `Sales[Amount]`, `Sales[#All]`: table_references); any
-other text goes to INDIRECT as it was. Left alone: INDIRECT with an R1C1 flag other than TRUE
-(the reference is written A1-style), array formulas (a rewrite through IronCalc's API would make
-a legacy one dynamic), and names to formulas, which INDIRECT does not evaluate in Excel either.
+`INDIRECT(IFERROR(INDEX({"Sheet1!$A$2:$A$4";...},MATCH(x,{"prices";...},0)),x))`: MATCH ignores
+case, as a name lookup does, and the lists are written once per call, in classic functions that
+IronCalc calculates itself. (MATCH reads `*`, `?` and `~` in x as wildcards; no sheet name,
+defined name or cell address holds `*` or `?`, so only a text INDIRECT answers #REF! for anyway
+could find a name that way.) The lists hold the names the formula's sheet sees whose definition
+is a static reference (one cell or a range on a named sheet), also written with their sheet
+(`Sheet1!Local`) for the sheet-scoped ones, and the tables' structured references (`Sales`,
+`Sales[Amount]`, `Sales[#All]`: table_references); any other text goes to INDIRECT as it was.
+Left alone: INDIRECT with an R1C1 flag other than TRUE (the reference is written A1-style), array
+formulas (a rewrite through IronCalc's API would make a legacy one dynamic), and names to
+formulas, which INDIRECT does not evaluate in Excel either.
 """
 
 from __future__ import annotations
@@ -130,10 +131,7 @@ def rewrite_formula(formula: str, names: dict[str, str]) -> str | None:
                 return False
             replace_call(values, opened, closed, at + "INDIRECT(" + _text(target) + rest + ")")
             return True
-        found = f"MATCH({text},{known},0)"  # the name found must be the text itself: MATCH's
-        # wildcards in the text (`Pr*`) would find another; `=` ignores case, as names do
-        replace_call(values, opened, closed, f"{at}INDIRECT(IFERROR(IF(INDEX({known},{found})={text},"
-                                             f"INDEX({refs},{found}),{text}),{text}){rest})")
+        replace_call(values, opened, closed, f"{at}INDIRECT(IFERROR(INDEX({refs},MATCH({text},{known},0)),{text}){rest})")
         return True
 
     return rewrite_calls(formula, handle)
