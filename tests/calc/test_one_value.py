@@ -206,3 +206,25 @@ def test_a_large_call_leaves_no_rows_for_a_small_one_to_calculate_again():
     # AND one call larger than a chunk is answered in chunks
     values = one_value.compute_all("TRUNC", [(float(i) + 0.25,) for i in range(one_value._CHUNK + 5)])
     assert values[-1] == float(one_value._CHUNK + 4)
+
+
+def test_concatenate_and_asc_are_applied_to_each_cell_of_a_range():
+    # GIVEN array formulas giving CONCATENATE and ASC a row of three cells (CONCATENATE joins
+    # one value per argument, "text1, text2, ...", its page; ASC changes one text; formulas'
+    # Excel-saved test.xlsx TEXT!AG5:AH11 spill them over the row), and CONCAT, which joins the
+    # range's cells into one text
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Sheet1"
+    for col, value in enumerate([0, "ab", 1.5], start=1):
+        ws.cell(10, col, value)
+    ws["A1"] = ArrayFormula("A1:C1", '=CONCATENATE(A10:C10,"-x")')
+    ws["A2"] = ArrayFormula("A2:C2", "=ASC(A10:C10)")
+    ws["A3"] = "=_xlfn.CONCAT(A10:C10)"
+    add_name(wb, "joined", "Sheet1!$A$1:$C$1")
+    add_name(wb, "asc", "Sheet1!$A$2:$C$2")
+    add_name(wb, "concat", "Sheet1!$A$3")
+    for workbook in uploaded_and_stored(to_bytes(wb)):
+        # WHEN it is calculated THEN each cell of the range gives one text
+        values = workbook.calculate({}, ["joined", "asc", "concat"])
+        assert values == {"joined": ["0-x", "ab-x", "1.5-x"], "asc": ["0", "ab", "1.5"], "concat": "0ab1.5"}

@@ -727,7 +727,22 @@ def _text(ev, args):
     return ev.lift(run, args[0], args[1])
 
 
-@function("CONCAT", "CONCATENATE")
+@function("CONCATENATE")
+def _concatenate(ev, args):
+    """CONCATENATE joins one value per argument (its page: "text1, text2, ... the items to
+    join"), so given a range it is applied to each cell, as other functions of one value are
+    (an array formula or a dynamic array of `CONCATENATE(A1:A3,"x")` is three texts;
+    formulas' Excel-saved test.xlsx TEXT!AG11:AH11); CONCAT joins every cell of a range."""
+
+    def join(*items):
+        for x in items:
+            if isinstance(x, Err):
+                return x
+        return "".join(v.to_text(x) for x in items)
+    return ev.lift(join, *args)
+
+
+@function("CONCAT")
 def _concat_all(ev, args):
     out = []
     for a in args:
