@@ -678,13 +678,10 @@ def _arguments(tokens, values, name, opened, closed, args) -> bool:
 def _read_through_index(tokens, values, arg) -> bool:
     """An OFFSET of one cell or a CHOOSE among cells, the whole argument of an IS function,
     TYPE, N or T, read through INDEX(arg,1,1) (READ_THROUGH_INDEX)."""
-    kept = without_spaces(tokens, arg)
-    if not kept or tokens[kept[0]].type != Token.FUNC or function_name(tokens[kept[0]]) not in _UNREAD_REFERENCES:
-        return False
-    inner = next((c for c in calls(tokens) if c[1] == kept[0] and c[2] == kept[-1]), None)
+    inner = _whole_call(tokens, arg, _UNREAD_REFERENCES)
     if inner is None:
-        return False  # the call is only a part of the argument (`OFFSET(...)+1`)
-    name, _, _, inner_args = inner
+        return False
+    name, opened, closed, inner_args = inner
     if name == "OFFSET":
         if not 3 <= len(inner_args) <= 5 or not _one_cell_reference(tokens, inner_args[0]):
             return False
@@ -696,21 +693,31 @@ def _read_through_index(tokens, values, arg) -> bool:
         return False
     # without the `@` IronCalc may render before the call (`T(@CHOOSE(...))`): INDEX reads the
     # reference itself, its intersection with the formula's cell would be #VALUE!
-    values[kept[0]] = "INDEX(" + values[kept[0]].lstrip("@")
-    values[kept[-1]] += ",1,1)"
+    values[opened] = "INDEX(" + values[opened].lstrip("@")
+    values[closed] += ",1,1)"
     return True
+
+
+_REFERENCE_CALLS = frozenset({"INDIRECT", "OFFSET"})
+
+
+def _whole_call(tokens, arg, names: frozenset) -> tuple | None:
+    """The call (name, open token, close token, arguments: formula_tokens.calls) that is the
+    whole argument `arg`, when it calls one of `names`; None otherwise (`OFFSET(...)+1`)."""
+    kept = without_spaces(tokens, arg)
+    if not kept or tokens[kept[0]].type != Token.FUNC or function_name(tokens[kept[0]]) not in names:
+        return None
+    return next((c for c in calls(tokens) if c[1] == kept[0] and c[2] == kept[-1]), None)
 
 
 def _reference_or_error(tokens, values, opened, closed, arg) -> bool:
     """ISREF of an INDIRECT or OFFSET call as whether that call is a reference (module
     docstring)."""
-    kept = without_spaces(tokens, arg)
-    if not kept or tokens[kept[0]].type != Token.FUNC or function_name(tokens[kept[0]]) not in ("INDIRECT", "OFFSET"):
+    inner = _whole_call(tokens, arg, _REFERENCE_CALLS)
+    if inner is None:
         return False
-    if not any(c[1] == kept[0] and c[2] == kept[-1] for c in calls(tokens)):
-        return False  # the call is only a part of the argument
-    inner = "".join(values[i] for i in kept).lstrip("@")
-    replace_call(values, opened, closed, f"NOT(ISERROR(ROWS({inner})))")
+    call = "".join(values[inner[1]:inner[2] + 1]).lstrip("@")
+    replace_call(values, opened, closed, f"NOT(ISERROR(ROWS({call})))")
     return True
 
 
@@ -723,13 +730,11 @@ def _upper_left(tokens, values, arg) -> bool:
             return False  # a name, or one cell already
         values[at] = (match["sheet"] or "") + match["c1"] + match["r1"]
         return True
-    kept = without_spaces(tokens, arg)
-    if not kept or tokens[kept[0]].type != Token.FUNC or function_name(tokens[kept[0]]) not in ("INDIRECT", "OFFSET"):
+    inner = _whole_call(tokens, arg, _REFERENCE_CALLS)
+    if inner is None:
         return False
-    if not any(c[1] == kept[0] and c[2] == kept[-1] for c in calls(tokens)):
-        return False  # the call is only a part of the argument
-    values[kept[0]] = "OFFSET(" + values[kept[0]].lstrip("@")
-    values[kept[-1]] += ",0,0,1,1)"
+    values[inner[1]] = "OFFSET(" + values[inner[1]].lstrip("@")
+    values[inner[2]] += ",0,0,1,1)"
     return True
 
 
