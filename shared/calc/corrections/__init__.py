@@ -274,9 +274,8 @@ def _reference_operators(model, data: bytes) -> list[Rewrite]:
 
     written: dict = {}
     candidates, arrays = survey(data, reference_operators.MENTION, reference_operators.KEYWORDS, written)
-    named = names_survey(data)
-    if named is not None and any(reference_operators.union_name(text) for text in named[0].values()):
-        candidates |= set(model.get_all_cells()) - named[1]  # names inlined before may hold one
+    named, named_arrays = _named_cells(model, data, reference_operators.union_name)
+    candidates |= named - named_arrays
     if not candidates:
         return []
     return reference_operators.correct_reference_operators(model, sorted(candidates), written)
@@ -302,13 +301,21 @@ def _index_ranges(model, data: bytes) -> list[Rewrite]:
     from shared.calc.corrections import index_ranges
 
     candidates, arrays = survey(data, index_ranges.MENTION, index_ranges.KEYWORDS)
-    named = names_survey(data)
-    if named is not None and any("INDEX(" in text.upper() for text in named[0].values()):
-        candidates |= set(model.get_all_cells())  # names inlined just before may hold one
-        arrays |= named[1]
+    named, named_arrays = _named_cells(model, data, lambda text: "INDEX(" in text.upper())
+    candidates, arrays = candidates | named, arrays | named_arrays
     if not candidates:
         return []
     return index_ranges.correct_index_ranges(model, sorted(candidates - arrays), workbook_names(data))
+
+
+def _named_cells(model, data: bytes, holds) -> tuple[set, set]:
+    """(every cell of the model, its array-formula cells) when a defined name's formula `holds`
+    what a rewrite looks for: the names rewrite, run before, may have put it into any formula;
+    two empty sets otherwise."""
+    named = names_survey(data)
+    if named is None or not any(holds(text) for text in named[0].values()):
+        return set(), set()
+    return set(model.get_all_cells()), named[1]
 
 
 def _indirect_names(model, data: bytes) -> list[Rewrite]:
@@ -317,10 +324,8 @@ def _indirect_names(model, data: bytes) -> list[Rewrite]:
     from shared.calc.corrections import indirect_names
 
     candidates, arrays = survey(data, indirect_names.MENTION, indirect_names.KEYWORDS)
-    named = names_survey(data)
-    if named is not None and any("INDIRECT(" in text.upper() for text in named[0].values()):
-        candidates |= set(model.get_all_cells())  # names inlined just before may hold one
-        arrays |= named[1]
+    named, named_arrays = _named_cells(model, data, lambda text: "INDIRECT(" in text.upper())
+    candidates, arrays = candidates | named, arrays | named_arrays
     if not candidates - arrays:
         return []
     names, tables = workbook_names(data), tables_in(data)

@@ -79,9 +79,10 @@ def _sheet_formulas(data: bytes) -> tuple[_Formulas, ...]:
 
 
 def forget_formulas() -> None:
-    """Let the last workbook's sheets go (_sheet_formulas keeps them for the surveys of one
-    upload)."""
+    """Let the last workbook's sheets and names go (_sheet_formulas and _names_survey keep them
+    for the surveys of one upload)."""
     _sheet_formulas.cache_clear()
+    _names_survey.cache_clear()
 
 
 @lru_cache(maxsize=32)
@@ -164,7 +165,15 @@ def rewrite_formulas(model, data: bytes, mention: re.Pattern, keywords: tuple[by
 def names_survey(data: bytes) -> tuple[dict, set[tuple[int, int, int]]] | None:
     """None when workbook.xml defines no name the names rewrite could change (names.py), else
     (the defined names as written, the (sheet index, row, col) of every array-formula cell,
-    which the rewrite leaves alone)."""
+    which the rewrite leaves alone). Read once per upload (_names_survey); each caller gets its
+    own copies."""
+    found = _names_survey(data)
+    return None if found is None else (dict(found[0]), set(found[1]))
+
+
+@lru_cache(maxsize=1)
+def _names_survey(data: bytes) -> tuple[dict, set[tuple[int, int, int]]] | None:
+    """names_survey's reading: workbook.xml, and every sheet for its array formulas."""
     from shared.calc.corrections.names import defined_names, may_need_names
 
     package = open_package(data)
