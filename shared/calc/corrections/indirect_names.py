@@ -31,31 +31,21 @@ from __future__ import annotations
 import re
 
 from shared.calc.corrections.formula_tokens import replace_call, rewrite_calls
+from shared.calc.corrections.lookups import Box
 from shared.calc.corrections.model import Rewrite, rewrite_cells
-from shared.calc.refs import column_letters
+from shared.calc.corrections.reference_operators import operand_area
+from shared.calc.corrections.tables import resolve
 
 MENTION = re.compile(rb"(?i)INDIRECT\(")
 KEYWORDS = (b"INDIRECT(",)
 _LITERAL = re.compile(r'"(?:[^"]|"")*"')
-_SHEET = r"(?:'(?:[^']|'')+'|[^'!\[\]:*?/\\,()\s]+)!"
-_STATIC = re.compile(
-    _SHEET + r"(?:\$?[A-Za-z]{1,3}\$?\d{1,7}(?::\$?[A-Za-z]{1,3}\$?\d{1,7})?"
-    r"|\$?[A-Za-z]{1,3}:\$?[A-Za-z]{1,3}|\$?\d{1,7}:\$?\d{1,7})"
-)
 
 
 def static_reference(text: str) -> bool:
     """Whether a name's definition is a reference that never moves: one cell, a range, whole
     columns or rows, on a named sheet (`Sheet1!$A$2:$A$4`, `'My sheet'!B1`, `Data!$A:$A`)."""
-    return _STATIC.fullmatch(text.strip()) is not None
-
-
-def _quoted(sheet: str) -> str:
-    return sheet if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", sheet) else "'" + sheet.replace("'", "''") + "'"
-
-
-def _area(sheet: str, top: int, left: int, bottom: int, right: int) -> str:
-    return f"{sheet}!${column_letters(left)}${top}:${column_letters(right)}${bottom}"
+    area = operand_area(text.strip())
+    return area is not None and area.sheet is not None and text.count(":") <= 1
 
 
 def _text(value: str) -> str:
@@ -73,7 +63,7 @@ def seen_from(names: dict[tuple[str, int | None], str], sheets: list[str], sheet
         if scope is None:
             seen.setdefault(name, target)
         elif scope < len(sheets):
-            seen[f"{_quoted(sheets[scope]).lower()}!{name}"] = target
+            seen[f"{Box(sheets[scope], 1, 1, 1, 1).prefix().lower()}{name}"] = target
             if scope == sheet:
                 seen[name] = target  # the sheet's own name hides the workbook's
     return seen
@@ -86,20 +76,17 @@ def table_references(tables) -> dict[str, str]:
     rows (Microsoft: "Using structured references with Excel tables")."""
     found: dict[str, str] = {}
     for table in tables:
-        sheet = _quoted(table.sheet)
         first, last = table.top + table.headers, table.bottom - table.totals
+        if first > last:
+            continue
         name = table.name.lower()
-        parts = {"": (first, last), "[#data]": (first, last), "[#all]": (table.top, table.bottom)}
-        if table.headers:
-            parts["[#headers]"] = (table.top, table.top)
-        if table.totals:
-            parts["[#totals]"] = (table.bottom, table.bottom)
-        if first <= last:
-            for suffix, (top, bottom) in parts.items():
-                found[name + suffix] = _area(sheet, top, table.left, bottom, table.right)
-            for offset, column in enumerate(table.columns):
-                col = table.left + offset
-                found.setdefault(f"{name}[{column.lower()}]", _area(sheet, first, col, last, col))
+        for part in ("[]", "[#Data]", "[#All]", "[#Headers]", "[#Totals]"):
+            area = resolve(table, part, first)
+            if not area.startswith("#"):  # no header or totals row: #REF!
+                found[name + ("" if part == "[]" else part.lower())] = area
+        for offset, column in enumerate(table.columns):
+            col = table.left + offset
+            found.setdefault(f"{name}[{column.lower()}]", Box(table.sheet, first, col, last, col).text())
     return found
 
 
