@@ -25,7 +25,7 @@ from shared.calc.corrections.dynamic import (
     sumproduct_of_arrays,
 )
 
-from .conftest import add_name, to_bytes, uploaded_and_stored
+from .conftest import add_name, one_sheet, to_bytes, uploaded_and_stored
 
 
 def search_book() -> bytes:
@@ -258,3 +258,39 @@ def test_ifs_and_switch_over_arrays_in_a_legacy_array_formula():
         # AND a job changing the first element: TRUE for 5, an error for a text
         assert workbook.calculate({"first": 5}, ["ifs", "names"]) == {"ifs": 1, "names": ["many", "one", "many"]}
         assert workbook.calculate({"first": "x"}, ["ifs"]) == {"ifs": "#VALUE!"}
+
+
+def text_amounts_book() -> bytes:
+    """Amounts in A1:A4 (an input) and quantities in B1:B4; in row 1 the total of amount times
+    quantity (SUMPRODUCT), the plain sum of the amounts as a legacy array formula, and the same
+    sum over a defined name."""
+    amounts = {f"A{row}": amount for row, amount in enumerate([5, 4, 0.5, 2], start=1)}
+    quantities = {f"B{row}": quantity for row, quantity in enumerate([1, 10, 10, 3], start=1)}
+    formulas = {"E1": "=SUMPRODUCT(A1:A4*B1:B4)", "F1": ArrayFormula("F1", "=SUM(A1:A4*1)"),
+                "G1": "=SUMPRODUCT(amounts/1)"}
+    names = {"amounts": "$A$1:$A$4", "total": "$E$1", "sum": "$F$1", "by_name": "$G$1"}
+    return one_sheet({**amounts, **quantities, **formulas}, names, title="Sheet")
+
+
+@pytest.mark.parametrize("loaded", ["uploaded", "stored"])
+def test_arithmetic_over_a_range_reads_numbers_held_as_text_as_excel_does(loaded):
+    # "Calculation operators and precedence in Excel", converting values: ="1"+"$4.00" is 5;
+    # the VALUE page: "$1,000" is 1000, VALUE("16:48:00")-VALUE("12:00:00") is 0.2 (16:48 is 0.7
+    # of a day). An operator reads each cell of a range so, in SUMPRODUCT and array formulas.
+    workbook = dict(zip(("uploaded", "stored"), uploaded_and_stored(text_amounts_book())))[loaded]
+    outputs = ["total", "sum", "by_name"]
+
+    # GIVEN numbers: IronCalc's own answer
+    assert workbook.calculate({}, outputs) == {"total": 5 + 40 + 5 + 6, "sum": 11.5, "by_name": 11.5}
+
+    # WHEN a job gives the amounts as text Excel reads as numbers
+    out = workbook.calculate({"amounts": [["$1,000"], ["$4.00"], ["16:48:00"], ["1"]]}, outputs)
+
+    # THEN each is read as its number (IronCalc alone: #VALUE! for all three)
+    assert out["total"] == pytest.approx(1000 + 40 + 7 + 3)
+    assert out["sum"] == pytest.approx(1005.7)
+    assert out["by_name"] == pytest.approx(1005.7)
+
+    # AND a text that is no number stays #VALUE!, as in Excel
+    out = workbook.calculate({"amounts": [["$1,000"], ["n/a"], [1], [1]]}, outputs)
+    assert out == {"total": "#VALUE!", "sum": "#VALUE!", "by_name": "#VALUE!"}

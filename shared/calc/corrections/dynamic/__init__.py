@@ -154,10 +154,13 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     as_text = watch and bool(_TEXT_OF_NUMBER_CALL.search(TEXT_LITERAL.sub('""', formula)))
     complex_number = watch and complex_text.whole_call(formula)
     switch = watch and bool(_SWITCH_CALL.search(formula))  # ours where a cell it compares is blank
+    arithmetic = watch and (array_formula or sumproduct) and bool(_ARITHMETIC.search(TEXT_LITERAL.sub('""', formula)))
     if not (family or choose or index_array or sumproduct or legacy or counted or references or not_equal
-            or criteria or lookup or when_error or joins or as_text or complex_number or switch):
+            or criteria or lookup or when_error or joins or as_text or complex_number or switch or arithmetic):
         return None
     found = Selected((lifted(formula) if "@" in formula else None) or formula)
+    if arithmetic and "#VALUE!" not in when_error and _arithmetic_of_array(found.parsed(), array_formula):
+        when_error += ("#VALUE!",)
     in_sumproduct = sumproduct and (
         found.formula != formula
         or bool(_elementwise_call().search(formula)) and _elementwise_of_array(found.parsed(), False)
@@ -287,6 +290,30 @@ _WHEN_ERROR = tuple(
     (re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(?:" + "|".join(map(re.escape, names)) + r")\s*\(", re.IGNORECASE), codes)
     for names, codes in WHEN_ERROR.items()
 )
+
+
+# Arithmetic over an array (SUMPRODUCT's arguments, an array formula): Excel reads each text as it
+# reads a number typed into a cell, `"1,234"*1` 1234 ("Calculation operators and precedence in
+# Excel", converting values in formulas). IronCalc 0.9.1 does in one value and through `--`, but
+# over a range only plain numbers: `SUMPRODUCT(A1:A9*1)` is #VALUE! where a cell holds "1,234",
+# "$1,000.50", "50%", "12:30", " 12 " or "3/4/2020" (measured). Such a formula is ours in the
+# calculations where IronCalc answers #VALUE! (Selected.when_error).
+_ARITHMETIC = re.compile(r"[-+*/^]")
+_ARITHMETIC_OPERATORS = frozenset("+-*/^")
+
+
+def _arithmetic_of_array(node, inside: bool) -> bool:
+    """Whether an operator `+ - * / ^` has an operand holding an array (or a defined name, which
+    may be a range), inside SUMPRODUCT or anywhere in an array formula (`inside`)."""
+    if not isinstance(node, tuple):
+        return False
+    if node[0] == "call":
+        inside = inside or node[1] == "SUMPRODUCT"
+        return any(_arithmetic_of_array(a, inside) for a in node[2])
+    if inside and node[0] == "op" and node[1] in _ARITHMETIC_OPERATORS and any(
+            isinstance(part, tuple) and (part[0] == "name" or _holds_array(part)) for part in node[2:4]):
+        return True
+    return any(_arithmetic_of_array(part, inside) for part in node[1:] if isinstance(part, tuple))
 
 
 # Functions that turn an error into a value: a #VALUE! of IronCalc's inside them never shows in

@@ -208,8 +208,11 @@ def plan(model, date1904: bool = False, spill_areas: list | None = None) -> Plan
         if selected is not None and selected.watched and corrected:
             selected = None  # a function evaluated after IronCalc in every job (TEXT...): that
             # evaluation reads the whole formula, a watch would leave it IronCalc's in most jobs
-        if selected is None and (sheet, row, col) in legacy_areas:
-            selected = dynamic.area_watch(formula)
+        if (sheet, row, col) in legacy_areas:
+            if selected is None:
+                selected = dynamic.area_watch(formula)
+            elif selected.watched:
+                selected.when_area = True  # watched for its errors and for its area alike
         if selected is None and text_addresses and not corrected and date_text.may_read(formula, text_addresses):
             selected = dynamic.date_text_watch(formula)
         if selected is not None:
