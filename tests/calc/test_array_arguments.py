@@ -294,3 +294,23 @@ def test_arithmetic_over_a_range_reads_numbers_held_as_text_as_excel_does(loaded
     # AND a text that is no number stays #VALUE!, as in Excel
     out = workbook.calculate({"amounts": [["$1,000"], ["n/a"], [1], [1]]}, outputs)
     assert out == {"total": "#VALUE!", "sum": "#VALUE!", "by_name": "#VALUE!"}
+
+
+def test_a_dynamic_array_spilling_amounts_held_as_text_reads_each_as_a_number():
+    # GIVEN Excel 365's =A1:A3*2 spilling down C1:C3, the amounts an input
+    from .test_dynamic_arrays import excel365, spilled
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    for row in (1, 2, 3):
+        ws.cell(row, 1, row)
+    spilled(ws, "C1", "=A1:A3*2", "C1:C3")
+    add_name(wb, "amounts", "Sheet!$A$1:$A$3")
+    add_name(wb, "doubled", "Sheet!$C$1:$C$3")
+    workbook, _ = uploaded_and_stored(excel365(wb))
+
+    # WHEN the first amount is a plain number and the others are held as text
+    out = workbook.calculate({"amounts": [[5], ["$1,000"], ["1,234"]]}, ["doubled"])
+
+    # THEN every cell of the spill is read as Excel reads it (IronCalc alone: #VALUE! below C1)
+    assert out["doubled"] == [10, 2000, 2468]

@@ -117,6 +117,9 @@ class Selected:
     # taken for the dates held as text its when_text cells give an operator or a date function
     # (`date_text_watch`): planned only where one of them holds such a text at load
     date_text: bool = False
+    # arithmetic over an array (`_arithmetic_of_array`): ours also where a cell IronCalc spilled
+    # from it shows #VALUE!
+    when_spill: bool = False
 
     def parsed(self):
         if self.tree is None:
@@ -159,8 +162,9 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
             or criteria or lookup or when_error or joins or as_text or complex_number or switch or arithmetic):
         return None
     found = Selected((lifted(formula) if "@" in formula else None) or formula)
-    if arithmetic and "#VALUE!" not in when_error and _arithmetic_of_array(found.parsed(), array_formula):
-        when_error += ("#VALUE!",)
+    if arithmetic and _arithmetic_of_array(found.parsed(), array_formula):
+        when_error += () if "#VALUE!" in when_error else ("#VALUE!",)
+        found.when_spill = array_formula
     in_sumproduct = sumproduct and (
         found.formula != formula
         or bool(_elementwise_call().search(formula)) and _elementwise_of_array(found.parsed(), False)
@@ -786,6 +790,8 @@ class DynamicTarget:
     when_complex: bool = False
     # a legacy array formula's area: ours where a cell of it shows #VALUE! (Selected.when_area)
     when_area: bool = False
+    # a dynamic array's spill: ours where a cell IronCalc spilled shows #VALUE! (Selected.when_spill)
+    when_spill: bool = False
     # (sheet, row, col) of cells given to text functions: ours where one holds a number whose
     # text Excel writes otherwise (Selected.when_long)
     when_long: list = field(default_factory=list)
@@ -1059,6 +1065,7 @@ def targets(model, selected: list[tuple[int, int, int, Selected]], areas: list[l
             target.when_digits = chosen_of[key].when_digits
             target.when_complex = chosen_of[key].when_complex
             target.when_area = chosen_of[key].when_area
+            target.when_spill = chosen_of[key].when_spill and target.spills
             target.when_long = _cells([_reference(node, sheet, resolve) for node in chosen_of[key].when_long],
                                       sheet, sheets_of)
             if chosen_of[key].date_text:

@@ -105,6 +105,8 @@ def settle(model, target, state: State, read_cell, write_cell) -> Settled:
             pass  # a number in the text as Excel does not write it: ours
         elif target.when_area and _area_filled(model, target, read_cell):
             pass  # cells of a legacy array formula's area beyond IronCalc's result: ours
+        elif target.when_spill and _spill_shows(model, key, state, read_cell, ("e", "#VALUE!")):
+            pass  # a number held as text misread by IronCalc's arithmetic in its spill: ours
         elif kind != "e" or value not in _ENGINE_ERRORS and value not in target.when_error:
             return Settled()  # IronCalc's value stands
     memo = state.last.get(key)
@@ -132,6 +134,16 @@ def _area_filled(model, target, read_cell) -> bool:
     return any(read_cell(model, target.sheet, r, c) == ("e", "#VALUE!")
                for r in range(target.row, bottom + 1) for c in range(target.col, right + 1)
                if (r, c) != (target.row, target.col))
+
+
+def _spill_shows(model, key, state: State, read_cell, content: tuple) -> bool:
+    """Whether a cell of the spill IronCalc made from a dynamic array's anchor shows `content`."""
+    shape = state.book.engine_spills.shape(key)
+    if not isinstance(shape, tuple):
+        return False
+    sheet, row, col = key
+    return any(read_cell(model, sheet, row + r, col + c) == content
+               for r in range(shape[0]) for c in range(shape[1]) if (r, c) != (0, 0))
 
 
 def _shown(model, key, extent: tuple[int, int], read_cell) -> list:
