@@ -37,6 +37,7 @@ import re
 from dataclasses import dataclass, field
 
 from shared.calc.corrections.dynamic import complex_text, date_text, one_value
+from shared.calc.corrections.dynamic.parse import bare as parse_bare
 from shared.calc.corrections.formula_tokens import TEXT_LITERAL
 from shared.calc.corrections.functions.text_format import Unsupported
 from shared.calc.refs import cell_name, column_number
@@ -523,12 +524,40 @@ def _not_lifted_of_array(node, ranges: bool = True) -> bool:
     is one cell)."""
     if not isinstance(node, tuple):  # a leaf, or the Unsupported of an unreadable formula
         return False
+    if node[0] == "call" and node[1] == "LET":
+        return any(_not_lifted_of_array(part, ranges) for part in let_inlined(node))
     if node[0] == "call" and node[1] in NOT_LIFTED and any(
         _holds_array(node[2][i], ranges) for i in one_value.lifted_positions(node[1], len(node[2]))
     ):
         return True
     parts = node[2] if node[0] == "call" else [p for p in node[1:] if isinstance(p, tuple)]
     return any(_not_lifted_of_array(part, ranges) for part in parts)
+
+
+def let_inlined(node) -> list:
+    """LET's values and its calculation with each of its names replaced by the value bound to it
+    (`LET(x,A1:C1,CONCATENATE(x,"-"))`: CONCATENATE given A1:C1), to tell what its functions are
+    given; the call itself when a name is not one."""
+    args = node[2]
+    bound: dict[str, object] = {}
+    values = []
+    for name, value in zip(args[:-1:2], args[1::2]):
+        if not (isinstance(name, tuple) and name[0] == "name"):
+            return [node[2]]
+        value = _inlined(value, bound)
+        bound[parse_bare(name[1])] = value
+        values.append(value)
+    return [*values, _inlined(args[-1], bound)]
+
+
+def _inlined(node, bound: dict):
+    if isinstance(node, list):
+        return [_inlined(item, bound) for item in node]
+    if not isinstance(node, tuple):
+        return node
+    if node[0] == "name" and parse_bare(node[1]) in bound:
+        return bound[parse_bare(node[1])]
+    return tuple(_inlined(part, bound) if isinstance(part, (tuple, list)) else part for part in node)
 
 
 _SUMPRODUCT = re.compile(r"(?<![A-Za-z0-9_.])SUMPRODUCT\s*\(", re.IGNORECASE)
