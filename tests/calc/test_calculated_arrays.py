@@ -165,3 +165,42 @@ def test_offset_and_indirect_give_the_layer_the_range_they_name():
         assert out == {"moved": 32, "by_text": 5, "by_name": 27, "outside": "#REF!", "digits": 8}
         # AND a job's text is read character by character (IronCalc alone: 0)
         assert workbook.calculate({"text": "x9y9"}, ["digits"]) == {"digits": 18}
+
+
+UNIQUE_PAGE = "https://support.microsoft.com/en-us/office/count-unique-values-among-duplicates-8d9a69b3-b867-490e-82e0-a929fbc1e273"
+
+
+def names_book() -> bytes:
+    """Six names in A1:A6 (an input, a blank among them) and three legacy array formulas over
+    them: the count-unique page's FREQUENCY/MATCH count with LEN leaving blanks out, the same
+    count as a sum of 1/COUNTIF, and the most frequent name (INDEX of MODE of MATCH)."""
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    for row, name in enumerate(["Ann", "Bob", "Ann", None, "Cy", "Ann"], start=1):
+        ws.cell(row, 1, name)
+    match = "MATCH(A1:A6,A1:A6,0)"
+    ws["C1"] = ArrayFormula("C1", f'=SUM(IF(FREQUENCY(IF(LEN(A1:A6)>0,{match},""),IF(LEN(A1:A6)>0,{match},""))>0,1))')
+    ws["C2"] = ArrayFormula("C2", '=SUM(IF(A1:A6<>"",1/COUNTIF(A1:A6,A1:A6)))')
+    ws["C3"] = ArrayFormula("C3", f'=INDEX(A1:A6,MODE(IF(A1:A6<>"",{match})))')
+    for name, ref in {"names": "$A$1:$A$6", "distinct": "$C$1", "by_countif": "$C$2", "most_frequent": "$C$3"}.items():
+        add_name(wb, name, f"Sheet!{ref}")
+    return to_bytes(wb)
+
+
+@pytest.mark.parametrize("loaded", ["uploaded", "stored"])
+def test_the_idioms_counting_distinct_values_and_finding_the_most_frequent_one(loaded):
+    # GIVEN the idioms of the count-unique page (UNIQUE_PAGE) over names with a blank among them.
+    # MATCH answers each name's first position; an exact match of a blank is #N/A and a blank
+    # criteria cell counts the cells holding 0 (Excel-saved: IronCalc's MATCH.xlsx C19 and
+    # COUNTIF.xlsx Rows!AA6), so IF's blank test leaves the blank out. IronCalc alone: #VALUE!,
+    # #DIV/0! and #N/A.
+    workbook = dict(zip(("uploaded", "stored"), uploaded_and_stored(names_book())))[loaded]
+    outputs = ["distinct", "by_countif", "most_frequent"]
+
+    # WHEN jobs calculate them
+    # THEN Ann, Bob and Cy are three names, Ann the most frequent
+    assert workbook.calculate({}, outputs) == {"distinct": 3, "by_countif": 3, "most_frequent": "Ann"}
+    out = workbook.calculate({"names": [["x"], ["y"], ["y"], ["z"], [None], ["y"]]}, outputs)
+    assert out == {"distinct": 3, "by_countif": 3, "most_frequent": "y"}
+    # AND no flag was needed: the layer answered every cell
+    assert workbook.correction_flags() == []

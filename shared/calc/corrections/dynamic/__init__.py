@@ -467,8 +467,12 @@ def _computed_vectors(node) -> bool:
 # #N/IMPL! for them (`SUM(ROUND({1.2,2.7},0))`): such a formula is ours too (`select`).
 # (ISNUMBER, ..., ROUND, MOD, NOT, N and VALUE are functions of one value IronCalc does not lift.)
 NOT_LIFTED = frozenset({"IFS", "SWITCH"}) | one_value.NOT_LIFTED_BY_IRONCALC
+# MATCH given several lookup values (`MATCH(A1:A9,A1:A9,0)`, one position for each) in an array
+# formula: IronCalc 0.9.1 reads the range as the cell in the formula's row (#N/A or one position),
+# which breaks the idioms that count distinct values (`SUM(IF(FREQUENCY(MATCH(...),MATCH(...))>0,1))`)
+# and find the most frequent text (`INDEX(A1:A9,MODE(MATCH(A1:A9,A1:A9,0)))`)
 _NOT_LIFTED_MENTION = re.compile(
-    r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(?:" + "|".join(re.escape(n) for n in sorted(NOT_LIFTED, key=len, reverse=True))
+    r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(?:" + "|".join(re.escape(n) for n in sorted({*NOT_LIFTED, "MATCH"}, key=len, reverse=True))
     + r")\s*\(",
     re.IGNORECASE,
 )
@@ -526,6 +530,8 @@ def _not_lifted_of_array(node, ranges: bool = True) -> bool:
         return False
     if node[0] == "call" and node[1] == "LET":
         return any(_not_lifted_of_array(part, ranges) for part in let_inlined(node))
+    if node[0] == "call" and node[1] == "MATCH" and node[2] and _holds_array(node[2][0], ranges):
+        return True  # a position for each lookup value (_NOT_LIFTED_MENTION)
     if node[0] == "call" and node[1] in NOT_LIFTED and any(
         _holds_array(node[2][i], ranges) for i in one_value.lifted_positions(node[1], len(node[2]))
     ):

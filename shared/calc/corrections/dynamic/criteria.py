@@ -14,8 +14,8 @@ A criterion is a value, or text starting with a comparison operator (=, <>, <, >
   compares in order for < and >;
 - "" (or "=") finds blank cells ("" also empty text), "<>" cells that are not blank; "<>x"
   every cell but those "x" finds, blanks included.
-Text that may read as a date or a time (">1/1/2020", "12:00") depends on the reader's locale:
-refused, not guessed; so is a blank criteria cell.
+A blank criteria cell is the number 0. Text that may read as a date or a time (">1/1/2020",
+"12:00") depends on the reader's locale: refused, not guessed.
 """
 
 from __future__ import annotations
@@ -67,7 +67,10 @@ def ordered_text(rest: str) -> bool:
 def criterion(value):
     """A test of one cell's value for a criteria value."""
     if value is None:
-        raise Unsupported("a blank criteria cell")
+        # a blank criteria cell is the number 0: it counts the cells holding 0, not blank cells,
+        # empty text or FALSE (Excel-saved: IronCalc's COUNTIF.xlsx Rows!AA6, 2 over a column
+        # holding two zeros, two "" and blanks; AI2, 1 beside TRUE, FALSE and blanks)
+        return _numeric("=", 0.0)
     if isinstance(value, Err):
         return lambda x: isinstance(x, Err) and x.code == value.code
     if isinstance(value, bool):

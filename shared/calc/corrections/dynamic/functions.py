@@ -566,6 +566,23 @@ def _pi(ev, args):
 def _mode_mult(ev, args):
     """The most frequent numbers as a column, in the order they first occur; #N/A when no
     number occurs twice (the MODE.MULT page)."""
+    modes = _modes(ev, args)
+    return modes if isinstance(modes, Err) else Grid([[n] for n in modes])
+
+
+@function("MODE", "MODE.SNGL")
+def _mode(ev, args):
+    """The most frequent number, the first of them to occur where several are (the MODE and
+    MODE.SNGL pages: #N/A when no number occurs twice). Given an array, as in
+    `MODE(IF(A1:A9<>"",MATCH(A1:A9,A1:A9,0)))`; a value typed among the arguments is left to
+    IronCalc (a typed text or logical value is read otherwise by each function)."""
+    if any(not isinstance(a, (Ref, Grid)) and not v.is_number(a) for a in args):
+        raise Unsupported("MODE given a typed value that is not a number")
+    modes = _modes(ev, args)
+    return modes if isinstance(modes, Err) else modes[0]
+
+
+def _modes(ev, args):
     numbers = _numbers(ev, args)
     if isinstance(numbers, Err):
         return numbers
@@ -575,7 +592,7 @@ def _mode_mult(ev, args):
     most = max(counts.values(), default=0)
     if most < 2:
         return v.NA
-    return Grid([[n] for n, count in counts.items() if count == most])
+    return [n for n, count in counts.items() if count == most]
 
 
 @function("COUNT")

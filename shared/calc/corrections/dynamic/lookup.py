@@ -276,7 +276,12 @@ def _exact_position(value, items: list):
     if isinstance(value, Err):
         return value
     if value is None or value is MISSING:
-        raise Unsupported("a blank lookup value")
+        # an exact match of a blank finds neither blank cells nor empty text (Excel-saved: IronCalc's
+        # MATCH.xlsx C19 over a range holding both, formulas' test.xlsx LOOKUP!W79 and W143); whether
+        # it finds a 0, as an approximate match reads it (W86), no file shows
+        if any(isinstance(item, float) and item == 0 for item in items):
+            raise Unsupported("a blank lookup value among values holding 0")
+        return v.NA
     at = position(value, items, 2 if isinstance(value, str) else 0, 1)
     return v.NA if at is None else at
 
