@@ -204,3 +204,51 @@ def test_the_idioms_counting_distinct_values_and_finding_the_most_frequent_one(l
     assert out == {"distinct": 3, "by_countif": 3, "most_frequent": "y"}
     # AND no flag was needed: the layer answered every cell
     assert workbook.correction_flags() == []
+
+
+def test_a_name_let_binds_to_an_array_reaches_the_functions_it_is_given_to():
+    # GIVEN Excel 365's LET naming the distinct names and counting each with COUNTIF (a criterion
+    # per value, the COUNTIF page), and joining each with CONCATENATE (applied to each value)
+    from .test_dynamic_arrays import excel365, spilled
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    for row, name in enumerate(["x", "y", "x", "z", "x"], start=1):
+        ws.cell(row, 1, name)
+    spilled(ws, "C1", "=_xlfn.LET(_xlpm.u,_xlfn.UNIQUE(A1:A5),_xlfn.HSTACK(_xlpm.u,COUNTIF(A1:A5,_xlpm.u)))", "C1:D3")
+    spilled(ws, "F1", '=_xlfn.LET(_xlpm.u,_xlfn.UNIQUE(A1:A5),CONCATENATE(_xlpm.u,"!"))', "F1:F3")
+    add_name(wb, "names", "Sheet!$A$1:$A$5")
+    add_name(wb, "counts", "Sheet!$C$1:$D$3")
+    add_name(wb, "shouted", "Sheet!$F$1:$F$3")
+    workbook, _ = uploaded_and_stored(excel365(wb))
+
+    # WHEN a job calculates them
+    out = workbook.calculate({}, ["counts", "shouted"])
+
+    # THEN each distinct name is counted and joined (IronCalc alone: 0 and #N/A; #VALUE!)
+    assert out == {"counts": [["x", 3], ["y", 1], ["z", 1]], "shouted": ["x!", "y!", "z!"]}
+
+
+def test_the_text_functions_of_excel_365_given_a_range_answer_for_each_cell():
+    # GIVEN TEXTBEFORE, TEXTAFTER and VALUETOTEXT given the range of full names (an input), each
+    # spilling down (a function of one value given an array: "Dynamic array formulas and spilled
+    # array behavior")
+    from .test_dynamic_arrays import excel365, spilled
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    for row, name in enumerate(["John Smith", "Jane Doe", "Bob Lee"], start=1):
+        ws.cell(row, 1, name)
+    spilled(ws, "C1", '=_xlfn.TEXTBEFORE(A1:A3," ")', "C1:C3")
+    spilled(ws, "D1", '=_xlfn.TEXTAFTER(A1:A3," ")', "D1:D3")
+    spilled(ws, "E1", "=_xlfn.VALUETOTEXT(A1:A3)", "E1:E3")
+    for name, ref in {"names": "$A$1:$A$3", "first": "$C$1:$C$3", "last": "$D$1:$D$3", "as_text": "$E$1:$E$3"}.items():
+        add_name(wb, name, f"Sheet!{ref}")
+    workbook, _ = uploaded_and_stored(excel365(wb))
+
+    # WHEN a job gives other names
+    out = workbook.calculate({"names": [["Ada Lovelace"], ["Alan Turing"], [42]]}, ["first", "last", "as_text"])
+
+    # THEN each cell is answered (IronCalc alone: #VALUE!); a name without a space is #N/A
+    assert out == {"first": ["Ada", "Alan", "#N/A"], "last": ["Lovelace", "Turing", "#N/A"],
+                   "as_text": ["Ada Lovelace", "Alan Turing", "42"]}

@@ -163,19 +163,21 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
             or criteria or lookup or when_error or joins or as_text or complex_number or switch or arithmetic):
         return None
     found = Selected((lifted(formula) if "@" in formula else None) or formula)
-    if arithmetic and _arithmetic_of_array(found.parsed(), array_formula):
+    # what the functions are given, a name LET binds written as its value
+    given = _lets_inlined(found.parsed()) if _LET_CALL.search(formula) else found.parsed()
+    if arithmetic and _arithmetic_of_array(given, array_formula):
         when_error += () if "#VALUE!" in when_error else ("#VALUE!",)
         found.when_spill = array_formula
     in_sumproduct = sumproduct and (
         found.formula != formula
-        or bool(_elementwise_call().search(formula)) and _elementwise_of_array(found.parsed(), False)
+        or bool(_elementwise_call().search(formula)) and _elementwise_of_array(given, False)
     )
-    in_legacy = legacy and _not_lifted_of_array(found.parsed(), ranges=array_formula) \
-        or counted and _miscounted_of_array(found.parsed(), ranges=array_formula) \
-        or references and _references_of_array(found.parsed())
-    in_criteria = criteria and _criteria_of_array(found.parsed())
-    in_not_equal = not_equal and _not_equal_text(found.parsed())
-    in_index = index_array and _index_of_array(found.parsed())
+    in_legacy = legacy and _not_lifted_of_array(given, ranges=array_formula) \
+        or counted and _miscounted_of_array(given, ranges=array_formula) \
+        or references and _references_of_array(given)
+    in_criteria = criteria and _criteria_of_array(given)
+    in_not_equal = not_equal and _not_equal_text(given)
+    in_index = index_array and _index_of_array(given)
     lookups = approximate_lookups(found.parsed()) if lookup else []
     misread = any(table[0] == "array" or value[0] in ("str", "bool") or descending
                   for value, table, descending in lookups) or lookup and _computed_vectors(found.parsed())
@@ -528,8 +530,6 @@ def _not_lifted_of_array(node, ranges: bool = True) -> bool:
     is one cell)."""
     if not isinstance(node, tuple):  # a leaf, or the Unsupported of an unreadable formula
         return False
-    if node[0] == "call" and node[1] == "LET":
-        return any(_not_lifted_of_array(part, ranges) for part in let_inlined(node))
     if node[0] == "call" and node[1] == "MATCH" and node[2] and _holds_array(node[2][0], ranges):
         return True  # a position for each lookup value (_NOT_LIFTED_MENTION)
     if node[0] == "call" and node[1] in NOT_LIFTED and any(
@@ -540,20 +540,28 @@ def _not_lifted_of_array(node, ranges: bool = True) -> bool:
     return any(_not_lifted_of_array(part, ranges) for part in parts)
 
 
-def let_inlined(node) -> list:
-    """LET's values and its calculation with each of its names replaced by the value bound to it
-    (`LET(x,A1:C1,CONCATENATE(x,"-"))`: CONCATENATE given A1:C1), to tell what its functions are
-    given; the call itself when a name is not one."""
-    args = node[2]
-    bound: dict[str, object] = {}
-    values = []
-    for name, value in zip(args[:-1:2], args[1::2]):
-        if not (isinstance(name, tuple) and name[0] == "name"):
-            return [node[2]]
-        value = _inlined(value, bound)
-        bound[parse_bare(name[1])] = value
-        values.append(value)
-    return [*values, _inlined(args[-1], bound)]
+_LET_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?LET\s*\(", re.IGNORECASE)
+
+
+def _lets_inlined(node):
+    """A parse tree with each LET call written as its values and its calculation, each name it
+    binds replaced by the value bound to it (`LET(x,A1:C1,CONCATENATE(x,"-"))`: CONCATENATE
+    given A1:C1), to tell what its functions are given (select's tests, not evaluation)."""
+    if isinstance(node, list):
+        return [_lets_inlined(item) for item in node]
+    if not isinstance(node, tuple):
+        return node
+    if node[0] == "call" and node[1] == "LET" and len(node[2]) % 2 == 1:
+        args, bound, parts = node[2], {}, []
+        for name, value in zip(args[:-1:2], args[1::2]):
+            if not (isinstance(name, tuple) and name[0] == "name"):
+                break
+            value = _inlined(_lets_inlined(value), bound)
+            bound[parse_bare(name[1])] = value
+            parts.append(value)
+        else:
+            return ("call", "LET", [*parts, _inlined(_lets_inlined(args[-1]), bound)])
+    return tuple(_lets_inlined(part) if isinstance(part, (tuple, list)) else part for part in node)
 
 
 def _inlined(node, bound: dict):
@@ -932,7 +940,8 @@ def _one_row(node) -> bool:
 def _engine_misreads(node) -> bool:
     """Argument forms IronCalc 0.9.1 answers wrongly without an error of its own (measured with
     the conformance cases): TAKE/DROP with the rows left out (#CALC!), TEXTBEFORE/TEXTAFTER with
-    the instance left out before a match mode (#VALUE!), SORT and SORTBY with an
+    the instance left out before a match mode (#VALUE!) or given several texts (#VALUE!, as
+    VALUETOTEXT: Excel answers for each), SORT and SORTBY with an
     argument left out (`SORT(A2:A9,,-1)`: #VALUE!), EXPAND with the rows or the columns left
     out (`EXPAND(A1:B1,,3)`: #VALUE!), XLOOKUP returning a whole row or column of a range
     (#VALUE!), XLOOKUP and XMATCH over an array constant (#N/A where Excel
@@ -947,6 +956,8 @@ def _engine_misreads(node) -> bool:
             return True
         if name in ("TEXTBEFORE", "TEXTAFTER") and len(args) > 3 and args[2] == ("missing",):
             return True
+        if name in ("TEXTBEFORE", "TEXTAFTER", "VALUETOTEXT") and args and _holds_array(args[0]):
+            return True  # `TEXTBEFORE(A1:A9," ")`: #VALUE! in IronCalc, Excel one answer per cell
         if name in ("SORT", "SORTBY") and ("missing",) in args[1:]:
             return True
         if name == "SORTBY" and any(_one_row(by) for by in args[1::2]):
