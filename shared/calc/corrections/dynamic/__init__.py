@@ -305,22 +305,15 @@ _WHEN_ERROR = tuple(
 # over a range only plain numbers: `SUMPRODUCT(A1:A9*1)` is #VALUE! where a cell holds "1,234",
 # "$1,000.50", "50%", "12:30", " 12 " or "3/4/2020" (measured). Such a formula is ours in the
 # calculations where IronCalc answers #VALUE! (Selected.when_error).
-_ARITHMETIC = re.compile(r"[-+*/^]")
 _ARITHMETIC_OPERATORS = frozenset("+-*/^")
+_ARITHMETIC = re.compile("[" + re.escape("".join(sorted(_ARITHMETIC_OPERATORS))) + "]")
 
 
 def _arithmetic_of_array(node, inside: bool) -> bool:
     """Whether an operator `+ - * / ^` has an operand holding an array (or a defined name, which
     may be a range), inside SUMPRODUCT or anywhere in an array formula (`inside`)."""
-    if not isinstance(node, tuple):
-        return False
-    if node[0] == "call":
-        inside = inside or node[1] == "SUMPRODUCT"
-        return any(_arithmetic_of_array(a, inside) for a in node[2])
-    if inside and node[0] == "op" and node[1] in _ARITHMETIC_OPERATORS and any(
-            isinstance(part, tuple) and (part[0] == "name" or _holds_array(part)) for part in node[2:4]):
-        return True
-    return any(_arithmetic_of_array(part, inside) for part in node[1:] if isinstance(part, tuple))
+    return _read_as_array(node, inside, lambda part: part[0] == "op" and part[1] in _ARITHMETIC_OPERATORS and any(
+        isinstance(operand, tuple) and (operand[0] == "name" or _holds_array(operand)) for operand in part[2:4]))
 
 
 # Functions that turn an error into a value: a #VALUE! of IronCalc's inside them never shows in
@@ -530,7 +523,7 @@ def _not_lifted_of_array(node, ranges: bool = True) -> bool:
     is one cell)."""
     if not isinstance(node, tuple):  # a leaf, or the Unsupported of an unreadable formula
         return False
-    if node[0] == "call" and node[1] == "MATCH" and node[2] and _holds_array(node[2][0], ranges):
+    if node[0] == "call" and node[1] == "MATCH" and _lifts_array(node[1], node[2], ranges):
         return True  # a position for each lookup value (_NOT_LIFTED_MENTION)
     if node[0] == "call" and node[1] in NOT_LIFTED and any(
         _holds_array(node[2][i], ranges) for i in one_value.lifted_positions(node[1], len(node[2]))
@@ -643,14 +636,20 @@ def _elementwise_call() -> re.Pattern:
 
 
 def _elementwise_of_array(node, inside: bool) -> bool:
+    return _read_as_array(node, inside, lambda part: part[0] == "call" and _lifts_array(part[1], part[2]))
+
+
+def _read_as_array(node, inside: bool, test) -> bool:
+    """Whether `test` holds for a part of a parse tree that Excel calculates as an array: inside
+    SUMPRODUCT's arguments, or anywhere when `inside` (an array formula)."""
     if not isinstance(node, tuple):
         return False
+    if inside and test(node):
+        return True
     if node[0] == "call":
-        if inside and _lifts_array(node[1], node[2]):
-            return True
         inside = inside or node[1] == "SUMPRODUCT"
-        return any(_elementwise_of_array(a, inside) for a in node[2])
-    return any(_elementwise_of_array(part, inside) for part in node[1:] if isinstance(part, tuple))
+        return any(_read_as_array(a, inside, test) for a in node[2])
+    return any(_read_as_array(part, inside, test) for part in node[1:] if isinstance(part, tuple))
 
 
 def _holds_array(node, ranges: bool = True) -> bool:

@@ -105,7 +105,7 @@ def settle(model, target, state: State, read_cell, write_cell) -> Settled:
             pass  # a number in the text as Excel does not write it: ours
         elif target.when_area and _area_filled(model, target, read_cell):
             pass  # cells of a legacy array formula's area beyond IronCalc's result: ours
-        elif target.when_spill and _spill_shows(model, key, state, read_cell, ("e", "#VALUE!")):
+        elif target.when_spill and _spill_shows(model, key, state, read_cell):
             pass  # a number held as text misread by IronCalc's arithmetic in its spill: ours
         elif kind != "e" or value not in _ENGINE_ERRORS and value not in target.when_error:
             return Settled()  # IronCalc's value stands
@@ -131,19 +131,22 @@ def _area_filled(model, target, read_cell) -> bool:
     """Whether a cell of a legacy array formula's area (the anchor's aside) shows #VALUE!, what
     IronCalc writes beyond its result (dynamic.area_watch)."""
     bottom, right = target.file_area
-    return any(read_cell(model, target.sheet, r, c) == ("e", "#VALUE!")
-               for r in range(target.row, bottom + 1) for c in range(target.col, right + 1)
-               if (r, c) != (target.row, target.col))
+    key = (target.sheet, target.row, target.col)
+    return _beyond_anchor_shows(model, key, (bottom - target.row + 1, right - target.col + 1), read_cell)
 
 
-def _spill_shows(model, key, state: State, read_cell, content: tuple) -> bool:
-    """Whether a cell of the spill IronCalc made from a dynamic array's anchor shows `content`."""
+def _spill_shows(model, key, state: State, read_cell) -> bool:
+    """Whether a cell of the spill IronCalc made from a dynamic array's anchor shows #VALUE!."""
     shape = state.book.engine_spills.shape(key)
-    if not isinstance(shape, tuple):
-        return False
+    return isinstance(shape, tuple) and _beyond_anchor_shows(model, key, shape, read_cell)
+
+
+def _beyond_anchor_shows(model, key, extent: tuple[int, int], read_cell) -> bool:
+    """Whether a cell of the `extent` (rows, columns) from an anchor, the anchor aside, shows
+    #VALUE!."""
     sheet, row, col = key
-    return any(read_cell(model, sheet, row + r, col + c) == content
-               for r in range(shape[0]) for c in range(shape[1]) if (r, c) != (0, 0))
+    return any(read_cell(model, sheet, row + r, col + c) == ("e", "#VALUE!")
+               for r in range(extent[0]) for c in range(extent[1]) if (r, c) != (0, 0))
 
 
 def _shown(model, key, extent: tuple[int, int], read_cell) -> list:
