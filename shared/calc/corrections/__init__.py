@@ -36,6 +36,8 @@ Mechanisms:
 - GETPIVOTDATA as the pivot table cell it reads, as saved (`functions/pivots.py`).
 - FORMULATEXT of a rewritten cell answers the upload's formula (`formula_text.py`).
 - Our own implementations of functions, evaluated after IronCalc (subpackage `functions`).
+- Iterative calculation (`iteration.py`): the circular references of a workbook saved with
+  iteration enabled recalculated round by round until they settle, as Excel does.
 - Flags (`flagged_cells`): cells known to be wrong in an engine that no correction can fix are
   named in the version's fidelity report and the upload warnings.
 

@@ -13,6 +13,7 @@ from shared.calc import corrections
 from shared.calc.base import NamedRange, pack_blob, unpack_blob
 from shared.calc.corrections import data_tables as table_layer
 from shared.calc.corrections import functions as corrected_functions
+from shared.calc.corrections import iteration
 from shared.calc.input_plan import plan_inputs
 from shared.calc.ironcalc.cells import as_content, read_cell, write_cell
 from shared.calc.ironcalc.model import (
@@ -60,6 +61,7 @@ class IronCalcWorkbook:
         plan_functions: bool = True,
         fixes: corrections.ModelCorrections | None = None,
         tables: list[data_tables.DataTable] | None = None,
+        iterate: iteration.Settings | None = None,
     ):
         if all_dirty:  # a deserialized model may still hold the inputs of a calculation
             for rng in ranges:
@@ -85,6 +87,11 @@ class IronCalcWorkbook:
         # What-if data tables we calculate after IronCalc (shared.calc.corrections.data_tables).
         self._tables = list(tables or [])
         self._table_plan = table_layer.plan(model, self._tables) if self._tables else []
+        # Excel's iterative calculation, where the workbook enables it (corrections/iteration.py)
+        self._iterate = iterate
+        self._cycles: iteration.Cycles | None = None  # the last calculation's
+        self._formula_cells: list | None = None  # where a circular reference can show, once known
+        self._cycle_memo: dict = {}  # the cells chosen to hold values in each set of cycles met
 
     def named_ranges(self) -> list[NamedRange]:
         return list(self._public)
@@ -106,10 +113,11 @@ class IronCalcWorkbook:
                 write_cell(model, *cell, as_content(write.value))
             if self._fixes.dynamic:
                 corrections.adjust_to_inputs(model, self._fixes)
-            model.evaluate()
+            cycles = self._new_cycles()
+            iteration.evaluate(model, cycles)
             corrected = corrected_functions.apply(model, self._corrections)
             if self._table_plan:
-                corrected = _fill_tables(model, self._table_plan, self._fixes, self._corrections, corrected)
+                corrected = _fill_tables(model, self._table_plan, self._fixes, self._corrections, corrected, cycles)
         except BaseException as exc:
             if not is_engine_failure(exc):
                 raise
@@ -119,9 +127,25 @@ class IronCalcWorkbook:
             targets = [r for r in self._ranges if r.kind == "output"]
         else:
             targets = [r for r in (self._by_name.get(n.lower()) for n in outputs) if r is not None]
-        values = {r.name: self._read(model, r, self._date_offset) for r in targets}
-        self._model, self._corrected = model, corrected
+        try:
+            values = {r.name: self._read(model, r, self._date_offset) for r in targets}
+        except WorkbookError:
+            if cycles is None or cycles.outcome is None or cycles.outcome.refused:
+                raise
+            raise WorkbookError(
+                "The workbook's circular references do not converge within its iterative calculation's limits"
+            ) from None
+        self._model, self._corrected, self._cycles = model, corrected, cycles
         return values
+
+    def _new_cycles(self) -> iteration.Cycles | None:
+        """A calculation's iterative evaluation, where the workbook enables it."""
+        if self._iterate is None:
+            return None
+        excluded = frozenset((t.sheet, t.row, t.col) for t in self._corrections.targets) if self._corrections else frozenset()
+        if self._formula_cells is None:
+            self._formula_cells = iteration.formula_cells(fresh_model(self._pristine))
+        return iteration.Cycles(self._iterate, self._pristine, excluded, self._formula_cells, self._cycle_memo)
 
     def correction_flags(self) -> list[corrected_functions.Flag]:
         """Cells whose corrected function we could not compute as Excel would, at load and in
@@ -197,6 +221,8 @@ class IronCalcWorkbook:
             exported = bytes(self._model.to_xlsx())
             exported = corrected_functions.restore_formulas(exported, self._corrected)
             exported = data_tables.restore_definitions(exported, self._tables)
+            if self._cycles is not None:
+                exported = self._cycles.restore_formulas(exported)
         except BaseException as exc:
             if not is_engine_failure(exc):
                 raise
@@ -220,6 +246,8 @@ class IronCalcWorkbook:
             header["corrections"] = self._fixes.to_header()
         if self._tables:
             header["data_tables"] = [table.to_header() for table in self._tables]
+        if self._iterate is not None:
+            header["iterate"] = self._iterate.to_header()
         return pack_blob(ENGINE_NAME, header, self._pristine)
 
     @property
@@ -234,7 +262,7 @@ class IronCalcWorkbook:
         return output_value(rng.bottom - rng.top + 1, rng.right - rng.left + 1, cells, rng.date_cells, date_offset)
 
 
-def _fill_tables(model, table_plan, fixes, function_plan, corrected):
+def _fill_tables(model, table_plan, fixes, function_plan, corrected, cycles=None):
     """Calculate the what-if data tables of an evaluated model, each substitution recalculated
     as a job is (input-aware range cuts, IronCalc, our functions); the corrected functions'
     outcome of the final state, naming every cell corrected on the way (the export puts their
@@ -246,7 +274,7 @@ def _fill_tables(model, table_plan, fixes, function_plan, corrected):
     def recalculate() -> None:
         if fixes.dynamic:
             corrections.adjust_to_inputs(model, fixes)
-        model.evaluate()
+        iteration.evaluate(model, cycles)
         outcome = corrected_functions.apply(model, function_plan)
         if outcome is not None:
             outcomes.append(outcome)
@@ -276,6 +304,7 @@ class IronCalcEngine:
             plan_functions=corrected_functions.may_need_plan(data),
             fixes=fixes,
             tables=table_layer.calculated(data_tables.find_data_tables(data)),
+            iterate=iteration.settings(data),
         )
 
     def load_serialized(self, data: bytes) -> IronCalcWorkbook:
@@ -300,6 +329,7 @@ class IronCalcEngine:
             plan_functions=header.get("function_corrections", True) or not header.get("volatile_functions"),
             fixes=fixes,
             tables=tables,  # decided at upload (the size limit then in force)
+            iterate=iteration.Settings.from_header(header.get("iterate")),
         )
 
     def recalculate_cells(
@@ -309,21 +339,30 @@ class IronCalcEngine:
         try:
             if fixes.dynamic:  # the uploaded inputs, as a job that sends none
                 corrections.adjust_to_inputs(model, fixes)
+            settings = iteration.settings(data)
+            pristine = pristine_bytes(model) if settings is not None else b""
             model.evaluate()
-            corrected = None
+            corrected = the_plan = None
             if corrected_functions.may_need_plan(data):
                 date1904 = corrected_functions.uses_1904_dates(data)
                 the_plan = corrected_functions.plan(model, date1904, fixes.spills)
+            cycles = None
+            if settings is not None:  # after the plan: it reads the formulas iterating replaces
+                excluded = frozenset((t.sheet, t.row, t.col) for t in the_plan.targets) if the_plan else frozenset()
+                cycles = iteration.Cycles(settings, pristine, excluded)
+                cycles.iterate_evaluated(model)
+            if the_plan is not None:
                 corrected = corrected_functions.apply(model, the_plan)
             tables = table_layer.calculated(data_tables.find_data_tables(data))
             if tables:
                 function_plan = the_plan if corrected is not None else None
-                _fill_tables(model, table_layer.plan(model, tables), fixes, function_plan, corrected)
+                _fill_tables(model, table_layer.plan(model, tables), fixes, function_plan, corrected, cycles)
         except BaseException as exc:
             if not is_engine_failure(exc):
                 raise
             raise WorkbookError("The workbook could not be calculated") from None
-        index_of = {p["name"].lower(): i for i, p in enumerate(model.get_worksheets_properties())}
+        sheets = [p["name"] for p in model.get_worksheets_properties()]
+        index_of = {name.lower(): i for i, name in enumerate(sheets)}
         values = []
         for sheet, row, col in cells:
             index = index_of.get(sheet.lower())
@@ -334,6 +373,8 @@ class IronCalcEngine:
         from shared.calc.corrections.dynamic import EVALUATED
 
         unsupported = unknown_functions(functions) - corrected_functions.NAMES - EVALUATED
+        if cycles is not None:
+            unsupported |= set(cycles.unsupported(sheets))
         if corrected is not None and corrected.flags:
             named = [str(flag) for flag in corrected.flags]
             unsupported |= set(named[:_FLAGS_NAMED])
