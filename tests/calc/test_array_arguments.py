@@ -12,6 +12,7 @@ Expected values are worked from the data by that rule: how many cells hold an "a
 characters there are, and so on.
 """
 
+import datetime
 import io
 import zipfile
 
@@ -104,9 +105,17 @@ def test_the_filled_workbook_keeps_the_formula_as_written():
         ('=SUMPRODUCT(--("@"=@A1:A3))', '=SUMPRODUCT(--("@"=A1:A3))'),
         ("=SUMPRODUCT(A1:A3,B1:B3)", None),  # IronCalc reads these right: left to it
         ("=SUM(@A1:A3)", None),
+        # INDEX's first argument takes an array too; its other arguments are positions
+        ("=MAX(INDEX((YEAR(@A1:A3)=2024)*B1:B3,0))", "=MAX(INDEX((YEAR(A1:A3)=2024)*B1:B3,0))"),
+        ("=INDEX(B1:B3,MATCH(2024,YEAR(@A1:A3),0))", None),
+        ("=INDEX(LEN(@A1:A3),@C1:C3)", "=INDEX(LEN(A1:A3),@C1:C3)"),
+        # and LOOKUP's vectors, not its lookup value
+        ("=LOOKUP(2,1/(YEAR(@A1:A3)=2024),B1:B3)", "=LOOKUP(2,1/(YEAR(A1:A3)=2024),B1:B3)"),
+        ("=LOOKUP(LEN(@A1:A3),B1:B3)", None),
+        ("=VLOOKUP(LEN(@A1:A3),B1:C3,2)", None),
     ],
 )
-def test_only_the_intersections_inside_sumproduct_are_taken_out(formula, expected):
+def test_only_the_intersections_in_arguments_that_take_arrays_are_taken_out(formula, expected):
     assert lifted(formula) == expected
 
 
@@ -314,3 +323,53 @@ def test_a_dynamic_array_spilling_amounts_held_as_text_reads_each_as_a_number():
 
     # THEN every cell of the spill is read as Excel reads it (IronCalc alone: #VALUE! below C1)
     assert out["doubled"] == [10, 2000, 2468]
+
+
+def array_argument_book() -> bytes:
+    """Dates in A2:A5 (an input), amounts in C2:C5 and tags in D2:D5, and in column F the idioms
+    that have Excel calculate an array without Ctrl+Shift+Enter: INDEX(array,0), the whole array
+    (Microsoft's INDEX page: "If you set row_num or column_num to 0, INDEX returns the array of
+    values for the entire column or row"), and LOOKUP(2,1/(condition),result), the last match
+    (LOOKUP's array form ignores the errors of 1/FALSE). INDEX's array and LOOKUP's vectors take
+    arrays as SUMPRODUCT's arguments do, so YEAR, MONTH, LEFT and IF there apply to every cell."""
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    rows = [(datetime.date(2024, 1, 5), 10, "x"), (datetime.date(2023, 6, 1), 20, "y"),
+            (datetime.date(2024, 3, 2), 30, "x"), (datetime.date(2022, 1, 1), 40, "z")]
+    for row, (when, amount, tag) in enumerate(rows, start=2):
+        ws.cell(row, 1, when)
+        ws.cell(row, 3, amount)
+        ws.cell(row, 4, tag)
+    formulas = {
+        "largest_2024": "=MAX(INDEX((YEAR(A2:A5)=2024)*C2:C5,0))",
+        "january": "=SUM(INDEX((MONTH(A2:A5)=1)*C2:C5,0))",
+        "first_2023": "=INDEX(C2:C5,MATCH(2023,INDEX(YEAR(A2:A5),0),0))",
+        "tagged_x": '=COUNT(INDEX(1/(D2:D5="x"),0))',
+        "average_x": '=AVERAGE(INDEX(IF(D2:D5="x",C2:C5),0))',
+        "counted_x": '=SUMPRODUCT(COUNT(1/(D2:D5="x")))',
+        "smallest_x": '=MIN(INDEX(C2:C5+(LEFT(D2:D5)<>"x")*1E9,0))',
+        "last_2024": "=LOOKUP(2,1/(YEAR(A2:A5)=2024),C2:C5)",
+        "last_x": '=LOOKUP(2,1/(LEFT(D2:D5)="x"),C2:C5)',
+    }
+    for row, (name, formula) in enumerate(formulas.items(), start=1):
+        ws.cell(row, 6, formula)
+        add_name(wb, name, f"Sheet!$F${row}")
+    add_name(wb, "dates", "Sheet!$A$2:$A$5")
+    return to_bytes(wb)
+
+
+@pytest.mark.parametrize("loaded", ["uploaded", "stored"])
+def test_index_and_lookup_calculate_an_array_without_an_array_formula(loaded):
+    workbook = dict(zip(("uploaded", "stored"), uploaded_and_stored(array_argument_book())))[loaded]
+
+    answer = workbook.calculate({}, None)
+
+    # 2024 rows: 10 and 30; January rows: 10 and 40; "x" rows: 10 and 30
+    assert answer == {"largest_2024": 30, "january": 50, "first_2023": 20, "tagged_x": 2,
+                      "average_x": 20, "counted_x": 2, "smallest_x": 10, "last_2024": 30, "last_x": 30}
+    # and they follow the inputs: every date moved to 2024
+    serial = [float((datetime.date(2024, month, day) - datetime.date(1899, 12, 30)).days)
+              for month, day in ((2, 1), (2, 2), (2, 3), (1, 4))]
+    moved = workbook.calculate({"dates": [[s] for s in serial]}, ["largest_2024", "january", "first_2023", "last_2024"])
+    assert moved["largest_2024"] == 40 and moved["january"] == 40 and moved["last_2024"] == 40
+    assert moved["first_2023"] == "#N/A"

@@ -20,7 +20,8 @@ cells holding an "a"; Microsoft: "SUMPRODUCT function"). IronCalc 0.9.1 reads su
 one cell, the one in the formula's row (it renders it `@A1:A9`), and answers a wrong number
 without an error; given an array it calculates (`ROUND(B1:B9*1.5,0)`) it answers #N/IMPL!. A
 cell whose SUMPRODUCT holds either is evaluated here (`sumproduct_of_arrays`), always, with the
-`@` IronCalc put inside SUMPRODUCT's arguments taken out (`lifted`). Likewise a legacy
+`@` IronCalc put inside SUMPRODUCT's arguments taken out (`lifted`); the same for INDEX's array
+and LOOKUP's vectors, which take arrays too (ARRAY_ARGUMENTS). Likewise a legacy
 (Ctrl+Shift+Enter) array formula applying ISNUMBER, ISTEXT, ISBLANK, ..., ROUND, MOD, NOT, N,
 VALUE, IFS or SWITCH to an array (`{=SUM(IF(ISNUMBER(B1:B9),B1:B9))}`), which IronCalc answers as if every
 element were the first (`legacy_of_arrays`).
@@ -64,7 +65,7 @@ EVALUATED = frozenset(
 # always ours (_ROUTED).
 CLASSIC = ("TREND", "LINEST", "LOGEST", "GROWTH", "BAHTTEXT")
 # every other FAMILY function is written with a prefix in a file
-HINTS = (b"_XLFN.", b"_XLETA.", *(name.encode() + b"(" for name in CLASSIC), b"SUMPRODUCT(", b"CHOOSE({",
+HINTS = (b"_XLFN.", b"_XLETA.", *(name.encode() + b"(" for name in CLASSIC), b"SUMPRODUCT(", b"INDEX(", b"CHOOSE({",
          b"LOOKUP(", b"MATCH(", b"CONVERT(", b"VALUE(", b"&AMP;", b"CONCATENATE(", *complex_text.HINTS)
 _MENTION = re.compile(
     r"(?<![A-Za-z0-9_.])(?:_xlfn\.|_xlws\.)*(?:" + "|".join(sorted(FAMILY, key=len, reverse=True))
@@ -142,9 +143,10 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     choose = bool(_CHOOSE_OF_ARRAY.search(formula))  # always ours (_engine_misreads)
     index_array = array_formula and bool(_INDEX_OF_ARRAY.search(formula))
     sumproduct = bool(_SUMPRODUCT.search(formula))
+    index = bool(_ARRAY_ARGUMENT_CALL.search(formula))  # INDEX's or LOOKUP's arrays, as SUMPRODUCT's
     # an array formula applying one to a range or an array; any formula, to an array constant
     legacy = (array_formula or "{" in formula) and bool(_NOT_LIFTED_MENTION.search(formula))
-    counted = (array_formula or "{" in formula) and bool(_MISCOUNTED_MENTION.search(formula))
+    counted = (array_formula or "{" in formula or sumproduct or index) and bool(_MISCOUNTED_MENTION.search(formula))
     references = (array_formula or sumproduct) and bool(_REFERENCE_CALL.search(formula))
     not_equal = "<>" in formula and bool(_NOT_EQUAL_CALL.search(formula))
     # criteria given an array select an array formula or one with an array constant; in any
@@ -159,7 +161,9 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     complex_number = watch and complex_text.whole_call(formula)
     switch = watch and bool(_SWITCH_CALL.search(formula))  # ours where a cell it compares is blank
     arithmetic = watch and (array_formula or sumproduct) and bool(_ARITHMETIC.search(TEXT_LITERAL.sub('""', formula)))
-    if not (family or choose or index_array or sumproduct or legacy or counted or references or not_equal
+    # INDEX's or LOOKUP's arrays: a range IronCalc intersects there (`@`) or a function of one value
+    index = index and ("@" in formula or bool(_elementwise_call().search(formula)))
+    if not (family or choose or index_array or sumproduct or index or legacy or counted or references or not_equal
             or criteria or lookup or when_error or joins or as_text or complex_number or switch or arithmetic):
         return None
     found = Selected((lifted(formula) if "@" in formula else None) or formula)
@@ -168,7 +172,7 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     if arithmetic and _arithmetic_of_array(given, array_formula):
         when_error += () if "#VALUE!" in when_error else ("#VALUE!",)
         found.when_spill = array_formula
-    in_sumproduct = sumproduct and (
+    in_sumproduct = (sumproduct or index) and (
         found.formula != formula
         or bool(_elementwise_call().search(formula)) and _elementwise_of_array(given, False)
     )
@@ -507,15 +511,27 @@ def legacy_of_arrays(formula: str) -> bool:
 
 def _miscounted_of_array(node, ranges: bool = True) -> bool:
     """Whether a MISCOUNTED function is given an array calculated in the formula (through an
-    operator or a function applied to each element); `ranges` as for `_not_lifted_of_array`."""
+    operator or a function applied to each element), directly or as INDEX(array,0) hands it
+    on (`COUNT(INDEX(1/(A1:A9="x"),0))`); `ranges` as for `_not_lifted_of_array`, and true
+    inside SUMPRODUCT, whose arguments are arrays in any formula."""
     if not isinstance(node, tuple):
         return False
     if node[0] == "call" and node[1] in MISCOUNTED and any(
-        arg[0] not in ("ref", "array", "name") and _holds_array(arg, ranges) for arg in node[2]
+        arg[0] not in ("ref", "array", "name") and (_holds_array(arg, ranges) or _whole_index_of_array(arg))
+        for arg in node[2]
     ):
         return True
+    ranges = ranges or node[0] == "call" and node[1] == "SUMPRODUCT"
     parts = node[2] if node[0] == "call" else [p for p in node[1:] if isinstance(p, tuple)]
     return any(_miscounted_of_array(part, ranges) for part in parts)
+
+
+def _whole_index_of_array(node) -> bool:
+    """INDEX(array, 0) or INDEX(array,) of an array calculated in the formula: the whole array,
+    the idiom that has Excel calculate an array without Ctrl+Shift+Enter."""
+    if node[0] != "call" or node[1] != "INDEX" or len(node[2]) < 2 or node[2][1] not in (("num", 0.0), ("missing",)):
+        return False
+    return node[2][0][0] not in ("ref", "array", "name") and _holds_array(node[2][0])
 
 
 def _not_lifted_of_array(node, ranges: bool = True) -> bool:
@@ -568,6 +584,18 @@ def _inlined(node, bound: dict):
 
 
 _SUMPRODUCT = re.compile(r"(?<![A-Za-z0-9_.])SUMPRODUCT\s*\(", re.IGNORECASE)
+# The arguments Excel calculates as arrays in any formula, without Ctrl+Shift+Enter ("all": every
+# one): SUMPRODUCT's (ECMA-376 Part 1, 18.17.7, "array of numbers"), INDEX's array (its page:
+# "If you set row_num or column_num to 0, INDEX returns the array of values for the entire column
+# or row", the idiom MAX(INDEX((YEAR(A1:A9)=2024)*B1:B9,0))) and LOOKUP's vectors (its array form;
+# the idiom LOOKUP(2,1/(A1:A9="x"),B1:B9) for the last match). A function of one value given a
+# range there is applied to every cell, where IronCalc 0.9.1 intersects it (`YEAR(@A1:A9)`).
+ARRAY_ARGUMENTS: dict[str, tuple | str] = {"SUMPRODUCT": "all", "INDEX": (0,), "LOOKUP": (1, 2)}
+_ARRAY_ARGUMENT_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:INDEX|LOOKUP)\s*\(", re.IGNORECASE)
+
+
+def _takes_array(taking: tuple | str, argument: int) -> bool:
+    return taking == "all" or argument in taking
 _CRITERIA_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:COUNTIFS?|SUMIFS?|AVERAGEIFS?)\s*\(", re.IGNORECASE)
 # in a sheet's XML (uppercased): such a call with an array constant after it, in one formula
 _CRITERIA_HINT = re.compile(rb"(?:COUNTIFS?|SUMIFS|AVERAGEIFS?)\([^<]*\{")
@@ -640,15 +668,15 @@ def _elementwise_of_array(node, inside: bool) -> bool:
 
 
 def _read_as_array(node, inside: bool, test) -> bool:
-    """Whether `test` holds for a part of a parse tree that Excel calculates as an array: inside
-    SUMPRODUCT's arguments, or anywhere when `inside` (an array formula)."""
+    """Whether `test` holds for a part of a parse tree that Excel calculates as an array: in an
+    argument that takes one (ARRAY_ARGUMENTS), or anywhere when `inside` (an array formula)."""
     if not isinstance(node, tuple):
         return False
     if inside and test(node):
         return True
     if node[0] == "call":
-        inside = inside or node[1] == "SUMPRODUCT"
-        return any(_read_as_array(a, inside, test) for a in node[2])
+        taking = ARRAY_ARGUMENTS.get(node[1], ())
+        return any(_read_as_array(a, inside or _takes_array(taking, i), test) for i, a in enumerate(node[2]))
     return any(_read_as_array(part, inside, test) for part in node[1:] if isinstance(part, tuple))
 
 
@@ -720,28 +748,31 @@ ARRAY_RESULTS = frozenset({
 
 
 def lifted(formula: str) -> str | None:
-    """The formula (as IronCalc renders it) without the `@` IronCalc put inside SUMPRODUCT's
-    arguments, where Excel applies the function to every cell of the range; None when it has
-    none (or does not tokenize)."""
+    """The formula (as IronCalc renders it) without the `@` IronCalc put in an argument that
+    takes an array (ARRAY_ARGUMENTS), where Excel applies the function to every cell of the range
+    (`SUMPRODUCT(--(YEAR(A1:A9)=2024))`, `MAX(INDEX((YEAR(A1:A9)=2024)*B1:B9,0))`); None when it
+    has none (or does not tokenize)."""
     from shared.calc.corrections.dynamic.parse import _TOKEN, bare
 
     text = formula[1:] if formula.startswith("=") else formula
-    drop, opened, inside, at, pending = [], [], 0, 0, False
+    # one frame per open bracket: [the arguments that take arrays (ARRAY_ARGUMENTS), argument]
+    drop, frames, at, pending = [], [], 0, None
     while at < len(text):
         match = _TOKEN.match(text, at)
         if match is None:
             return None
         kind, value = match.lastgroup, match.group(0)
         if kind == "func":
-            pending = bare(value) == "SUMPRODUCT"
+            pending = bare(value)
         elif kind == "op" and value in ("(", "{"):
-            opened.append(pending)
-            inside += pending
-            pending = False
+            frames.append([ARRAY_ARGUMENTS.get(pending, ()), 0])
+            pending = None
         elif kind == "op" and value in (")", "}"):
-            if opened and opened.pop():
-                inside -= 1
-        elif kind == "op" and value == "@" and inside:
+            if frames:
+                frames.pop()
+        elif kind == "op" and value == "," and frames:
+            frames[-1][1] += 1
+        elif kind == "op" and value == "@" and any(_takes_array(taking, argument) for taking, argument in frames):
             drop.append(match.start())
         at = match.end()
     if not drop:
