@@ -7,13 +7,16 @@ again, and stops after Maximum Iterations rounds (`iterateCount`, 100 by default
 value changes by more than Maximum Change (`iterateDelta`, 0.001). So here, after IronCalc's
 evaluation:
 
-1. The cells showing #CIRC! are the cycle's members. Each member's formula is copied, its
-   references qualified with its own sheet, to the same address of a scratch sheet, so relative
-   references, ROW() and COLUMN() mean what they meant.
+1. The cells showing #CIRC! are found, and on the graph of the references their formulas write,
+   one cell of each cycle is chosen to hold a value through a round (`_feedback_cells`): the
+   members. The other cells of the cycles keep their formulas, so IronCalc carries a value
+   from one cycle to the next (a balance down a schedule) within a round. Each member's formula
+   is copied, its references qualified with its own sheet, to the same address of a scratch
+   sheet, so relative references, ROW() and COLUMN() mean what they meant.
 2. Each round writes the members' current values into them as constants (which breaks every
-   cycle), lets IronCalc evaluate the workbook, and reads the new values off the scratch sheet
-   (Jacobi's iteration). The first round starts from the values the upload saved: where Excel
-   would have started.
+   cycle), lets IronCalc evaluate the workbook, and reads the members' new values off the
+   scratch sheet. The first round starts from the values the upload saved: where Excel would
+   have started.
 3. The rounds stop, as Excel's do, once no value changes by Maximum Change or more, or after
    Maximum Iterations rounds. A member still changing by Maximum Change or more then has not
    converged (a counter such as `=A1+1` never does): it gets its formula back and keeps showing
@@ -173,16 +176,11 @@ def iterate(model, the_settings: Settings, start, excluded=frozenset(), cells=No
     values the upload saved for those cells; `excluded`: cells whose formulas are not
     IronCalc's to calculate (the correction layer's); `cells`: the model's formula cells;
     `memo`: where a loaded workbook keeps the cells chosen to hold values, by the cells found."""
-    from shared.calc.ironcalc.cells import read_cell, write_cell
-
     keys = circular_cells(model, cells)
     if not keys:
         return None
     sheets = [p["name"] for p in model.get_worksheets_properties()]
-    local_names = _sheet_scoped_names(model)
     formulas = {key: model.get_cell_formula(*key) for key in keys}
-    # one cell of each cycle holds a value each round; the cells between are IronCalc's to
-    # calculate from it in that same round, down a whole schedule of cycles in one evaluation
     # (the formulas are the same in every job: a loaded workbook remembers the choice)
     memo = memo if memo is not None else {}
     found = frozenset(keys)
@@ -190,9 +188,38 @@ def iterate(model, the_settings: Settings, start, excluded=frozenset(), cells=No
         if len(memo) >= _MEMO_KEPT:
             memo.clear()
         memo[found] = _feedback_cells(_reads(formulas, sheets, _workbook_names(model))) or set(keys)
-    chosen = set(memo[found])
+    values = _hold(model, set(memo[found]), formulas, start, excluded, cells)
+    if isinstance(values, Outcome):
+        return values
+    local_names = _sheet_scoped_names(model)
+    members = []
+    for key in sorted(values):
+        qualified = _qualified(formulas[key], sheets[key[0]], frozenset(local_names.get(key[0], ())))
+        if qualified is None:
+            return _refused(
+                model, formulas, values, "a circular reference through INDIRECT, CELL, INFO, SHEET, SHEETS or a sheet's own name"
+            )
+        members.append((Member(*key, formulas[key]), qualified))
+    values, changes = _rounds(model, members, values, the_settings, len(sheets))
+    outcome = Outcome()
+    for member, _ in members:
+        if the_settings.settled(changes[member.key]):
+            outcome.converged.append((member, values[member.key]))
+        else:
+            outcome.unconverged.append(member)
+    _restore(model, {member.key: member.formula for member in outcome.unconverged})
+    model.evaluate()
+    return outcome
+
+
+def _hold(model, chosen: set, formulas: dict, start, excluded, cells) -> dict | Outcome:
+    """The chosen cells given the values the upload saved, as constants, and any cell still
+    showing #CIRC! then (a cycle through OFFSET shows only now) likewise, until none does: their
+    values by cell (`formulas` gains their formulas), or the Outcome that refuses the cycle."""
+    from shared.calc.ironcalc.cells import write_cell
+
     values: dict[tuple[int, int, int], tuple] = {}
-    while chosen:  # until no cycle is left unbroken (one through OFFSET shows only now)
+    while chosen:
         if chosen & excluded:
             return _refused(model, formulas, values, "a circular reference through a cell the correction layer calculates")
         for key in chosen:
@@ -203,22 +230,21 @@ def iterate(model, the_settings: Settings, start, excluded=frozenset(), cells=No
             write_cell(model, *key, _constant(values[key]))
         model.evaluate()
         chosen = set(circular_cells(model, cells)) - set(values)
-    formulas = {key: formulas[key] for key in values}
-    members = []
-    for key, formula in sorted(formulas.items()):
-        qualified = _qualified(formula, sheets[key[0]], frozenset(local_names.get(key[0], ())))
-        if qualified is None:
-            return _refused(
-                model, formulas, values, "a circular reference through INDIRECT, CELL, INFO, SHEET, SHEETS or a sheet's own name"
-            )
-        members.append((Member(*key, formula), qualified))
-    keys = [member.key for member, _ in members]
+    return values
 
-    scratch = {}
-    for sheet in sorted({m.sheet for m, _ in members}):
-        name = _SCRATCH.format(sheet)
-        model.add_sheet(name)
-        scratch[sheet] = len(sheets) + len(scratch)
+
+def _rounds(model, members: list, values: dict, the_settings: Settings, sheet_count: int) -> tuple[dict, dict]:
+    """Excel's rounds over the members (Member, qualified formula): each writes their values,
+    evaluates, and reads their formulas' new values off a scratch sheet per sheet they are on,
+    until every change is below Maximum Change or Maximum Iterations rounds have run. The
+    members' last values (held in them as constants) and last changes."""
+    from shared.calc.ironcalc.cells import read_cell, write_cell
+
+    keys = [member.key for member, _ in members]
+    scratch: dict[int, int] = {}
+    for sheet in sorted({member.sheet for member, _ in members}):
+        model.add_sheet(_SCRATCH.format(sheet))
+        scratch[sheet] = sheet_count + len(scratch)
     for member, qualified in members:
         model.set_user_input(scratch[member.sheet], member.row, member.col, qualified)
     changes = {key: math.inf for key in keys}
@@ -235,17 +261,9 @@ def iterate(model, the_settings: Settings, start, excluded=frozenset(), cells=No
     finally:
         for index in sorted(scratch.values(), reverse=True):
             model.delete_sheet(index)
-    outcome = Outcome()
-    for member, _ in members:
-        if the_settings.settled(changes[member.key]):
-            outcome.converged.append((member, values[member.key]))
-        else:
-            outcome.unconverged.append(member)
-    for member, value in outcome.converged:
-        write_cell(model, *member.key, _constant(value))
-    _restore(model, {member.key: member.formula for member in outcome.unconverged})
-    model.evaluate()
-    return outcome
+    for key in keys:
+        write_cell(model, *key, _constant(values[key]))
+    return values, changes
 
 
 def _refused(model, formulas: dict, written: dict, reason: str) -> Outcome:
@@ -424,9 +442,10 @@ class Cycles:
     and iterates the circular references found; a later call (a data table's substitution)
     first gives the members of the last iteration their formulas back."""
 
-    def __init__(self, the_settings: Settings, pristine: bytes, excluded=frozenset(), cells=None, memo=None):
+    def __init__(self, the_settings: Settings, pristine: bytes, function_plan=None, cells=None, memo=None):
         self.settings = the_settings
-        self.excluded = excluded
+        # the cells the correction layer calculates (functions.Plan): not IronCalc's to iterate
+        self.excluded = frozenset((t.sheet, t.row, t.col) for t in function_plan.targets) if function_plan else frozenset()
         self.cells = cells  # the model's formula cells (formula_cells), when known
         self.memo = memo  # the loaded workbook's choices of cells to hold values (iterate)
         self.outcome: Outcome | None = None

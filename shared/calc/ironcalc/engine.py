@@ -142,10 +142,9 @@ class IronCalcWorkbook:
         """A calculation's iterative evaluation, where the workbook enables it."""
         if self._iterate is None:
             return None
-        excluded = frozenset((t.sheet, t.row, t.col) for t in self._corrections.targets) if self._corrections else frozenset()
         if self._formula_cells is None:
             self._formula_cells = iteration.formula_cells(fresh_model(self._pristine))
-        return iteration.Cycles(self._iterate, self._pristine, excluded, self._formula_cells, self._cycle_memo)
+        return iteration.Cycles(self._iterate, self._pristine, self._corrections, self._formula_cells, self._cycle_memo)
 
     def correction_flags(self) -> list[corrected_functions.Flag]:
         """Cells whose corrected function we could not compute as Excel would, at load and in
@@ -348,8 +347,7 @@ class IronCalcEngine:
                 the_plan = corrected_functions.plan(model, date1904, fixes.spills)
             cycles = None
             if settings is not None:  # after the plan: it reads the formulas iterating replaces
-                excluded = frozenset((t.sheet, t.row, t.col) for t in the_plan.targets) if the_plan else frozenset()
-                cycles = iteration.Cycles(settings, pristine, excluded)
+                cycles = iteration.Cycles(settings, pristine, the_plan)
                 cycles.iterate_evaluated(model)
             if the_plan is not None:
                 corrected = corrected_functions.apply(model, the_plan)
