@@ -86,3 +86,21 @@ def test_the_forms_not_rewritten_are_flagged_at_upload():
     assert any(flag["cell"] == "E1" and "COUNTIFS" in flag["reason"] for flag in report.flagged)
     # an array formula of one cell is not rewritten: flagged at its own cell
     assert any(flag["cell"] == "E2" and "COUNTIF" in flag["reason"] for flag in report.flagged)
+
+
+def test_a_criterion_ordering_logical_values_compares_the_logical_cells_alone():
+    # Excel-saved, formulas' test.xlsx: over "ciao" (or a date as text) and TRUE, with -1 and 10
+    # beside them, "<=TRUE" matches TRUE alone: COUNTIF 1 (STATISTICAL!Y24), SUMIF -1
+    # (MATH & TRIG!Y73), AVERAGEIFS, MAXIFS and MINIFS -1 (STATISTICAL!Y7, Y64, Y68)
+    data = named_formulas({
+        "counted": '=COUNTIF(A1:A2,"<=TRUE")',
+        "summed": '=SUMIF(A1:A2,"<=TRUE",B1:B2)',
+        "averaged": '=AVERAGEIFS(B1:B2,A1:A2,"<=TRUE")',
+        "largest": '=MAXIFS(B1:B2,A1:A2,"<=TRUE")',
+        "smallest": '=MINIFS(B1:B2,A1:A2,"<=TRUE")',
+    }, column="E", cells={"A1": "ciao", "A2": True, "B1": 10, "B2": -1}, names={"flags": "$A$1:$A$2"})
+    for workbook in uploaded_and_stored(data):
+        # (IronCalc alone: 0, 0, #DIV/0!, 0 and 0)
+        assert workbook.calculate({}) == {"counted": 1, "summed": -1, "averaged": -1, "largest": -1, "smallest": -1}
+        # FALSE comes before TRUE, so it is at most TRUE too; the text never is
+        assert workbook.calculate({"flags": [[False], [True]]}, ["counted", "summed"]) == {"counted": 2, "summed": 9}

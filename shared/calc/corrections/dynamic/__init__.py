@@ -149,6 +149,7 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     counted = (array_formula or "{" in formula or sumproduct or index) and bool(_MISCOUNTED_MENTION.search(formula))
     references = (array_formula or sumproduct) and bool(_REFERENCE_CALL.search(formula))
     not_equal = "<>" in formula and bool(_NOT_EQUAL_CALL.search(formula))
+    logical_order = bool(_LOGICAL_ORDER.search(formula)) and bool(_ORDERED_CRITERIA_CALL.search(formula))
     # criteria given an array select an array formula or one with an array constant; in any
     # formula selected otherwise, they make it always ours
     criteria_select = array_formula or "{" in formula
@@ -164,6 +165,7 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     # INDEX's or LOOKUP's arrays: a range IronCalc intersects there (`@`) or a function of one value
     index = index and ("@" in formula or bool(_elementwise_call().search(formula)))
     if not (family or choose or index_array or sumproduct or index or legacy or counted or references or not_equal
+            or logical_order
             or criteria or lookup or when_error or joins or as_text or complex_number or switch or arithmetic):
         return None
     found = Selected((lifted(formula) if "@" in formula else None) or formula)
@@ -189,14 +191,14 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     if when_error and _TRAPS.search(formula):
         found.when_text += trapped_readings(found.parsed())
     found.watched = not (family or choose or in_sumproduct or in_legacy or in_criteria and criteria_select
-                         or in_not_equal or in_index)
+                         or in_not_equal or in_index or logical_order)
     if found.watched and not ((lookups or when_error or switch) and _evaluable(found.parsed())
                               or (joins or as_text or complex_number) and _evaluable(found.parsed(), scratch=True)):
         return None  # (a job would find out only then that the layer cannot answer it)
     # an empty value in SWITCH is 0 in Excel (formulas' test.xlsx LOGICAL!R25 matches it with a
     # 0 cell), never matched by IronCalc 0.9.1: always ours
     empty_case = switch and _empty_switch_value(found.parsed())
-    found.always = bool(in_sumproduct or in_legacy or in_criteria or misread or empty_case or in_not_equal
+    found.always = bool(in_sumproduct or in_legacy or in_criteria or misread or empty_case or in_not_equal or logical_order
                         or in_index or joins and _skips_empty_text(found.parsed()))
     found.when_error = when_error
     found.when_digits = joins or as_text
@@ -206,6 +208,14 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     return found
 
 
+# A criterion that orders logical values ("<=TRUE", ">FALSE"): Excel compares the cells holding
+# TRUE or FALSE, FALSE before TRUE, and no other (Excel-saved: formulas' test.xlsx STATISTICAL!Y24
+# COUNTIF(...,"<=TRUE") 1 over "29/02/1900" and TRUE; MATH & TRIG!Y73 SUMIF over "ciao" and TRUE
+# sums TRUE's row alone); IronCalc 0.9.1 matches none of them (criteria.criterion has the rule).
+_LOGICAL_ORDER = re.compile(r'"\s*[<>]=?\s*(?:TRUE|FALSE)\s*"', re.IGNORECASE)
+_ORDERED_CRITERIA_CALL = re.compile(
+    r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(?:COUNTIFS?|SUMIFS?|AVERAGEIFS?|MAXIFS|MINIFS)\s*\(", re.IGNORECASE
+)
 _NOT_EQUAL_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(?:AVERAGEIFS?|MAXIFS|MINIFS)\s*\(", re.IGNORECASE)
 _NOT_EQUAL_TAKEN = frozenset({"AVERAGEIF", "AVERAGEIFS", "MAXIFS", "MINIFS"})
 
