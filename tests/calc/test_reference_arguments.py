@@ -67,3 +67,28 @@ def test_lookup_ranges_of_one_cell_are_ranges():
     for workbook in uploaded_and_stored(data):
         assert workbook.calculate({}) == {"match": 1, "vlookup": 50, "xlookup": 40, "index": 40, "small": 10,
                                           "rank": 1}
+
+
+def test_roman_numerals_and_radix_digits_as_excel_reads_them():
+    # Excel-saved, formulas' test.xlsx MATH & TRIG row 9 and row 26: ARABIC reads any string of
+    # Roman digits right to left, subtracting a digit smaller than the largest read so far; a
+    # blank cell is 0; DECIMAL of a digit outside the radix is #NUM!
+    data = named_formulas({
+        "six_ones_and_five": "=ARABIC(A1)",
+        "mixed": "=ARABIC(A2)",
+        "blank": "=ARABIC(A3)",
+        "negative": '=ARABIC("-MMXI")',
+        "logical": "=ARABIC(A4)",
+        "f_in_base_15": '=DECIMAL("FF",15)',
+        "three_in_binary": "=DECIMAL(113,2)",
+        "binary": "=DECIMAL(111,2.5)",
+    }, column="D", cells={"A1": "IIIIIIV", "A2": "IILmIIC", "A4": True}, names={"numeral": "$A$1"})
+    for workbook in uploaded_and_stored(data):
+        # (IronCalc alone: #VALUE! for all but the binary and the logical)
+        assert workbook.calculate({}) == {
+            "six_ones_and_five": -1, "mixed": 1046, "blank": 0, "negative": -2011, "logical": "#VALUE!",
+            "f_in_base_15": "#NUM!", "three_in_binary": "#NUM!", "binary": 7,
+        }
+        # a numeral IronCalc reads itself stays its answer
+        assert workbook.calculate({"numeral": "MCMXII"}, ["six_ones_and_five"]) == {"six_ones_and_five": 1912}
+        assert workbook.correction_flags() == []

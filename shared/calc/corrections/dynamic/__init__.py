@@ -160,12 +160,15 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     joins = watch and bool(_JOINS.search(formula)) and bool(_JOINS.search(TEXT_LITERAL.sub('""', formula)))
     as_text = watch and bool(_TEXT_OF_NUMBER_CALL.search(TEXT_LITERAL.sub('""', formula)))
     complex_number = watch and complex_text.whole_call(formula)
+    radix_text = watch and bool(_RADIX_TEXT_CALL.search(formula))
+    if radix_text and "#VALUE!" not in when_error:
+        when_error += ("#VALUE!",)
     switch = watch and bool(_SWITCH_CALL.search(formula))  # ours where a cell it compares is blank
     arithmetic = watch and (array_formula or sumproduct) and bool(_ARITHMETIC.search(TEXT_LITERAL.sub('""', formula)))
     # INDEX's or LOOKUP's arrays: a range IronCalc intersects there (`@`) or a function of one value
     index = index and ("@" in formula or bool(_elementwise_call().search(formula)))
     if not (family or choose or index_array or sumproduct or index or legacy or counted or references or not_equal
-            or logical_order
+            or logical_order or radix_text
             or criteria or lookup or when_error or joins or as_text or complex_number or switch or arithmetic):
         return None
     found = Selected((lifted(formula) if "@" in formula else None) or formula)
@@ -193,7 +196,8 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     found.watched = not (family or choose or in_sumproduct or in_legacy or in_criteria and criteria_select
                          or in_not_equal or in_index or logical_order)
     if found.watched and not ((lookups or when_error or switch) and _evaluable(found.parsed())
-                              or (joins or as_text or complex_number) and _evaluable(found.parsed(), scratch=True)):
+                              or (joins or as_text or complex_number or radix_text)
+                              and _evaluable(found.parsed(), scratch=True)):
         return None  # (a job would find out only then that the layer cannot answer it)
     # an empty value in SWITCH is 0 in Excel (formulas' test.xlsx LOGICAL!R25 matches it with a
     # 0 cell), never matched by IronCalc 0.9.1: always ours
@@ -307,6 +311,10 @@ _READERS = ("VALUE", "DATEVALUE", "TIMEVALUE", "NUMBERVALUE")
 _PAIRED = ("COVAR", "COVARIANCE.P", "COVARIANCE.S", "CORREL", "PEARSON", "RSQ", "SLOPE", "INTERCEPT",
            "STEYX", "FORECAST", "FORECAST.LINEAR")
 WHEN_ERROR = {("CONVERT",): ("#N/A",), _READERS: ("#VALUE!",), _PAIRED: ("#VALUE!", "#N/A", "#DIV/0!", "#NUM!", "#REF!", "#NAME?", "#NULL!")}
+# ARABIC and DECIMAL, taken where IronCalc answers #VALUE!: Excel reads any string of Roman digits
+# (ARABIC("IIIIIIV") is -1) and answers #NUM! for a digit outside the radix (functions._arabic,
+# _decimal, with the Excel-saved cells they follow)
+_RADIX_TEXT_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(?:ARABIC|DECIMAL)\s*\(", re.IGNORECASE)
 _WHEN_ERROR = tuple(
     (re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(?:" + "|".join(map(re.escape, names)) + r")\s*\(", re.IGNORECASE), codes)
     for names, codes in WHEN_ERROR.items()

@@ -444,6 +444,67 @@ _elementwise("N", lambda x: x if isinstance(x, (float, Err)) and not isinstance(
 _elementwise("T", lambda x: x if isinstance(x, (str, Err)) else "")
 
 
+_ROMAN = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100, "D": 500, "M": 1000}
+
+
+def _arabic(text):
+    """Microsoft: ARABIC function (case ignored, leading and trailing spaces ignored, a leading
+    minus sign negates, "" is 0, numbers and dates #VALUE!, at most 255 characters). Excel reads
+    any string of Roman digits right to left, adding a digit unless it is smaller than the
+    largest read so far, which it subtracts (formulas' Excel-saved test.xlsx MATH & TRIG!T9
+    ARABIC("IIIIIIV") -1, V9 ARABIC("IILmIIC") 1046, S9 ARABIC("IL") 49; W9 a blank cell 0, Y9
+    TRUE #VALUE!); IronCalc 0.9.1 answers #VALUE! for those it would not write itself."""
+    if isinstance(text, Err):
+        return text
+    if isinstance(text, (bool, float)):
+        return v.VALUE
+    numeral = ("" if text is None or text is MISSING else text).strip()
+    sign = -1.0 if numeral.startswith("-") else 1.0
+    numeral = numeral[1:] if sign < 0 else numeral
+    if len(numeral) > 255:
+        return v.VALUE
+    total, largest = 0, 0
+    for digit in reversed(numeral.upper()):
+        value = _ROMAN.get(digit)
+        if value is None:
+            return v.VALUE
+        if value < largest:
+            total -= value
+        else:
+            total, largest = total + value, value
+    return sign * total
+
+
+def _decimal(text, radix):
+    """Microsoft: DECIMAL function (radix truncated to a whole number from 2 to 36, else #NUM!;
+    the text's characters are digits of that radix, case ignored; at most 255 characters). A
+    character that is no digit of the radix is #NUM! (formulas' Excel-saved test.xlsx
+    MATH & TRIG!S26 DECIMAL("FF",15), V26 DECIMAL(113,2)), where IronCalc 0.9.1 answers #VALUE!."""
+    for value in (text, radix):
+        if isinstance(value, Err):
+            return value
+    radix = v.to_number(radix)
+    if isinstance(radix, Err):
+        return radix
+    base = math.trunc(radix)
+    if not 2 <= base <= 36:
+        return v.NUM
+    if isinstance(text, bool) or text is None or text is MISSING:
+        raise Unsupported("DECIMAL of a logical value or an empty cell")
+    digits = v.to_text(text).upper()
+    if digits == "":
+        raise Unsupported("DECIMAL of an empty text")
+    if len(digits) > 255:
+        return v.NUM
+    if any(not (digit.isascii() and digit.isalnum()) or int(digit, 36) >= base for digit in digits):
+        return v.NUM
+    return float(int(digits, base))
+
+
+_elementwise("ARABIC", _arabic)
+_elementwise("DECIMAL", _decimal, 2)
+
+
 def _first_cell(lifted):
     """N and T of a reference read its upper left cell, not each cell of a range
     (SUMPRODUCT(N(A1:A3)) is not A1+A2+A3; formulas' test.xlsx, saved by Excel: {=N(C19:Q19)} is
