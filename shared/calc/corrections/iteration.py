@@ -117,15 +117,13 @@ def with_settings(xlsx: bytes, the_settings: Settings | None) -> bytes:
             data = src.read(info.filename)
             if info.filename == "xl/workbook.xml":
                 match = _CALC_PR.search(data)
-                if match is not None:
+                if match is not None and match.group(0).endswith(b"/>"):  # IronCalc writes one
                     kept = b"".join(
                         b" " + k + b'="' + v + b'"'
                         for k, v in _ATTRIBUTE.findall(match.group(0))
                         if not k.startswith(b"iterate")
                     )
                     data = data[: match.start()] + b"<calcPr" + kept + b" " + attributes + b"/>" + data[match.end():]
-                else:
-                    data = data.replace(b"</workbook>", b"<calcPr " + attributes + b"/></workbook>", 1)
             dst.writestr(info, data)
     return out.getvalue()
 

@@ -143,10 +143,11 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     choose = bool(_CHOOSE_OF_ARRAY.search(formula))  # always ours (_engine_misreads)
     index_array = array_formula and bool(_INDEX_OF_ARRAY.search(formula))
     sumproduct = bool(_SUMPRODUCT.search(formula))
-    index = bool(_ARRAY_ARGUMENT_CALL.search(formula))  # INDEX's or LOOKUP's arrays, as SUMPRODUCT's
+    array_arguments = bool(_ARRAY_ARGUMENT_CALL.search(formula))  # INDEX's or LOOKUP's, as SUMPRODUCT's
     # an array formula applying one to a range or an array; any formula, to an array constant
     legacy = (array_formula or "{" in formula) and bool(_NOT_LIFTED_MENTION.search(formula))
-    counted = (array_formula or "{" in formula or sumproduct or index) and bool(_MISCOUNTED_MENTION.search(formula))
+    counted = (array_formula or "{" in formula or sumproduct or array_arguments) \
+        and bool(_MISCOUNTED_MENTION.search(formula))
     references = (array_formula or sumproduct) and bool(_REFERENCE_CALL.search(formula))
     not_equal = "<>" in formula and bool(_NOT_EQUAL_CALL.search(formula))
     logical_order = bool(_LOGICAL_ORDER.search(formula)) and bool(_ORDERED_CRITERIA_CALL.search(formula))
@@ -166,8 +167,8 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     switch = watch and bool(_SWITCH_CALL.search(formula))  # ours where a cell it compares is blank
     arithmetic = watch and (array_formula or sumproduct) and bool(_ARITHMETIC.search(TEXT_LITERAL.sub('""', formula)))
     # INDEX's or LOOKUP's arrays: a range IronCalc intersects there (`@`) or a function of one value
-    index = index and ("@" in formula or bool(_elementwise_call().search(formula)))
-    if not (family or choose or index_array or sumproduct or index or legacy or counted or references or not_equal
+    array_arguments = array_arguments and ("@" in formula or bool(_elementwise_call().search(formula)))
+    if not (family or choose or index_array or sumproduct or array_arguments or legacy or counted or references or not_equal
             or logical_order or radix_text
             or criteria or lookup or when_error or joins or as_text or complex_number or switch or arithmetic):
         return None
@@ -177,7 +178,7 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     if arithmetic and _arithmetic_of_array(given, array_formula):
         when_error += () if "#VALUE!" in when_error else ("#VALUE!",)
         found.when_spill = array_formula
-    in_sumproduct = (sumproduct or index) and (
+    in_sumproduct = (sumproduct or array_arguments) and (
         found.formula != formula
         or bool(_elementwise_call().search(formula)) and _elementwise_of_array(given, False)
     )
@@ -531,7 +532,7 @@ def _miscounted_of_array(node, ranges: bool = True) -> bool:
     """Whether a MISCOUNTED function is given an array calculated in the formula (through an
     operator or a function applied to each element), directly or as INDEX(array,0) hands it
     on (`COUNT(INDEX(1/(A1:A9="x"),0))`); `ranges` as for `_not_lifted_of_array`, and true
-    inside SUMPRODUCT, whose arguments are arrays in any formula."""
+    in an argument that takes an array in any formula (ARRAY_ARGUMENTS: SUMPRODUCT's...)."""
     if not isinstance(node, tuple):
         return False
     if node[0] == "call" and node[1] in MISCOUNTED and any(
@@ -539,9 +540,10 @@ def _miscounted_of_array(node, ranges: bool = True) -> bool:
         for arg in node[2]
     ):
         return True
-    ranges = ranges or node[0] == "call" and node[1] == "SUMPRODUCT"
-    parts = node[2] if node[0] == "call" else [p for p in node[1:] if isinstance(p, tuple)]
-    return any(_miscounted_of_array(part, ranges) for part in parts)
+    if node[0] == "call":
+        taking = ARRAY_ARGUMENTS.get(node[1], ())
+        return any(_miscounted_of_array(a, ranges or _takes_array(taking, i)) for i, a in enumerate(node[2]))
+    return any(_miscounted_of_array(part, ranges) for part in node[1:] if isinstance(part, tuple))
 
 
 def _whole_index_of_array(node) -> bool:
@@ -609,11 +611,17 @@ _SUMPRODUCT = re.compile(r"(?<![A-Za-z0-9_.])SUMPRODUCT\s*\(", re.IGNORECASE)
 # the idiom LOOKUP(2,1/(A1:A9="x"),B1:B9) for the last match). A function of one value given a
 # range there is applied to every cell, where IronCalc 0.9.1 intersects it (`YEAR(@A1:A9)`).
 ARRAY_ARGUMENTS: dict[str, tuple | str] = {"SUMPRODUCT": "all", "INDEX": (0,), "LOOKUP": (1, 2)}
-_ARRAY_ARGUMENT_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:INDEX|LOOKUP)\s*\(", re.IGNORECASE)
+# (SUMPRODUCT has its own flags in `select`)
+_ARRAY_ARGUMENT_CALL = re.compile(
+    r"(?<![A-Za-z0-9_.])(?:" + "|".join(name for name in ARRAY_ARGUMENTS if name != "SUMPRODUCT") + r")\s*\(",
+    re.IGNORECASE,
+)
 
 
 def _takes_array(taking: tuple | str, argument: int) -> bool:
     return taking == "all" or argument in taking
+
+
 _CRITERIA_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:COUNTIFS?|SUMIFS?|AVERAGEIFS?)\s*\(", re.IGNORECASE)
 # in a sheet's XML (uppercased): such a call with an array constant after it, in one formula
 _CRITERIA_HINT = re.compile(rb"(?:COUNTIFS?|SUMIFS|AVERAGEIFS?)\([^<]*\{")
