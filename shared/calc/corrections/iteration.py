@@ -52,7 +52,7 @@ DEFAULT_COUNT, DEFAULT_DELTA = 100, 0.001  # Excel's defaults (File > Options > 
 _CALC_PR = re.compile(rb"<(?:\w+:)?calcPr\b[^>]*>")
 _ATTRIBUTE = re.compile(rb'\b(\w+)="([^"]*)"')
 _SCRATCH = "_sheetcalc_iteration_{}"
-_MEMO_KEPT = 32  # sets of circular cells whose choice a loaded workbook remembers
+_MEMO_KEPT = 32  # sets of circular cells whose choice a loaded workbook remembers (Known)
 # functions whose answer depends on the sheet a formula is on (or reads a reference from text)
 _WHERE_IT_IS = frozenset({"INDIRECT", "CELL", "INFO", "SHEET", "SHEETS"})
 _REFERENCE = re.compile(
@@ -168,25 +168,25 @@ def circular_cells(model, cells: list[tuple[int, int, int]] | None = None) -> li
     return [key for key in cells if read_cell(model, *key) == ("e", CIRCULAR)]
 
 
-def iterate(model, the_settings: Settings, start, excluded=frozenset(), cells=None, memo=None) -> Outcome | None:
+def iterate(model, the_settings: Settings, known: Known, excluded=frozenset()) -> Outcome | None:
     """Iterate the circular references of an evaluated model as Excel does with iteration
-    enabled (see the module's docstring); None when it has none. `start(keys)` answers the
-    values the upload saved for those cells; `excluded`: cells whose formulas are not
-    IronCalc's to calculate (the correction layer's); `cells`: the model's formula cells;
-    `memo`: where a loaded workbook keeps the cells chosen to hold values, by the cells found."""
-    keys = circular_cells(model, cells)
+    enabled (see the module's docstring); None when it has none. `known`: what the loaded
+    workbook has learnt of its cycles; `excluded`: cells whose formulas are not IronCalc's to
+    calculate (the correction layer's)."""
+    from shared.calc.ironcalc.model import workbook_names
+
+    keys = circular_cells(model, known.cells())
     if not keys:
         return None
     sheets = [p["name"] for p in model.get_worksheets_properties()]
     formulas = {key: model.get_cell_formula(*key) for key in keys}
     # (the formulas are the same in every job: a loaded workbook remembers the choice)
-    memo = memo if memo is not None else {}
     found = frozenset(keys)
-    if found not in memo:
-        if len(memo) >= _MEMO_KEPT:
-            memo.clear()
-        memo[found] = _feedback_cells(_reads(formulas, sheets, _workbook_names(model))) or set(keys)
-    values = _hold(model, set(memo[found]), formulas, start, excluded, cells)
+    if found not in known.choices:
+        if len(known.choices) >= _MEMO_KEPT:
+            known.choices.clear()
+        known.choices[found] = _feedback_cells(_reads(formulas, sheets, workbook_names(model))) or set(keys)
+    values = _hold(model, set(known.choices[found]), formulas, known, excluded)
     if isinstance(values, Outcome):
         return values
     local_names = _sheet_scoped_names(model)
@@ -210,7 +210,7 @@ def iterate(model, the_settings: Settings, start, excluded=frozenset(), cells=No
     return outcome
 
 
-def _hold(model, chosen: set, formulas: dict, start, excluded, cells) -> dict | Outcome:
+def _hold(model, chosen: set, formulas: dict, known: Known, excluded) -> dict | Outcome:
     """The chosen cells given the values the upload saved, as constants, and any cell still
     showing #CIRC! then (a cycle through OFFSET shows only now) likewise, until none does: their
     values by cell (`formulas` gains their formulas), or the Outcome that refuses the cycle."""
@@ -223,11 +223,11 @@ def _hold(model, chosen: set, formulas: dict, start, excluded, cells) -> dict | 
         for key in chosen:
             formulas.setdefault(key, model.get_cell_formula(*key))
         ordered = sorted(chosen)
-        values.update(zip(ordered, start(ordered)))
+        values.update(zip(ordered, known.start(ordered)))
         for key in ordered:
             write_cell(model, *key, _constant(values[key]))
         model.evaluate()
-        chosen = set(circular_cells(model, cells)) - set(values)
+        chosen = set(circular_cells(model, known.cells())) - set(values)
     return values
 
 
@@ -291,10 +291,6 @@ def _change(old: tuple, new: tuple) -> float:
     if old[0] == new[0] == "n":
         return abs(new[1] - old[1])
     return math.inf
-
-
-def _workbook_names(model) -> dict[str, str]:
-    return {d["name"].upper(): d["formula"] for d in model.get_defined_name_list() if d["scope"] is None}
 
 
 def _reads(formulas: dict[tuple[int, int, int], str], sheets: list[str], names: dict[str, str]) -> dict:
@@ -435,20 +431,50 @@ def _qualified(formula: str, sheet: str, local_names: frozenset[str]) -> str | N
     return "=" + "".join(parts)
 
 
+class Known:
+    """What a loaded workbook learns of its cycles once and every calculation reuses, all read
+    from the upload's model (`pristine`, IronCalc's bytes before any calculation): its formula
+    cells (the only cells that can show #CIRC!), the cells chosen to hold values for each set of
+    circular cells met, and the values the upload saved for the cells that hold them."""
+
+    def __init__(self, pristine: bytes):
+        self._pristine = pristine
+        self._cells: list[tuple[int, int, int]] | None = None
+        self._saved: dict[tuple[int, int, int], tuple] = {}
+        self.choices: dict[frozenset, set] = {}
+
+    def _model(self):
+        from shared.calc.ironcalc.model import fresh_model
+
+        return fresh_model(self._pristine)
+
+    def cells(self) -> list[tuple[int, int, int]]:
+        if self._cells is None:
+            self._cells = formula_cells(self._model())
+        return self._cells
+
+    def start(self, keys: list[tuple[int, int, int]]) -> list[tuple]:
+        """The values the upload saved for these cells (Excel's last iteration)."""
+        from shared.calc.ironcalc.cells import read_cell
+
+        missing = [key for key in keys if key not in self._saved]
+        if missing:
+            model = self._model()
+            self._saved.update((key, read_cell(model, *key)) for key in missing)
+        return [self._saved[key] for key in keys]
+
+
 class Cycles:
     """One calculation's iterative evaluation: `evaluate(model)` stands for `model.evaluate()`
     and iterates the circular references found; a later call (a data table's substitution)
     first gives the members of the last iteration their formulas back."""
 
-    def __init__(self, the_settings: Settings, pristine: bytes, function_plan=None, cells=None, memo=None):
+    def __init__(self, the_settings: Settings, known: Known, function_plan=None):
         self.settings = the_settings
+        self.known = known
         # the cells the correction layer calculates (functions.Plan): not IronCalc's to iterate
         self.excluded = frozenset((t.sheet, t.row, t.col) for t in function_plan.targets) if function_plan else frozenset()
-        self.cells = cells  # the model's formula cells (formula_cells), when known
-        self.memo = memo  # the loaded workbook's choices of cells to hold values (iterate)
         self.outcome: Outcome | None = None
-        self._pristine = pristine
-        self._saved = None
 
     def evaluate(self, model) -> None:
         if self.outcome is not None:
@@ -458,16 +484,7 @@ class Cycles:
 
     def iterate_evaluated(self, model) -> None:
         """Iterate the circular references of a model IronCalc has just evaluated."""
-        self.outcome = iterate(model, self.settings, self._start, self.excluded, self.cells, self.memo)
-
-    def _start(self, keys: list[tuple[int, int, int]]) -> list[tuple]:
-        """The values the upload saved for these cells (Excel's last iteration)."""
-        from shared.calc.ironcalc.cells import read_cell
-        from shared.calc.ironcalc.model import fresh_model
-
-        if self._saved is None:
-            self._saved = fresh_model(self._pristine)
-        return [read_cell(self._saved, *key) for key in keys]
+        self.outcome = iterate(model, self.settings, self.known, self.excluded)
 
     def restore_formulas(self, xlsx: bytes) -> bytes:
         """An exported package with the converged members' formulas beside their values and

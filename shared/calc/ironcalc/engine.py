@@ -90,8 +90,7 @@ class IronCalcWorkbook:
         # Excel's iterative calculation, where the workbook enables it (corrections/iteration.py)
         self._iterate = iterate
         self._cycles: iteration.Cycles | None = None  # the last calculation's
-        self._formula_cells: list | None = None  # where a circular reference can show, once known
-        self._cycle_memo: dict = {}  # the cells chosen to hold values in each set of cycles met
+        self._known_cycles = iteration.Known(self._pristine) if iterate is not None else None
 
     def named_ranges(self) -> list[NamedRange]:
         return list(self._public)
@@ -142,9 +141,7 @@ class IronCalcWorkbook:
         """A calculation's iterative evaluation, where the workbook enables it."""
         if self._iterate is None:
             return None
-        if self._formula_cells is None:
-            self._formula_cells = iteration.formula_cells(fresh_model(self._pristine))
-        return iteration.Cycles(self._iterate, self._pristine, self._corrections, self._formula_cells, self._cycle_memo)
+        return iteration.Cycles(self._iterate, self._known_cycles, self._corrections)
 
     def correction_flags(self) -> list[corrected_functions.Flag]:
         """Cells whose corrected function we could not compute as Excel would, at load and in
@@ -347,7 +344,7 @@ class IronCalcEngine:
                 the_plan = corrected_functions.plan(model, date1904, fixes.spills)
             cycles = None
             if settings is not None:  # after the plan: it reads the formulas iterating replaces
-                cycles = iteration.Cycles(settings, pristine, the_plan)
+                cycles = iteration.Cycles(settings, iteration.Known(pristine), the_plan)
                 cycles.iterate_evaluated(model)
             if the_plan is not None:
                 corrected = corrected_functions.apply(model, the_plan)

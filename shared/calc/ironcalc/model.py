@@ -105,8 +105,12 @@ def formula_book(model: "ironcalc.Model"):
         formula = model.get_cell_formula(sheet, row, col)
         if formula:
             cells.append(FormulaCell(sheets[sheet], row, col, formula, None))
-    names = {d["name"].upper(): d["formula"] for d in model.get_defined_name_list() if d["scope"] is None}
-    return ExcelBook(sheets, cells, names, None)
+    return ExcelBook(sheets, cells, workbook_names(model), None)
+
+
+def workbook_names(model: ironcalc.Model) -> dict[str, str]:
+    """The model's workbook-scoped names, upper case, with their formulas."""
+    return {d["name"].upper(): d["formula"] for d in model.get_defined_name_list() if d["scope"] is None}
 
 
 def pristine_bytes(model: "ironcalc.Model") -> bytes:
