@@ -150,7 +150,7 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
         and bool(_MISCOUNTED_MENTION.search(formula))
     references = (array_formula or sumproduct) and bool(_REFERENCE_CALL.search(formula))
     not_equal = "<>" in formula and bool(_NOT_EQUAL_CALL.search(formula))
-    logical_order = bool(_LOGICAL_ORDER.search(formula)) and bool(_ORDERED_CRITERIA_CALL.search(formula))
+    logical_order = bool(_LOGICAL_ORDER.search(formula)) and bool(_criteria_call().search(formula))
     # criteria given an array select an array formula or one with an array constant; in any
     # formula selected otherwise, they make it always ours
     criteria_select = array_formula or "{" in formula
@@ -218,9 +218,17 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
 # COUNTIF(...,"<=TRUE") 1 over "29/02/1900" and TRUE; MATH & TRIG!Y73 SUMIF over "ciao" and TRUE
 # sums TRUE's row alone); IronCalc 0.9.1 matches none of them (criteria.criterion has the rule).
 _LOGICAL_ORDER = re.compile(r'"\s*[<>]=?\s*(?:TRUE|FALSE)\s*"', re.IGNORECASE)
-_ORDERED_CRITERIA_CALL = re.compile(
-    r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(?:COUNTIFS?|SUMIFS?|AVERAGEIFS?|MAXIFS|MINIFS)\s*\(", re.IGNORECASE
-)
+
+
+@functools.lru_cache(maxsize=1)
+def _criteria_call() -> re.Pattern:
+    """A call of any function that takes criteria (criteria.CRITERIA_ARGUMENTS)."""
+    from shared.calc.corrections.dynamic.criteria import CRITERIA_ARGUMENTS
+
+    names = "|".join(sorted(map(re.escape, CRITERIA_ARGUMENTS), key=len, reverse=True))
+    return re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(?:" + names + r")\s*\(", re.IGNORECASE)
+
+
 _NOT_EQUAL_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(?:AVERAGEIFS?|MAXIFS|MINIFS)\s*\(", re.IGNORECASE)
 _NOT_EQUAL_TAKEN = frozenset({"AVERAGEIF", "AVERAGEIFS", "MAXIFS", "MINIFS"})
 
