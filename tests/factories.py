@@ -140,6 +140,14 @@ def submit_job(deployed: Deployed, inputs: dict, *, webhook_url: str | None = No
         return str(job.id)
 
 
+def worked_job(client, deployed: Deployed, inputs: dict, run_worker) -> dict:
+    """A job queued on the deployed engine (``submit_job``), run by the worker, and read as its
+    consumer reads it (``GET /jobs/{id}``)."""
+    job_id = submit_job(deployed, inputs)
+    run_worker()
+    return client.get(f"/jobs/{job_id}", headers={"X-API-Key": deployed.api_key}).json()
+
+
 def submit_batch(deployed: Deployed, input_sets: list) -> str:
     """A batch sent on the deployed engine by its consumer, through the batch service; its id."""
     with session_scope() as session:

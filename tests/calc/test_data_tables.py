@@ -29,7 +29,7 @@ from shared.calc import get_engine
 from shared.db.session import session_scope
 from shared.repositories import tenants as tenant_repo
 from shared.services import engines, versions
-from tests.factories import deploy_loan
+from tests.factories import deploy_loan, worked_job
 from tests.packages import edit_sheet
 
 from .conftest import add_name, to_bytes
@@ -302,13 +302,9 @@ def test_beyond_the_size_limit_the_upload_says_the_tables_keep_the_saved_values(
 def test_a_job_reads_the_tables_at_its_own_inputs(client, admin, run_worker):
     # GIVEN the workbook deployed
     deployed = deploy_loan(admin, loan_tables_workbook())
-    key = {"X-API-Key": deployed.api_key}
 
     # WHEN a job sends another principal
-    r = client.post(deployed.execute_path, json={"inputs": {"principal": 2000}}, headers=key)
-    assert r.status_code == 202, r.text
-    run_worker()
-    job = client.get(f"/jobs/{r.json()['job_id']}", headers=key).json()
+    job = worked_job(client, deployed, {"principal": 2000}, run_worker)
 
     # THEN the tables follow it
     assert job["status"] == "completed", job
@@ -320,11 +316,8 @@ def test_a_job_on_the_formulas_engine_reads_the_saved_values(client, admin, run_
     deployed = deploy_loan(admin, loan_tables_workbook())
     r = admin.patch(f"/engines/{deployed.engine_id}/versions/{deployed.version_id}", json={"calc_engine": "formulas"})
     assert r.status_code == 200, r.text
-    key = {"X-API-Key": deployed.api_key}
 
-    r = client.post(deployed.execute_path, json={"inputs": {"principal": 2000}}, headers=key)
-    run_worker()
-    job = client.get(f"/jobs/{r.json()['job_id']}", headers=key).json()
+    job = worked_job(client, deployed, {"principal": 2000}, run_worker)
 
     assert job["status"] == "completed", job
     assert job["outputs"]["by_rate"] == by_rate(1000) and job["outputs"]["payment"] == 100

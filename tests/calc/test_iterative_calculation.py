@@ -24,7 +24,7 @@ from shared.calc.corrections import iteration
 from shared.calc.fidelity import check
 from shared.errors import WorkbookError
 from tests.corpus import corpus_file
-from tests.factories import deploy_loan
+from tests.factories import deploy_loan, worked_job
 from tests.packages import edit_parts
 
 from .conftest import add_name, to_bytes, uploaded_and_stored
@@ -221,15 +221,11 @@ def test_a_data_table_over_a_cycle_iterates_for_each_substituted_value():
 def test_a_job_on_a_deployed_workbook_answers_its_cycle(client, admin, run_worker):
     # GIVEN the interest workbook deployed
     deployed = deploy_loan(admin, interest_book())
-    key = {"X-API-Key": deployed.api_key}
 
     # WHEN a job sends another principal
-    r = client.post(deployed.execute_path, json={"inputs": {"principal": 4000}}, headers=key)
-    assert r.status_code == 202, r.text
-    run_worker()
+    job = worked_job(client, deployed, {"principal": 4000}, run_worker)
 
     # THEN the interest and what is calculated from it follow, within Maximum Change
-    job = client.get(f"/jobs/{r.json()['job_id']}", headers=key).json()
     assert job["status"] == "completed", job
     assert job["outputs"]["interest"] == pytest.approx(interest_on(4000), abs=0.001)
     assert job["outputs"]["doubled"] == pytest.approx(2 * job["outputs"]["interest"], rel=1e-15)
