@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import ROUND_HALF_UP, Context, Decimal
 
 
 def decimal(value: float) -> Decimal:
@@ -18,8 +18,13 @@ def shown(value: float) -> float:
     return float(f"{value:.15g}")
 
 
+# Enough digits for any double written out with Excel's most decimals (FIXED's 127): the
+# default context's 28 would refuse `10001` to 127 places
+_WIDE = Context(prec=800)
+
+
 def round_places(value: Decimal, places: int) -> Decimal:
-    return value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    return value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP, context=_WIDE)
 
 
 def excel_round(x: float, digits: float, mode: str = "round") -> float:

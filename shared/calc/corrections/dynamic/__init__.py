@@ -162,6 +162,7 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     as_text = watch and bool(_TEXT_OF_NUMBER_CALL.search(TEXT_LITERAL.sub('""', formula)))
     complex_number = watch and complex_text.whole_call(formula)
     radix_text = watch and bool(_RADIX_TEXT_CALL.search(formula))
+    fixed = watch and bool(_FIXED_CALL.search(TEXT_LITERAL.sub('""', formula)))
     if radix_text and "#VALUE!" not in when_error:
         when_error += ("#VALUE!",)
     switch = watch and bool(_SWITCH_CALL.search(formula))  # ours where a cell it compares is blank
@@ -169,7 +170,7 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     # INDEX's or LOOKUP's arrays: a range IronCalc intersects there (`@`) or a function of one value
     array_arguments = array_arguments and ("@" in formula or bool(_elementwise_call().search(formula)))
     if not (family or choose or index_array or sumproduct or array_arguments or legacy or counted or references or not_equal
-            or logical_order or radix_text
+            or logical_order or radix_text or fixed
             or criteria or lookup or when_error or joins or as_text or complex_number or switch or arithmetic):
         return None
     found = Selected((lifted(formula) if "@" in formula else None) or formula)
@@ -197,7 +198,7 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     found.watched = not (family or choose or in_sumproduct or in_legacy or in_criteria and criteria_select
                          or in_not_equal or in_index or logical_order)
     if found.watched and not ((lookups or when_error or switch) and _evaluable(found.parsed())
-                              or (joins or as_text or complex_number or radix_text)
+                              or (joins or as_text or complex_number or radix_text or fixed)
                               and _evaluable(found.parsed(), scratch=True)):
         return None  # (a job would find out only then that the layer cannot answer it)
     # an empty value in SWITCH is 0 in Excel (formulas' test.xlsx LOGICAL!R25 matches it with a
@@ -206,7 +207,7 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     found.always = bool(in_sumproduct or in_legacy or in_criteria or misread or empty_case or in_not_equal or logical_order
                         or in_index or joins and _skips_empty_text(found.parsed()))
     found.when_error = when_error
-    found.when_digits = joins or as_text
+    found.when_digits = joins or as_text or fixed
     if as_text:
         found.when_long = numbers_given_as_text(found.parsed())
     found.when_complex = complex_number
@@ -379,6 +380,12 @@ _SWITCH_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?SWITCH\s*\(", re.IGNOR
 # in E notation, where Excel writes 15 (`"0.3"`, values.general); such a cell is ours in the
 # calculations where IronCalc's text shows a number Excel would write otherwise
 # (settle.long_number).
+# FIXED and DOLLAR: IronCalc 0.9.1 writes the binary value's digits, saturated at 2^64 - 1
+# (`FIXED(1E+20,2)` "18,446,744,073,709,551,615.00", `FIXED(0.1+0.2,20)` "0.18446744073709551615"),
+# where Excel writes 15 significant digits and zeros after them (formulas' Excel-saved test.xlsx
+# TEXT!R18 "123,456,789,076,754,000,000"): ours in the calculations where IronCalc's text shows
+# more digits (settle.long_number; text.py has FIXED and DOLLAR).
+_FIXED_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:FIXED|DOLLAR)\s*\(", re.IGNORECASE)
 _JOINS = re.compile(r"&|(?<![A-Za-z0-9_.])(?:_xlfn\.)?(?:CONCATENATE|CONCAT|TEXTJOIN)\s*\(", re.IGNORECASE)
 
 

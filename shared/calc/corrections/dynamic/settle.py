@@ -63,12 +63,18 @@ _ENGINE_ERRORS = {"#N/IMPL!", "#ERROR!"}
 
 
 _DIGITS = re.compile(r"\d[\d.]*")
+_GROUPED = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")  # digits grouped by commas (FIXED, DOLLAR)
 
 
 def long_number(text: str) -> bool:
     """Whether a text holds a number as IronCalc writes it and Excel does not (values.general:
     15 significant digits, E notation from 1E+15 and below 1E-9): 16 or more significant
-    digits, 16 or more before the point, or 9 zeros after `0.`."""
+    digits, 16 or more before the point, or 9 zeros after `0.`; or digits grouped by commas
+    with more than 15 significant digits before the zeros that end them (Excel's FIXED and
+    DOLLAR write zeros after the 15th)."""
+    for run in _GROUPED.findall(text):
+        if len(run.replace(",", "").replace(".", "").strip("0")) > 15:
+            return True
     for run in _DIGITS.findall(text):
         whole, _, fraction = run.partition(".")
         if len(whole) >= 16 or len((whole + fraction.rstrip(".")).lstrip("0")) >= 16:

@@ -1,13 +1,23 @@
-"""TEXTSPLIT, TEXTBEFORE, TEXTAFTER, VALUETOTEXT and ARRAYTOTEXT, as their pages on
-support.microsoft.com describe them."""
+"""TEXTSPLIT, TEXTBEFORE, TEXTAFTER, VALUETOTEXT, ARRAYTOTEXT, FIXED and DOLLAR, as their pages
+on support.microsoft.com describe them."""
 
 from __future__ import annotations
 
+import math
 import re
 
 from shared.calc.corrections.dynamic import values as v
-from shared.calc.corrections.dynamic.functions import _arity, _int, _opt, function
+from shared.calc.corrections.dynamic.functions import (
+    _arity,
+    _elementwise,
+    _int,
+    _opt,
+    function,
+)
 from shared.calc.corrections.dynamic.values import MISSING, Err, Grid
+from shared.calc.corrections.functions.text_format import Unsupported
+from shared.calc.numfmt import format_number
+from shared.calc.numfmt.rounding import excel_round
 
 
 def _delimiters(ev, value):
@@ -181,3 +191,67 @@ def _bahttext(ev, args):
         n = v.to_number(0.0 if x is None else x)
         return n if isinstance(n, Err) else bahttext(n)
     return ev.lift(one, args[0])
+
+
+# --- FIXED and DOLLAR ------------------------------------------------------------------------
+
+_MOST_DECIMALS = 127  # FIXED's page: "decimals can be as large as 127"
+
+
+def _rounded_for_text(number, decimals):
+    """FIXED's and DOLLAR's number rounded to their decimals, and the places written: (number,
+    places), or the Err Excel answers. Microsoft: FIXED function ("Rounds a number to the
+    specified number of decimals ... Numbers in Microsoft Excel can never have more than 15
+    significant digits, but decimals can be as large as 127"; decimals negative round left of
+    the point, omitted 2). As formulas' Excel-saved test.xlsx shows (TEXT!R18:AF18, EXTRA!N4:Q5):
+    the number may be numeric text or a logical value (TRUE in a cell "1.00", TEXT!AO18), the
+    decimals numeric text ("3"); decimals blank are 0, a text or a logical value in a cell
+    #VALUE!, 128 #VALUE!, -128000 the text "0"; the first error met is the answer."""
+    for value in (number, decimals):
+        if isinstance(value, Err):
+            return value
+    if isinstance(decimals, bool):
+        return v.VALUE
+    x = v.to_number(number)
+    places = v.to_number(decimals)
+    if isinstance(x, Err) or isinstance(places, Err):
+        return x if isinstance(x, Err) else places
+    places = math.trunc(places)
+    if places > _MOST_DECIMALS:
+        return v.VALUE
+    return excel_round(x, places), max(places, 0)
+
+
+def _fixed(number, decimals=2.0, no_commas=False):
+    """FIXED(number, [decimals], [no_commas]): the rounded number with a period and, unless
+    no_commas, commas (`#,##0.00`), 15 significant digits and zeros after them (test.xlsx TEXT!R18
+    FIXED of 123456789076754345682.2 "123,456,789,076,754,000,000"). no_commas is a logical value
+    as Excel reads one: a number (nonzero TRUE), "TRUE" or "FALSE" in any case; other text (even
+    "1" and "0") #VALUE! (test.xlsx EXTRA!Q3, O4, Q4)."""
+    rounded = _rounded_for_text(number, decimals)
+    if isinstance(rounded, Err):
+        return rounded
+    plain = v.to_bool(no_commas)
+    if isinstance(plain, Err):
+        return plain
+    x, places = rounded
+    return format_number(x, ("0" if plain else "#,##0") + ("." + "0" * places if places else ""))
+
+
+def _dollar(number, decimals=2.0):
+    """DOLLAR(number, [decimals]): the rounded number in the format `$#,##0.00_);($#,##0.00)`
+    (its page), as DOLLAR writes it: no space after a positive amount (`$1,234.57`), a negative
+    one in parentheses. Decimals beyond FIXED's 127 are left to the engine (no Excel evidence)."""
+    if not isinstance(decimals, (bool, Err)) and isinstance(v.to_number(decimals), float) \
+            and math.trunc(v.to_number(decimals)) > _MOST_DECIMALS:
+        raise Unsupported("DOLLAR with more than 127 decimals")
+    rounded = _rounded_for_text(number, decimals)
+    if isinstance(rounded, Err):
+        return rounded
+    x, places = rounded
+    shape = "$#,##0" + ("." + "0" * places if places else "")
+    return format_number(x, f"{shape};({shape})")
+
+
+_elementwise("FIXED", _fixed, 1, 3)
+_elementwise("DOLLAR", _dollar, 1, 2)
