@@ -334,7 +334,8 @@ def date_text_timing(cells: int = 2000) -> str:
     )
 
 
-def _watched_timing(cells: int, watch: str, what: str, wrong: str, quiet, busy) -> str:
+def _watched_timing(cells: int, watch: str, what: str, wrong: str, quiet, busy,
+                    meets: str = "a number of 16 or more digits") -> str:
     """Upload load and job time of `cells` rows whose cells `quiet(r)` gives ({column: value}),
     with the layer's watch `dynamic.<watch>` and without it (IronCalc alone), and one job after
     `busy(r)` rewrites them so that every watched formula is the layer's to evaluate."""
@@ -355,8 +356,8 @@ def _watched_timing(cells: int, watch: str, what: str, wrong: str, quiet, busy) 
     return (
         f"{cells} formulas {what}, upload load and one job: IronCalc alone "
         f"{calm['alone'][0]:.2f} s and {calm['alone'][1]:.3f} s, with the layer watching them "
-        f"{calm['corrected'][0]:.2f} s and {calm['corrected'][1]:.3f} s; when each meets a number "
-        f"of 16 or more digits, one job {times['corrected'][1]:.3f} s (IronCalc alone, with the "
+        f"{calm['corrected'][0]:.2f} s and {calm['corrected'][1]:.3f} s; when each meets {meets}, "
+        f"one job {times['corrected'][1]:.3f} s (IronCalc alone, with the "
         f"wrong {wrong}, {times['alone'][1]:.3f} s)."
     )
 
@@ -378,6 +379,17 @@ def text_function_timing(cells: int = 2000) -> str:
     return _watched_timing(
         cells, "_TEXT_OF_NUMBER_CALL", "giving numbers to text functions", "lengths",
         lambda r: {1: r * 7, 2: f"=A{r}+1", 3: f"=LEN(B{r})+LEN(LEFT(B{r},3))"}, lambda r: {2: f"=A{r}/3"},
+    )
+
+
+def mod_divisor_timing(cells: int = 2000) -> str:
+    """MODs of a divisor read from a cell (`=MOD(A1,B1)`, whole divisors), watched for a divisor
+    that is not whole; then every one dividing by 0.02, which the layer evaluates (Excel's exact
+    remainder)."""
+    return _watched_timing(
+        cells, "_MOD_CALL", "taking MOD of a divisor in a cell", "remainders",
+        lambda r: {1: r * 7.04, 2: 7, 3: f"=MOD(A{r},B{r})"}, lambda r: {2: 0.02},
+        meets="a divisor that is not whole",
     )
 
 
@@ -469,6 +481,7 @@ def main() -> int:
     print(date_text_timing())
     print(joined_text_timing())
     print(text_function_timing())
+    print(mod_divisor_timing())
     print(one_value_timing())
     print(conditional_aggregate_timing())
     return 0

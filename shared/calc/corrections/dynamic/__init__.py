@@ -34,6 +34,7 @@ corrections (`spill_areas`), to tell them from cells a user filled.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -116,6 +117,9 @@ class Selected:
     # a legacy array formula over several cells: ours where IronCalc fills its area's cells
     # beyond the result with #VALUE! (`area_watch`)
     when_area: bool = False
+    # references and names given to MOD as its divisor (`mod_divisors`): ours where one holds a
+    # number that is not whole
+    when_fraction: list = field(default_factory=list)
     # taken for the dates held as text its when_text cells give an operator or a date function
     # (`date_text_watch`): planned only where one of them holds such a text at load
     date_text: bool = False
@@ -163,6 +167,7 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     complex_number = watch and complex_text.whole_call(formula)
     radix_text = watch and bool(_RADIX_TEXT_CALL.search(formula))
     fixed = watch and bool(_FIXED_CALL.search(TEXT_LITERAL.sub('""', formula)))
+    modulo = watch and bool(_MOD_CALL.search(TEXT_LITERAL.sub('""', formula)))
     if radix_text and "#VALUE!" not in when_error:
         when_error += ("#VALUE!",)
     switch = watch and bool(_SWITCH_CALL.search(formula))  # ours where a cell it compares is blank
@@ -170,7 +175,7 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     # INDEX's or LOOKUP's arrays: a range IronCalc intersects there (`@`) or a function of one value
     array_arguments = array_arguments and ("@" in formula or bool(_elementwise_call().search(formula)))
     if not (family or choose or index_array or sumproduct or array_arguments or legacy or counted or references or not_equal
-            or logical_order or radix_text or fixed
+            or logical_order or radix_text or fixed or modulo
             or criteria or lookup or when_error or joins or as_text or complex_number or switch or arithmetic):
         return None
     found = Selected((lifted(formula) if "@" in formula else None) or formula)
@@ -190,22 +195,24 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     in_not_equal = not_equal and _not_equal_text(given)
     in_index = index_array and _index_of_array(given)
     lookups = approximate_lookups(found.parsed()) if lookup else []
+    fraction, found.when_fraction = mod_divisors(found.parsed()) if modulo else (False, [])
+    fraction = fraction and _evaluable(found.parsed(), scratch=True)  # else IronCalc's, as before
     misread = any(table[0] == "array" or value[0] in ("str", "bool") or descending
                   for value, table, descending in lookups) or lookup and _computed_vectors(found.parsed())
     found.when_text = [value for value, _, _ in lookups if value[0] in ("ref", "name") and ":" not in value[1]]
     if when_error and _TRAPS.search(formula):
         found.when_text += trapped_readings(found.parsed())
     found.watched = not (family or choose or in_sumproduct or in_legacy or in_criteria and criteria_select
-                         or in_not_equal or in_index or logical_order)
+                         or in_not_equal or in_index or logical_order or fraction)
     if found.watched and not ((lookups or when_error or switch) and _evaluable(found.parsed())
-                              or (joins or as_text or complex_number or radix_text or fixed)
+                              or (joins or as_text or complex_number or radix_text or fixed or found.when_fraction)
                               and _evaluable(found.parsed(), scratch=True)):
         return None  # (a job would find out only then that the layer cannot answer it)
     # an empty value in SWITCH is 0 in Excel (formulas' test.xlsx LOGICAL!R25 matches it with a
     # 0 cell), never matched by IronCalc 0.9.1: always ours
     empty_case = switch and _empty_switch_value(found.parsed())
     found.always = bool(in_sumproduct or in_legacy or in_criteria or misread or empty_case or in_not_equal or logical_order
-                        or in_index or joins and _skips_empty_text(found.parsed()))
+                        or in_index or fraction or joins and _skips_empty_text(found.parsed()))
     found.when_error = when_error
     found.when_digits = joins or as_text or fixed
     if as_text:
@@ -386,6 +393,52 @@ _SWITCH_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?SWITCH\s*\(", re.IGNOR
 # TEXT!R18 "123,456,789,076,754,000,000"): ours in the calculations where IronCalc's text shows
 # more digits (settle.long_number; text.py has FIXED and DOLLAR).
 _FIXED_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:FIXED|DOLLAR)\s*\(", re.IGNORECASE)
+# MOD of a divisor that is not a whole number: Excel answers the exact remainder, IronCalc 0.9.1
+# number - divisor*INT(number/divisor), 0 or a tiny negative number where the quotient rounds up
+# to a whole number (MOD(10,0.1) is 0.1 in Excel, 0 in IronCalc: functions._mod). A divisor
+# written as such a number is always ours; one read from a cell, in the calculations where it
+# holds such a number (`mod_divisors`). Whole divisors give both the same remainder.
+_MOD_CALL = re.compile(r"(?<![A-Za-z0-9_.])MOD\s*\(", re.IGNORECASE)
+_CONSTANT_OPERATORS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
+                       "/": lambda a, b: a / b if b else None}
+
+
+def _constant(node) -> float | None:
+    """The number an expression of number literals stands for (`1/24`, `-0.05`), or None."""
+    if node[0] == "num":
+        return node[1]
+    if node[0] in ("neg", "pos"):
+        x = _constant(node[1])
+        return None if x is None else -x if node[0] == "neg" else x
+    if node[0] == "op" and node[1] in _CONSTANT_OPERATORS:
+        a, b = _constant(node[2]), _constant(node[3])
+        return None if a is None or b is None else _CONSTANT_OPERATORS[node[1]](a, b)
+    return None
+
+
+def mod_divisors(node, cells: list | None = None) -> tuple[bool, list]:
+    """Whether a MOD in the parse tree has a divisor written as a number that is not whole (or
+    an expression of literals making one, `1/24`), and the one-cell references and names given
+    as MOD's divisor."""
+    cells = [] if cells is None else cells
+    fraction = False
+    if isinstance(node, list):
+        for item in node:
+            fraction |= mod_divisors(item, cells)[0]
+    elif isinstance(node, tuple):
+        if node[0] == "call" and node[1] == "MOD" and len(node[2]) == 2:
+            divisor = node[2][1]
+            constant = _constant(divisor)
+            if constant is not None and math.isfinite(constant) and constant != int(constant):
+                fraction = True
+            elif divisor[0] == "ref" and ":" not in divisor[1] or divisor[0] == "name":
+                cells.append(divisor)
+        for part in node[1:]:
+            if isinstance(part, (tuple, list)):
+                fraction |= mod_divisors(part, cells)[0]
+    return fraction, cells
+
+
 _JOINS = re.compile(r"&|(?<![A-Za-z0-9_.])(?:_xlfn\.)?(?:CONCATENATE|CONCAT|TEXTJOIN)\s*\(", re.IGNORECASE)
 
 
@@ -909,6 +962,9 @@ class DynamicTarget:
     # (sheet, row, col) of cells given to text functions: ours where one holds a number whose
     # text Excel writes otherwise (Selected.when_long)
     when_long: list = field(default_factory=list)
+    # (sheet, row, col) of MOD's divisors read from a cell: ours where one holds a number that is
+    # not whole (Selected.when_fraction)
+    when_fraction: list = field(default_factory=list)
 
     @property
     def address(self) -> str:
@@ -1185,6 +1241,8 @@ def targets(model, selected: list[tuple[int, int, int, Selected]], areas: list[l
             target.when_spill = chosen_of[key].when_spill and target.spills
             target.when_long = _cells([_reference(node, sheet, resolve) for node in chosen_of[key].when_long],
                                       sheet, sheets_of)
+            target.when_fraction = _cells([_reference(node, sheet, resolve) for node in chosen_of[key].when_fraction],
+                                          sheet, sheets_of)
             if chosen_of[key].date_text:
                 target.when_text = [cell for cell in target.when_text if cell in text_cells]
                 if not target.when_text:

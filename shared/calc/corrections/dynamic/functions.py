@@ -732,7 +732,26 @@ _elementwise("SQRT", lambda x: (lambda n: n if isinstance(n, Err) else v.NUM if 
 _elementwise("ROUND", _num2(lambda a, b: excel_round(a, b)), 2)
 _elementwise("ROUNDUP", _num2(lambda a, b: excel_round(a, b, "up")), 2)
 _elementwise("ROUNDDOWN", _num2(lambda a, b: excel_round(a, b, "down")), 2)
-_elementwise("MOD", _num2(lambda a, b: v.DIV0 if b == 0 else a - b * math.floor(a / b)), 2)
+
+
+def _mod(number: float, divisor: float):
+    """MOD as Excel answers it: the exact remainder of the two binary values (C's fmod), given
+    the divisor's sign (Microsoft: MOD function). Excel-saved evidence: IronCalc's
+    MOD_QUOTIENT.xlsx, MOD(5,1E-10) 9.99998178390134E-11, MOD(5,-1E-10) -1.8216E-16 and
+    MOD(10.0000000001,0.1) 9.99994531625248E-11, each fmod's to the last digit; Excel 2010 and
+    later answer MOD(10,0.1) 0.1 and MOD(281.44,0.02) 0.02 (reported on Microsoft's TechNet
+    forum, "Excel 2010 MOD bug"), as fmod does. number - divisor*INT(number/divisor), which
+    IronCalc 0.9.1 computes, is 0 or a tiny negative number there (the quotient rounds up to a
+    whole number)."""
+    if divisor == 0:
+        return v.DIV0
+    remainder = math.fmod(number, divisor)
+    if remainder and (remainder < 0) != (divisor < 0):
+        remainder += divisor
+    return remainder
+
+
+_elementwise("MOD", _num2(_mod), 2)
 _elementwise("POWER", _num2(lambda a, b: __import__(
     "shared.calc.corrections.dynamic.evaluate", fromlist=["_arith"])._arith("^", a, b)), 2)
 _elementwise("LEN", lambda x: x if isinstance(x, Err) else float(len(v.to_text(x))))

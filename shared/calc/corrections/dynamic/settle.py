@@ -99,12 +99,17 @@ def _long_cell(content) -> bool:
     return content[0] == "n" and isinstance(content[1], float) and long_value(content[1])
 
 
+def _fraction_cell(content) -> bool:
+    return content[0] == "n" and math.isfinite(content[1]) and content[1] != int(content[1])
+
+
 def settle(model, target, state: State, read_cell, write_cell) -> Settled:
     key = (target.sheet, target.row, target.col)
     if not target.always and key not in state.areas \
             and not any(read_cell(model, *cell)[0] == "empty" for cell in target.when_blank) \
             and not any(read_cell(model, *cell)[0] in ("s", "b") for cell in target.when_text) \
-            and not any(_long_cell(read_cell(model, *cell)) for cell in target.when_long):
+            and not any(_long_cell(read_cell(model, *cell)) for cell in target.when_long) \
+            and not any(_fraction_cell(read_cell(model, *cell)) for cell in target.when_fraction):
         kind, value = read_cell(model, *key)
         if kind == "s" and (target.when_digits and long_number(value)
                             or target.when_complex and complex_text.excel_form(value) is not None):
