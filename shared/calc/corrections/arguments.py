@@ -95,6 +95,12 @@ Excel's rules (Microsoft support, each function's page):
   0.9.1 answers TRUE for ISREF of any INDIRECT or OFFSET call. ISREF whose whole argument is one
   of them is written `NOT(ISERROR(ROWS(arg)))`: ROWS of a reference is a number whatever its
   cells hold, and the error of one that is none.
+- TIME's hour, minute and second are numbers "from 0 (zero) to 32767" (TIME page; ECMA-376's
+  first edition, Part 4, TIME: "if hour, minute, or second are out of range, #NUM! is returned"), BASE's
+  number "less than 2^53" (BASE page): a minute count of 40,000 is #NUM! in Excel. IronCalc
+  0.9.1 wraps TIME's (TIME(0,40000,0) is 0.7778, 18:40) and writes BASE(2^53,36) out. An
+  argument that is one cell or a number is read through `IF(ISNUMBER(c),IF(c-bound>=0,#NUM!,c),c)`,
+  and a number at or above the bound written #NUM! (`BOUNDED`).
 - CELL(info_type, reference): "If the reference argument is a range of cells, the CELL function
   returns the information for only the upper left cell of the range" (CELL page). IronCalc
   0.9.1 reads a range there as the cell in the formula's row or column, #VALUE! outside it
@@ -236,6 +242,10 @@ NUMBERS_ONLY = frozenset({"MDETERM", "MINVERSE"})
 # where IronCalc 0.9.1 reads it as 1 (FACTDOUBLE 1, SQRTPI 1.7725) or answers #NUM! (GCD, LCM):
 # a one-cell argument (None: every one) is read through `IF(ISLOGICAL(c),#VALUE!,c)`.
 LOGICAL_REFUSED = {"FACTDOUBLE": (0,), "SQRTPI": (0,), "GCD": None, "LCM": None}
+# Arguments whose numbers at or above a bound are #NUM! in Excel (module docstring): the
+# positions, and the bound as a number and as formula text (TIME's parts at most 32767 after
+# truncation, BASE's number below 2^53: IronCalc reads a literal of 16 digits to 15 of them)
+BOUNDED = {"TIME": ((0, 1, 2), 32768, "32768"), "BASE": ((0,), 2 ** 53, "2^53")}
 _LOGICAL_TEXT_LIMIT = 4000
 # The functions given one value that read a reference's cell (module docstring), and the calls
 # whose one-cell reference IronCalc 0.9.1 leaves unread there
@@ -245,9 +255,11 @@ READ_THROUGH_INDEX = frozenset({
 _UNREAD_REFERENCES = frozenset({"OFFSET", "CHOOSE"})
 # their names as their calls are written (`F.DIST(`), for the scans of the sheet XML
 _NUMBER_CALLS = tuple(sorted((*LOGICAL_NUMBERS, *PAIRED), key=len, reverse=True))
+# the functions rewritten here that are found by their whole name (MENTION, _OTHER_CALLS)
+_CALLED = "IM[A-Z0-9]+|AND|OR|FIXED|DOLLAR|MDETERM|MINVERSE|FACTDOUBLE|SQRTPI|GCD|LCM|CHOOSE|ISREF|CELL|TIME|BASE"
 MENTION = re.compile(
     rb"(?i)(?:STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|MINA|MAXA|PERCENTILE|QUARTILE)[A-Z.]*\("
-    rb"|(?<![A-Z0-9_])(?:IM[A-Z0-9]+|AND|OR|FIXED|DOLLAR|MDETERM|MINVERSE|FACTDOUBLE|SQRTPI|GCD|LCM|CHOOSE|ISREF|CELL)\("
+    rb"|(?<![A-Z0-9_])(?:" + _CALLED.encode() + rb")\("
     rb"|(?:COUNT|AVERAGE)\([^<]*\{"
     rb"|(?:COUNTA?|AVERAGEA?|MEDIAN|GEOMEAN|HARMEAN|SKEW)\((?:\s*,|[^<]*,\s*[,)])"
     rb"|(?<![A-Z0-9_.])RATE\("
@@ -264,7 +276,7 @@ KEYWORDS = (
     b"IMLOG", b"IMREAL(", b"IMSEC", b"IMSIN", b"IMSQRT(", b"IMTAN(", b"AND(", b"OR(", b"FIXED(", b"DOLLAR(",
     b"AVERAGE(", b"LEFT(", b"RIGHT(", b"MID(", b"LEFTB(", b"RIGHTB(", b"MIDB(", b"MDETERM(", b"MINVERSE(",
     b"FACTDOUBLE(", b"SQRTPI(", b"GCD(", b"LCM(", b"MEDIAN(", b"GEOMEAN(", b"HARMEAN(", b"SKEW(", b"RATE(", b"IRR(",
-    b"COUNTA(", b"AVERAGEA(", b"CHOOSE(", b"ISREF(", b"CELL(",
+    b"COUNTA(", b"AVERAGEA(", b"CHOOSE(", b"ISREF(", b"CELL(", b"TIME(", b"BASE(",
     *(name.encode() + b"(" for name in _NUMBER_CALLS),
 )
 STATISTIC_MENTION = re.compile(rb"(?i)(?:COUNT|AVERAGE)\(")
@@ -517,7 +529,7 @@ _PLAIN_COUNTS = re.compile(
 _OTHER_CALLS = re.compile(
     r"(?i)STDEV|VAR|DEVSQ|AVEDEV|SUMSQ|MODE|KURT|OFFSET|COUNT|AVERAGE|MINA|MAXA|PERCENTILE|QUARTILE|"
     r"MEDIAN|GEOMEAN|HARMEAN|SKEW|RATE\(|(?<![A-Za-z0-9_.])IRR\(|"
-    r"(?<![A-Za-z0-9_.])(?:IM[A-Z0-9]+|AND|OR|FIXED|DOLLAR|MDETERM|MINVERSE|FACTDOUBLE|SQRTPI|GCD|LCM|CHOOSE|ISREF|CELL)\(|"
+    r"(?<![A-Za-z0-9_.])(?:" + _CALLED + r")\(|"
     + "|".join(re.escape(n) for n in _NUMBER_CALLS)
 )
 
@@ -654,6 +666,10 @@ def _arguments(tokens, values, name, opened, closed, args) -> bool:
             replace_call(values, opened, closed,
                          f"IF(COUNT({r})=ROWS({r})*COLUMNS({r}),{call},IF(ISERROR(SUM({r})),SUM({r}),#VALUE!))")
             changed = True
+    elif name in BOUNDED and len(args) >= len(BOUNDED[name][0]):
+        positions, bound, written = BOUNDED[name]
+        for position in positions:
+            changed |= _bounded(tokens, values, args, position, bound, written)
     elif name in LOGICAL_REFUSED:
         for position in LOGICAL_REFUSED[name] or range(len(args)):
             changed |= _cell_read_through(tokens, values, args, position, _not_logical) is not None
@@ -834,6 +850,21 @@ def _cell_read_through(tokens, values, args, position: int, read) -> str | None:
         values[i] = ""
     values[kept[0]] = read(cell)
     return values[kept[0]]
+
+
+def _bounded(tokens, values, args, position: int, bound: int, written: str) -> bool:
+    """An argument whose numbers at or above `bound` are #NUM! (BOUNDED): one cell read through
+    a test of its number (a difference: IronCalc compares numbers within a tolerance, so
+    2^53-1>=2^53 is TRUE there), a number literal at or above the bound written #NUM!."""
+    kept = without_spaces(tokens, args[position])
+    if len(kept) == 1 and tokens[kept[0]].type == Token.OPERAND and tokens[kept[0]].subtype == Token.NUMBER:
+        if float(tokens[kept[0]].value) < bound:
+            return False
+        values[kept[0]] = "#NUM!"
+        return True
+    return _cell_read_through(
+        tokens, values, args, position, lambda cell: f"IF(ISNUMBER({cell}),IF({cell}-{written}>=0,#NUM!,{cell}),{cell})"
+    ) is not None
 
 
 def _blank_as_zero(cell: str) -> str:

@@ -222,6 +222,11 @@ def _rounded_for_text(number, decimals):
     return excel_round(x, places), max(places, 0)
 
 
+def _decimal_places(places: int) -> str:
+    """The format code's part after the integer digits: a period and `places` zeros, or nothing."""
+    return "." + "0" * places if places else ""
+
+
 def _fixed(number, decimals=2.0, no_commas=False):
     """FIXED(number, [decimals], [no_commas]): the rounded number with a period and, unless
     no_commas, commas (`#,##0.00`), 15 significant digits and zeros after them (test.xlsx TEXT!R18
@@ -235,21 +240,21 @@ def _fixed(number, decimals=2.0, no_commas=False):
     if isinstance(plain, Err):
         return plain
     x, places = rounded
-    return format_number(x, ("0" if plain else "#,##0") + ("." + "0" * places if places else ""))
+    return format_number(x, ("0" if plain else "#,##0") + _decimal_places(places))
 
 
 def _dollar(number, decimals=2.0):
     """DOLLAR(number, [decimals]): the rounded number in the format `$#,##0.00_);($#,##0.00)`
     (its page), as DOLLAR writes it: no space after a positive amount (`$1,234.57`), a negative
     one in parentheses. Decimals beyond FIXED's 127 are left to the engine (no Excel evidence)."""
-    if not isinstance(decimals, (bool, Err)) and isinstance(v.to_number(decimals), float) \
-            and math.trunc(v.to_number(decimals)) > _MOST_DECIMALS:
+    places = None if isinstance(decimals, bool) else v.to_number(decimals)
+    if isinstance(places, float) and math.trunc(places) > _MOST_DECIMALS:
         raise Unsupported("DOLLAR with more than 127 decimals")
     rounded = _rounded_for_text(number, decimals)
     if isinstance(rounded, Err):
         return rounded
     x, places = rounded
-    shape = "$#,##0" + ("." + "0" * places if places else "")
+    shape = "$#,##0" + _decimal_places(places)
     return format_number(x, f"{shape};({shape})")
 
 
