@@ -498,6 +498,29 @@ def test_mdeterm_of_blank_cells_and_toolpak_functions_of_true_are_value_errors()
         assert out == {"det": "#VALUE!", "sqrtpi": "#VALUE!", "fact": "#VALUE!", "gcd": "#VALUE!"}
 
 
+def test_gcd_and_lcm_answer_an_error_before_a_number_outside_their_domain():
+    # formulas' Excel-saved test.xlsx MATH & TRIG!Y34 GCD(-0.4, a TRUE cell) and Y37 LCM likewise
+    # are #VALUE!: the logical value's error comes before the negative number's #NUM! (IronCalc
+    # alone: #NUM!, from the first argument)
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Sheet"
+    ws["A1"], ws["B1"] = -0.4, True
+    for row, formula in enumerate(("=GCD(A1,B1)", "=LCM(A1,B1)", "=GCD(B1,12)"), start=1):
+        ws.cell(row, 4, formula)
+    add_name(wb, "gcd", "Sheet!$D$1")
+    add_name(wb, "lcm", "Sheet!$D$2")
+    add_name(wb, "of_twelve", "Sheet!$D$3")
+    add_name(wb, "first", "Sheet!$A$1")
+    add_name(wb, "second", "Sheet!$B$1")
+    for workbook in uploaded_and_stored(to_bytes(wb)):
+        assert workbook.calculate({}, ["gcd", "lcm"]) == {"gcd": "#VALUE!", "lcm": "#VALUE!"}
+        # a number in its place: the negative number's #NUM!, and numbers answer as before
+        assert workbook.calculate({"second": 8}, ["gcd", "lcm"]) == {"gcd": "#NUM!", "lcm": "#NUM!"}
+        assert workbook.calculate({"first": 12, "second": 8}, ["gcd", "lcm", "of_twelve"]) == {
+            "gcd": 4, "lcm": 24, "of_twelve": 4}
+
+
 def test_empty_arguments_of_statistics_are_zero_rank_order_true_and_rate_with_a_guess():
     # "AVERAGE(10,20,30,)= 15 ... There is no argument after the last comma and excel is defining
     # as "0" the value" (Microsoft Q&A); RANK.EQ: "If order is any non-zero value, Microsoft Excel

@@ -242,6 +242,14 @@ NUMBERS_ONLY = frozenset({"MDETERM", "MINVERSE"})
 # where IronCalc 0.9.1 reads it as 1 (FACTDOUBLE 1, SQRTPI 1.7725) or answers #NUM! (GCD, LCM):
 # a one-cell argument (None: every one) is read through `IF(ISLOGICAL(c),#VALUE!,c)`.
 LOGICAL_REFUSED = {"FACTDOUBLE": (0,), "SQRTPI": (0,), "GCD": None, "LCM": None}
+# GCD and LCM answer an error among their arguments (a logical value in a cell read as #VALUE!,
+# above) before a number outside their domain: GCD(-0.4, a TRUE cell) is #VALUE! (formulas'
+# Excel-saved test.xlsx MATH & TRIG!Y34, AR34 over a row holding errors, LCM Y37), where IronCalc
+# 0.9.1 answers #NUM! for the negative number it meets first. Arguments that are single values
+# are probed for errors first, as AND's and OR's are (`_every_error_read`); a call given a range
+# is left alone (where Excel meets a logical value or a text in it among the errors is not
+# settled by those files).
+ERRORS_FIRST = frozenset({"GCD", "LCM"})
 # Arguments whose numbers at or above a bound are #NUM! in Excel (module docstring): the
 # positions, and the bound as a number and as formula text (TIME's parts at most 32767 after
 # truncation, BASE's number below 2^53: IronCalc reads a literal of 16 digits to 15 of them)
@@ -673,6 +681,8 @@ def _arguments(tokens, values, name, opened, closed, args) -> bool:
     elif name in LOGICAL_REFUSED:
         for position in LOGICAL_REFUSED[name] or range(len(args)):
             changed |= _cell_read_through(tokens, values, args, position, _not_logical) is not None
+        if name in ERRORS_FIRST and args and not any(_ranged(tokens, arg) for arg in args):
+            changed |= _every_error_read(tokens, values, name, opened, closed, args)
     elif name in READ_THROUGH_INDEX and len(args) == 1:
         changed = _read_through_index(tokens, values, args[0])
     elif name == "ISREF" and len(args) == 1:
@@ -776,8 +786,15 @@ def _rounded_first(tokens, values, args) -> bool:
     return True
 
 
+def _ranged(tokens, arg) -> bool:
+    """Whether an argument mentions a range of several cells or a name."""
+    return any(tokens[i].type == Token.OPERAND and tokens[i].subtype == Token.RANGE and not is_single_cell(tokens[i])
+               for i in arg)
+
+
 def _every_error_read(tokens, values, name, opened, closed, args) -> bool:
-    """AND/OR answering the first error among all their arguments (LOGICAL_ERRORS)."""
+    """AND/OR answering the first error among all their arguments (LOGICAL_ERRORS), GCD/LCM
+    before a number outside their domain (ERRORS_FIRST)."""
     probes = []
     for arg in args:
         kept = without_spaces(tokens, arg)
