@@ -143,7 +143,8 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     has. Cheap for the formulas of a large workbook: a formula is parsed once, and only when one
     of these functions is in it. `watch` False: none is taken for its approximate lookups or the
     functions of _WHEN_ERROR (`watched`)."""
-    family = bool(_MENTION.search(formula)) and bool(_MENTION.search(TEXT_LITERAL.sub('""', formula)))
+    unquoted = TEXT_LITERAL.sub('""', formula)  # the calls the tests below look for are outside text
+    family = bool(_MENTION.search(formula)) and bool(_MENTION.search(unquoted))
     choose = bool(_CHOOSE_OF_ARRAY.search(formula))  # always ours (_engine_misreads)
     index_array = array_formula and bool(_INDEX_OF_ARRAY.search(formula))
     sumproduct = bool(_SUMPRODUCT.search(formula))
@@ -162,16 +163,16 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
         and bool(_CRITERIA_CALL.search(formula))
     lookup = watch and bool(_LOOKUP_CALL.search(formula))
     when_error = tuple(code for call, codes in _WHEN_ERROR if watch and call.search(formula) for code in codes)
-    joins = watch and bool(_JOINS.search(formula)) and bool(_JOINS.search(TEXT_LITERAL.sub('""', formula)))
-    as_text = watch and bool(_TEXT_OF_NUMBER_CALL.search(TEXT_LITERAL.sub('""', formula)))
+    joins = watch and bool(_JOINS.search(unquoted))
+    as_text = watch and bool(_TEXT_OF_NUMBER_CALL.search(unquoted))
     complex_number = watch and complex_text.whole_call(formula)
     radix_text = watch and bool(_RADIX_TEXT_CALL.search(formula))
-    fixed = watch and bool(_FIXED_CALL.search(TEXT_LITERAL.sub('""', formula)))
-    modulo = watch and bool(_MOD_CALL.search(TEXT_LITERAL.sub('""', formula)))
+    fixed = watch and bool(_FIXED_CALL.search(unquoted))
+    modulo = watch and bool(_MOD_CALL.search(unquoted))
     if radix_text and "#VALUE!" not in when_error:
         when_error += ("#VALUE!",)
     switch = watch and bool(_SWITCH_CALL.search(formula))  # ours where a cell it compares is blank
-    arithmetic = watch and (array_formula or sumproduct) and bool(_ARITHMETIC.search(TEXT_LITERAL.sub('""', formula)))
+    arithmetic = watch and (array_formula or sumproduct) and bool(_ARITHMETIC.search(unquoted))
     # INDEX's or LOOKUP's arrays: a range IronCalc intersects there (`@`) or a function of one value
     array_arguments = array_arguments and ("@" in formula or bool(_elementwise_call().search(formula)))
     if not (family or choose or index_array or sumproduct or array_arguments or legacy or counted or references or not_equal
@@ -387,6 +388,8 @@ _SWITCH_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?SWITCH\s*\(", re.IGNOR
 # in E notation, where Excel writes 15 (`"0.3"`, values.general); such a cell is ours in the
 # calculations where IronCalc's text shows a number Excel would write otherwise
 # (settle.long_number).
+_JOINS = re.compile(r"&|(?<![A-Za-z0-9_.])(?:_xlfn\.)?(?:CONCATENATE|CONCAT|TEXTJOIN)\s*\(", re.IGNORECASE)
+
 # FIXED and DOLLAR: IronCalc 0.9.1 writes the binary value's digits, saturated at 2^64 - 1
 # (`FIXED(1E+20,2)` "18,446,744,073,709,551,615.00", `FIXED(0.1+0.2,20)` "0.18446744073709551615"),
 # where Excel writes 15 significant digits and zeros after them (formulas' Excel-saved test.xlsx
@@ -437,9 +440,6 @@ def mod_divisors(node, cells: list | None = None) -> tuple[bool, list]:
             if isinstance(part, (tuple, list)):
                 fraction |= mod_divisors(part, cells)[0]
     return fraction, cells
-
-
-_JOINS = re.compile(r"&|(?<![A-Za-z0-9_.])(?:_xlfn\.)?(?:CONCATENATE|CONCAT|TEXTJOIN)\s*\(", re.IGNORECASE)
 
 
 # Text functions given a number read it as text the same way (Microsoft: "Excel specifications
@@ -1172,6 +1172,11 @@ def _reference(node, sheet: int, resolve) -> str | None:
     return text.lstrip("=") if text and ":" not in text else None
 
 
+def _referenced_cells(nodes: list, sheet: int, resolve, sheets_of) -> list[tuple[int, int, int]]:
+    """(sheet, row, col) of the one-cell reference and name nodes of a formula of `sheet`."""
+    return _cells([_reference(node, sheet, resolve) for node in nodes], sheet, sheets_of)
+
+
 def _cells(references: list[str | None], sheet: int, sheets_of) -> list[tuple[int, int, int]]:
     """(sheet, row, col) of one-cell references as written in a formula of `sheet`."""
     from shared.calc.corrections.dynamic.evaluate import _REF
@@ -1232,17 +1237,14 @@ def targets(model, selected: list[tuple[int, int, int, Selected]], areas: list[l
                                key in routed, key in legacy)
         if not target.always:
             target.when_blank = _watched_cells(formula, trees[key], sheet, sheets_of)
-            target.when_text = _cells([_reference(node, sheet, resolve) for node in chosen_of[key].when_text],
-                                      sheet, sheets_of)
+            target.when_text = _referenced_cells(chosen_of[key].when_text, sheet, resolve, sheets_of)
             target.when_error = chosen_of[key].when_error
             target.when_digits = chosen_of[key].when_digits
             target.when_complex = chosen_of[key].when_complex
             target.when_area = chosen_of[key].when_area
             target.when_spill = chosen_of[key].when_spill and target.spills
-            target.when_long = _cells([_reference(node, sheet, resolve) for node in chosen_of[key].when_long],
-                                      sheet, sheets_of)
-            target.when_fraction = _cells([_reference(node, sheet, resolve) for node in chosen_of[key].when_fraction],
-                                          sheet, sheets_of)
+            target.when_long = _referenced_cells(chosen_of[key].when_long, sheet, resolve, sheets_of)
+            target.when_fraction = _referenced_cells(chosen_of[key].when_fraction, sheet, resolve, sheets_of)
             if chosen_of[key].date_text:
                 target.when_text = [cell for cell in target.when_text if cell in text_cells]
                 if not target.when_text:
