@@ -5,6 +5,7 @@ cell is then flagged, never given a plausible value."""
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 
@@ -103,6 +104,13 @@ class Book:
         return Grid(rows)
 
 
+@functools.lru_cache(maxsize=8192)
+def _tree(text: str):
+    """A formula's parse tree, parsed once per text: a job evaluates the same formulas again, and
+    nothing changes a tree once parsed (an Unsupported is raised anew each time)."""
+    return parse(text)
+
+
 class Evaluator:
     def __init__(self, book: Book, sheet: int, row: int, col: int):
         self.book = book
@@ -113,7 +121,7 @@ class Evaluator:
     # --- entry ------------------------------------------------------------------------------
 
     def formula(self, text: str):
-        return self.value(parse(text), {})
+        return self.value(_tree(text), {})
 
     def value(self, node, env: dict):
         kind = node[0]
