@@ -393,6 +393,28 @@ def mod_divisor_timing(cells: int = 2000) -> str:
     )
 
 
+def distribution_timing(cells: int = 2000) -> str:
+    """Job time of a workbook with `cells` t-test p-values (`=T.DIST.2T(ABS(A1),B1)`): the layer
+    evaluates every Student's t, F, chi-squared, beta and gamma tail and inverse IronCalc loses
+    digits in (dynamic/distributions.py), in every job. What a job pays for Excel's digits."""
+    import openpyxl
+
+    from shared.calc.corrections import dynamic
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    for r in range(1, cells + 1):
+        ws.cell(r, 1, (r % 40) * 0.75 - 15)
+        ws.cell(r, 2, r % 60 + 1)
+        ws.cell(r, 3, f"=T.DIST.2T(ABS(A{r}),B{r})")
+    times = _job_times(wb, dynamic, "_DISTRIBUTION_CALL", re.compile(r"(?!)"), warm=True)
+    return (
+        f"{cells} T.DIST.2T p-values, upload load and one job: IronCalc alone {times['alone'][0]:.2f} s "
+        f"and {times['alone'][1]:.3f} s, with the layer evaluating them {times['corrected'][0]:.2f} s "
+        f"and {times['corrected'][1]:.3f} s."
+    )
+
+
 def one_value_timing(cells: int = 100, rows: int = 1000) -> str:
     """Job time of a workbook with `cells` array formulas applying a function of one value that
     IronCalc does not apply to each element ({=SUM(TRUNC(range*k))}) over `rows` rows: the layer
@@ -482,6 +504,7 @@ def main() -> int:
     print(joined_text_timing())
     print(text_function_timing())
     print(mod_divisor_timing())
+    print(distribution_timing())
     print(one_value_timing())
     print(conditional_aggregate_timing())
     return 0

@@ -38,7 +38,12 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from shared.calc.corrections.dynamic import complex_text, date_text, one_value
+from shared.calc.corrections.dynamic import (
+    complex_text,
+    date_text,
+    distributions,
+    one_value,
+)
 from shared.calc.corrections.dynamic.parse import bare as parse_bare
 from shared.calc.corrections.formula_tokens import TEXT_LITERAL
 from shared.calc.corrections.functions.text_format import Unsupported
@@ -67,7 +72,8 @@ EVALUATED = frozenset(
 CLASSIC = ("TREND", "LINEST", "LOGEST", "GROWTH", "BAHTTEXT")
 # every other FAMILY function is written with a prefix in a file
 HINTS = (b"_XLFN.", b"_XLETA.", *(name.encode() + b"(" for name in CLASSIC), b"SUMPRODUCT(", b"INDEX(", b"CHOOSE({",
-         b"LOOKUP(", b"MATCH(", b"CONVERT(", b"VALUE(", b"&AMP;", b"CONCATENATE(", *complex_text.HINTS)
+         b"LOOKUP(", b"MATCH(", b"CONVERT(", b"VALUE(", b"&AMP;", b"CONCATENATE(", *complex_text.HINTS,
+         *(name.encode() + b"(" for name in distributions.FUNCTIONS if "." not in name))
 _MENTION = re.compile(
     r"(?<![A-Za-z0-9_.])(?:_xlfn\.|_xlws\.)*(?:" + "|".join(sorted(FAMILY, key=len, reverse=True))
     + r")\s*\(|_xleta\.|\$?[A-Za-z]{1,3}\$?\d+#",
@@ -169,6 +175,7 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     radix_text = watch and bool(_RADIX_TEXT_CALL.search(formula))
     fixed = watch and bool(_FIXED_CALL.search(unquoted))
     modulo = watch and bool(_MOD_CALL.search(unquoted))
+    distribution = watch and bool(_DISTRIBUTION_CALL.search(unquoted))
     if radix_text and "#VALUE!" not in when_error:
         when_error += ("#VALUE!",)
     switch = watch and bool(_SWITCH_CALL.search(formula))  # ours where a cell it compares is blank
@@ -176,7 +183,7 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     # INDEX's or LOOKUP's arrays: a range IronCalc intersects there (`@`) or a function of one value
     array_arguments = array_arguments and ("@" in formula or bool(_elementwise_call().search(formula)))
     if not (family or choose or index_array or sumproduct or array_arguments or legacy or counted or references or not_equal
-            or logical_order or radix_text or fixed or modulo
+            or logical_order or radix_text or fixed or modulo or distribution
             or criteria or lookup or when_error or joins or as_text or complex_number or switch or arithmetic):
         return None
     found = Selected((lifted(formula) if "@" in formula else None) or formula)
@@ -198,13 +205,14 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     lookups = approximate_lookups(found.parsed()) if lookup else []
     fraction, found.when_fraction = mod_divisors(found.parsed()) if modulo else (False, [])
     fraction = fraction and _evaluable(found.parsed(), scratch=True)  # else IronCalc's, as before
+    tail = distribution and _evaluable(found.parsed(), scratch=True)  # likewise
     misread = any(table[0] == "array" or value[0] in ("str", "bool") or descending
                   for value, table, descending in lookups) or lookup and _computed_vectors(found.parsed())
     found.when_text = [value for value, _, _ in lookups if value[0] in ("ref", "name") and ":" not in value[1]]
     if when_error and _TRAPS.search(formula):
         found.when_text += trapped_readings(found.parsed())
     found.watched = not (family or choose or in_sumproduct or in_legacy or in_criteria and criteria_select
-                         or in_not_equal or in_index or logical_order or fraction)
+                         or in_not_equal or in_index or logical_order or fraction or tail)
     if found.watched and not ((lookups or when_error or switch) and _evaluable(found.parsed())
                               or (joins or as_text or complex_number or radix_text or fixed or found.when_fraction)
                               and _evaluable(found.parsed(), scratch=True)):
@@ -213,7 +221,7 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     # 0 cell), never matched by IronCalc 0.9.1: always ours
     empty_case = switch and _empty_switch_value(found.parsed())
     found.always = bool(in_sumproduct or in_legacy or in_criteria or misread or empty_case or in_not_equal or logical_order
-                        or in_index or fraction or joins and _skips_empty_text(found.parsed()))
+                        or in_index or fraction or tail or joins and _skips_empty_text(found.parsed()))
     found.when_error = when_error
     found.when_digits = joins or as_text or fixed
     if as_text:
@@ -402,6 +410,14 @@ _FIXED_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:FIXED|DOLLAR)\s*\(", re.IGNORECA
 # written as such a number is always ours; one read from a cell, in the calculations where it
 # holds such a number (`mod_divisors`). Whole divisors give both the same remainder.
 _MOD_CALL = re.compile(r"(?<![A-Za-z0-9_.])MOD\s*\(", re.IGNORECASE)
+# Student's t, F, chi-squared, beta and gamma distributions where IronCalc 0.9.1 loses digits: right
+# tails below about 1e-8 and inverses (distributions.py has the functions and the measurements).
+# Always ours where the evaluator here has every function the formula calls; else IronCalc's.
+_DISTRIBUTION_CALL = re.compile(
+    r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(?:" + "|".join(
+        re.escape(name) for name in sorted(distributions.FUNCTIONS, key=len, reverse=True)) + r")\s*\(",
+    re.IGNORECASE,
+)
 _CONSTANT_OPERATORS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
                        "/": lambda a, b: a / b if b else None}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from shared.calc.corrections.dynamic import one_value
+from shared.calc.corrections.dynamic import distributions, one_value
 from shared.calc.corrections.dynamic import values as v
 from shared.calc.corrections.dynamic.values import MISSING, Err, Grid, Lambda, Ref
 from shared.calc.corrections.functions.text_format import Unsupported
@@ -752,6 +752,15 @@ def _mod(number: float, divisor: float):
 
 
 _elementwise("MOD", _num2(_mod), 2)
+
+
+def _distribution(name):
+    return lambda *values: distributions.call(name, list(values))
+
+
+# Student's t, F, chi-squared, beta and gamma tails and inverses, to the last digit (distributions.py)
+for _name, (_, _low, _high) in distributions.FUNCTIONS.items():
+    _elementwise(_name, _distribution(_name), _low, _high)
 _elementwise("POWER", _num2(lambda a, b: __import__(
     "shared.calc.corrections.dynamic.evaluate", fromlist=["_arith"])._arith("^", a, b)), 2)
 _elementwise("LEN", lambda x: x if isinstance(x, Err) else float(len(v.to_text(x))))

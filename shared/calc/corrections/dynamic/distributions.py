@@ -1,0 +1,200 @@
+"""Student's t, F, chi-squared, beta and gamma distributions in their tails, as Excel answers them.
+
+Excel computes a right tail directly and an inverse to the last digit: the Excel-saved
+T.DIST.RT(60,60) is 1.4243034807199291E-55 and T.DIST.2T(60,60) twice that (formulas'
+test.xlsx STATISTICAL!X103:X104), CONFIDENCE.T(0.999999,1,50) 1.781519460717496E-07 (IronCalc's
+CONFIDENCE.xlsx). IronCalc 0.9.1 takes a right tail as 1 minus the left one and inverts by a
+search that stops early, so it loses digits wherever the answer is small or the degrees of
+freedom are many (measured against scipy.special, which matches those Excel-saved cells to
+1e-15):
+
+- T.DIST.RT, T.DIST.2T and TDIST below about 1e-8 (a t-test's p-value): T.DIST.2T(15,20) is
+  2.40652e-12, IronCalc 2.40651e-12; T.DIST.RT(20,30) is 3.4e-19, IronCalc 0. F.DIST.RT and FDIST
+  alike (FDIST(25,30,30) off by 8e-4 relative, F.DIST.RT(6,100,100) 0 for 1.7e-17).
+- T.INV, T.INV.2T, TINV and CONFIDENCE.T: T.INV(0.5001,10) off by 4e-9 relative, 2e-5 with
+  100,000 degrees of freedom; T.INV.2T(1E-10,1) 9.0E+07 for 6.4E+09.
+- CHISQ.INV, CHISQ.INV.RT and CHIINV (CHIINV(1E-10,1) off by 3e-8), F.INV and FINV at small
+  probabilities, BETA.INV and GAMMA.INV with a small shape (BETA.INV(0.75,0.21,6560) off by 3e-7).
+- F.DIST's density is #NUM! or 0 with a hundred or more degrees of freedom in the numerator
+  (F.DIST(0.5,200,7,FALSE) is 0.5187).
+
+The argument rules are Microsoft's pages for each function: degrees of freedom are truncated to
+whole numbers and below 1 (or from 10^10 for F and chi-squared) are #NUM!, as are probabilities
+outside the function's range. A result beyond a double is #NUM!.
+"""
+
+from __future__ import annotations
+
+import math
+
+from shared.calc.corrections.dynamic import values as v
+from shared.calc.corrections.dynamic.values import Err
+
+_MAX_DF = 1e10  # F and chi-squared degrees of freedom from here on are #NUM! (Microsoft)
+
+
+def _special():
+    # a dependency of its own (pyproject.toml), loaded on first use
+    from scipy import special
+
+    return special
+
+
+def _df(value: float, bounded: bool = False) -> float | None:
+    """Degrees of freedom as Excel reads them (truncated), or None where they are #NUM!."""
+    n = math.trunc(value)
+    return None if n < 1 or bounded and n >= _MAX_DF else float(n)
+
+
+def _answer(number: float):
+    return v.checked(float(number))
+
+
+def t_right(x: float, df: float):
+    n = _df(df)
+    return v.NUM if n is None else _answer(_special().stdtr(n, -x))
+
+
+def t_two_tailed(x: float, df: float):
+    n = _df(df)
+    return v.NUM if n is None or x < 0 else _answer(2 * _special().stdtr(n, -x))
+
+
+def tdist(x: float, df: float, tails: float):
+    tails = math.trunc(tails)
+    if tails not in (1, 2):
+        return v.NUM
+    return t_right(x, df) if x >= 0 and tails == 1 else t_two_tailed(x, df)
+
+
+def _t_quantile(p: float, n: float) -> float:
+    """The t value with p to its left, from the nearer tail (no digit lost to 1 - p)."""
+    special = _special()
+    return special.stdtrit(n, p) if p <= 0.5 else -special.stdtrit(n, 1 - p)
+
+
+def t_inv(p: float, df: float):
+    n = _df(df)
+    if n is None or not 0 < p < 1:
+        return v.NUM
+    return _answer(_t_quantile(p, n))
+
+
+def t_inv_two_tailed(p: float, df: float):
+    n = _df(df)
+    if n is None or not 0 < p <= 1:
+        return v.NUM
+    return _answer(-_t_quantile(p / 2, n))
+
+
+def confidence_t(alpha: float, sd: float, size: float):
+    n = math.trunc(size)
+    if not 0 < alpha < 1 or sd <= 0 or n < 1:
+        return v.NUM
+    if n == 1:
+        return v.DIV0
+    return _answer(-_t_quantile(alpha / 2, n - 1.0) * sd / math.sqrt(n))
+
+
+def _f_dfs(d1: float, d2: float):
+    return _df(d1, bounded=True), _df(d2, bounded=True)
+
+
+def f_dist(x: float, d1: float, d2: float, cumulative):
+    m, n = _f_dfs(d1, d2)
+    if m is None or n is None or x < 0:
+        return v.NUM
+    special = _special()
+    if cumulative:
+        return _answer(special.fdtr(m, n, x))
+    if x == 0:
+        return v.NUM if m < 2 else _answer(1.0 if m == 2 else 0.0)
+    log_density = (0.5 * (m * math.log(m) + n * math.log(n)) + (m / 2 - 1) * math.log(x)
+                   - (m + n) / 2 * math.log(n + m * x) - special.betaln(m / 2, n / 2))
+    return _answer(math.exp(log_density))
+
+
+def f_right(x: float, d1: float, d2: float):
+    m, n = _f_dfs(d1, d2)
+    if m is None or n is None or x < 0:
+        return v.NUM
+    return _answer(_special().fdtrc(m, n, x))
+
+
+def _f_quantile(p: float, m: float, n: float, right: bool) -> float:
+    """The F value with p to its left (or right): from the beta quantile and its complement,
+    each computed directly, x = (n / m) * u / (1 - u)."""
+    special = _special()
+    a, b = m / 2, n / 2
+    if right:
+        u, rest = special.betainccinv(a, b, p), special.betaincinv(b, a, p)
+    else:
+        u, rest = special.betaincinv(a, b, p), special.betainccinv(b, a, p)
+    return n * u / (m * rest) if rest else math.inf
+
+
+def f_inv(p: float, d1: float, d2: float, right: bool = False):
+    m, n = _f_dfs(d1, d2)
+    if m is None or n is None or not 0 <= p <= 1:
+        return v.NUM
+    return _answer(_f_quantile(p, m, n, right))
+
+
+def chisq_inv(p: float, df: float, right: bool = False):
+    n = _df(df, bounded=True)
+    if n is None or not 0 <= p <= 1:
+        return v.NUM
+    special = _special()
+    return _answer(2 * (special.gammainccinv(n / 2, p) if right else special.gammaincinv(n / 2, p)))
+
+
+def gamma_inv(p: float, alpha: float, beta: float):
+    if not 0 <= p <= 1 or alpha <= 0 or beta <= 0:
+        return v.NUM
+    return _answer(_special().gammaincinv(alpha, p) * beta)
+
+
+def beta_inv(p: float, alpha: float, beta: float, low: float = 0.0, high: float = 1.0):
+    if not 0 < p < 1 or alpha <= 0 or beta <= 0 or low >= high:
+        return v.NUM
+    return _answer(low + (high - low) * _special().betaincinv(alpha, beta, p))
+
+
+# name -> (function, required arguments, most arguments)
+FUNCTIONS = {
+    "T.DIST.RT": (t_right, 2, 2),
+    "T.DIST.2T": (t_two_tailed, 2, 2),
+    "TDIST": (tdist, 3, 3),
+    "T.INV": (t_inv, 2, 2),
+    "T.INV.2T": (t_inv_two_tailed, 2, 2),
+    "TINV": (t_inv_two_tailed, 2, 2),
+    "CONFIDENCE.T": (confidence_t, 3, 3),
+    "F.DIST": (f_dist, 4, 4),
+    "F.DIST.RT": (f_right, 3, 3),
+    "FDIST": (f_right, 3, 3),
+    "F.INV": (f_inv, 3, 3),
+    "F.INV.RT": (lambda p, m, n: f_inv(p, m, n, right=True), 3, 3),
+    "FINV": (lambda p, m, n: f_inv(p, m, n, right=True), 3, 3),
+    "CHISQ.INV": (chisq_inv, 2, 2),
+    "CHISQ.INV.RT": (lambda p, n: chisq_inv(p, n, right=True), 2, 2),
+    "CHIINV": (lambda p, n: chisq_inv(p, n, right=True), 2, 2),
+    "GAMMA.INV": (gamma_inv, 3, 3),
+    "GAMMAINV": (gamma_inv, 3, 3),
+    "BETA.INV": (beta_inv, 3, 5),
+    "BETAINV": (beta_inv, 3, 5),
+}
+# the arguments read as logical values, not numbers (F.DIST's cumulative)
+LOGICAL = {"F.DIST": 3}
+
+
+def call(name: str, values: list):
+    """One of FUNCTIONS on its arguments' values (numbers, text, logical values, None for a
+    blank or an omitted argument that has no default); the first error among them is the answer."""
+    function, _, _ = FUNCTIONS[name]
+    numbers = []
+    for i, value in enumerate(values):
+        read = v.to_bool(value) if LOGICAL.get(name) == i else v.to_number(value)
+        if isinstance(read, Err):
+            return read
+        numbers.append(read)
+    return function(*numbers)

@@ -1,0 +1,102 @@
+"""Student's t, F, chi-squared, beta and gamma tails and inverses to the last digit, as Excel
+answers them (shared/calc/corrections/dynamic/distributions.py, taken by dynamic.select).
+
+Expected values: cells saved by Excel (formulas' test.xlsx STATISTICAL!X103:X104, where the
+argument reads as 60: T.DIST.2T(60,60) and T.DIST.RT(60,60); IronCalc's CONFIDENCE.xlsx E8),
+and otherwise the closed forms the distributions have for one or two degrees of freedom or a
+shape of 1 (Student's t with one degree of freedom is Cauchy's, F(2,2)'s right tail is
+1/(1+x), chi-squared with two is the exponential of mean 2, gamma with shape 1 the exponential,
+beta with alpha 1 is 1-(1-x)^beta). IronCalc 0.9.1 answers each of them with fewer right digits:
+its values are in the comments.
+"""
+
+import math
+
+import pytest
+
+from .conftest import named_formulas, uploaded_and_stored
+
+# name -> (formula, expected)
+CASES = {
+    # Excel-saved
+    "t_right_excel": ("=T.DIST.RT(60,60)", 1.4243034807199291e-55),  # IronCalc 0
+    "t_two_excel": ("=T.DIST.2T(60,60)", 2.8486069614398582e-55),  # IronCalc 0
+    "confidence_excel": ("=CONFIDENCE.T(0.999999,1,50)", 1.781519460717496e-07),  # IronCalc 1.7824e-07
+    # closed forms
+    "t_right_cauchy": ("=T.DIST.RT(1E+9,1)", math.atan(1e-9) / math.pi),  # IronCalc 3.1830993e-10
+    "tdist_cauchy": ("=TDIST(1E+9,1,2)", 2 * math.atan(1e-9) / math.pi),
+    "t_inv_cauchy": ("=T.INV(1E-10,1)", -1 / math.tan(math.pi * 1e-10)),  # IronCalc -88563319
+    "t_inv_2t_cauchy": ("=T.INV.2T(1E-10,1)", 1 / math.tan(math.pi * 0.5e-10)),  # IronCalc 90265555
+    "tinv_cauchy": ("=TINV(1E-10,1)", 1 / math.tan(math.pi * 0.5e-10)),
+    "confidence_cauchy": ("=CONFIDENCE.T(1E-10,1,2)", 1 / math.tan(math.pi * 0.5e-10) / math.sqrt(2)),
+    "chiinv_two": ("=CHIINV(1E-10,2)", -2 * math.log(1e-10)),  # IronCalc 46.0517005840
+    "chisq_inv_rt_two": ("=CHISQ.INV.RT(1E-10,2)", -2 * math.log(1e-10)),
+    "chisq_inv_two": ("=CHISQ.INV(0.25,2)", -2 * math.log1p(-0.25)),  # IronCalc 0.5753641443
+    "f_right_two_two": ("=F.DIST.RT(1E+9,2,2)", 1 / (1 + 1e9)),  # IronCalc 9.9999997e-10
+    "fdist_two_two": ("=FDIST(1E+9,2,2)", 1 / (1 + 1e9)),
+    "f_inv_rt_two_two": ("=F.INV.RT(1E-9,2,2)", (1 - 1e-9) / 1e-9),  # IronCalc 999999917.26
+    "finv_two_two": ("=FINV(1E-9,2,2)", (1 - 1e-9) / 1e-9),
+    "f_inv_two_two": ("=F.INV(0.25,2,2)", 0.25 / 0.75),
+    "gamma_inv_exponential": ("=GAMMA.INV(0.25,1,1.5)", -1.5 * math.log1p(-0.25)),  # IronCalc 0.43152310802
+    "gammainv_exponential": ("=GAMMAINV(0.25,1,1.5)", -1.5 * math.log1p(-0.25)),
+    "beta_inv_alpha_one": ("=BETA.INV(0.75,1,6560)", -math.expm1(math.log1p(-0.75) / 6560)),
+    "betainv_alpha_one": ("=BETAINV(0.75,1,6560,10,20)", 10 - 10 * math.expm1(math.log1p(-0.75) / 6560)),
+    # F(m, 2)'s density (m/2)^(m/2+1) x^(m/2-1) (1+mx/2)^-(m/2+1): IronCalc #NUM! for m = 200
+    "f_density": ("=F.DIST(0.5,200,2,FALSE)", math.exp(101 * math.log(100) + 99 * math.log(0.5) - 101 * math.log(51))),
+}
+
+
+def tails_book() -> bytes:
+    return named_formulas({name: formula for name, (formula, _) in CASES.items()})
+
+
+def test_tails_and_inverses_to_the_last_digit():
+    for workbook in uploaded_and_stored(tails_book()):
+        outputs = workbook.calculate({})
+        for name, (formula, expected) in CASES.items():
+            assert outputs[name] == pytest.approx(expected, rel=1e-12), formula
+        assert workbook.correction_flags() == []
+
+
+@pytest.mark.parametrize("formula, excel", [
+    ("=T.DIST.2T(-1,5)", "#NUM!"),  # x < 0 (Microsoft's page)
+    ("=T.DIST.RT(3,0.5)", "#NUM!"),  # deg_freedom truncated below 1
+    ("=TDIST(1,5,3)", "#NUM!"),  # tails neither 1 nor 2
+    ("=T.INV(1,5)", "#NUM!"),
+    ("=T.INV.2T(1,5)", 0.0),
+    ("=CONFIDENCE.T(0.05,1,1)", "#DIV/0!"),  # a sample of one (Microsoft's page)
+    ("=CHISQ.INV(1.1,5)", "#NUM!"),
+    ("=CHISQ.INV.RT(1,5)", 0.0),
+    ("=F.INV.RT(0,5,6)", "#NUM!"),
+    ("=GAMMA.INV(0.5,0,3)", "#NUM!"),
+    ("=BETA.INV(1,1,2,0,1)", "#NUM!"),  # IronCalc's Excel-saved BETADIST_BETAINV.xlsx H69
+    ("=BETA.INV(0.5,2,3,2,1)", "#NUM!"),  # A above B
+    ("=T.DIST.RT(\"x\",5)", "#VALUE!"),
+    ("=T.DIST.RT(NA(),5)", "#N/A"),
+    ('=T.DIST.RT(0.7,"1")', 0.30559988778578523),  # test.xlsx STATISTICAL!T104: numeric text
+    ("=T.DIST.RT(TRUE,60)", 0.1606632516466229),  # test.xlsx Y104: a logical value is 1
+])
+def test_argument_rules(formula, excel):
+    for workbook in uploaded_and_stored(named_formulas({"out": formula})):
+        value = workbook.calculate({})["out"]
+        if isinstance(excel, str):
+            assert value == excel
+        else:
+            assert value == pytest.approx(excel, rel=1e-12, abs=1e-300)
+
+
+def test_inside_a_formula_and_from_inputs():
+    """A p-value from inputs, compared in an IF: the tail decides the branch."""
+    book = named_formulas({
+        "p": "=T.DIST.2T(ABS(A1),A2)",
+        "verdict": '=IF(T.DIST.2T(ABS(A1),A2)>0,"a p-value","underflow")',
+        "critical": "=T.INV.2T(A3,A2)",
+    }, column="D", cells={"A1": -60, "A2": 60, "A3": 0.546449}, names={"t": "$A$1", "df": "$A$2", "alpha": "$A$3"})
+    for workbook in uploaded_and_stored(book):
+        outputs = workbook.calculate({})
+        assert outputs["p"] == pytest.approx(2.8486069614398582e-55, rel=1e-12)
+        assert outputs["verdict"] == "a p-value"  # IronCalc alone: "underflow"
+        # Microsoft's example on the T.INV.2T page: 0.606533 for 0.546449 and 60 degrees
+        assert outputs["critical"] == pytest.approx(0.606533, rel=1e-6)
+        outputs = workbook.calculate({"t": 1e9, "df": 1}, ["p"])
+        assert outputs["p"] == pytest.approx(2 * math.atan(1e-9) / math.pi, rel=1e-12)
