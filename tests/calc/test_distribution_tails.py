@@ -1,5 +1,6 @@
-"""Student's t, F, chi-squared, beta and gamma tails and inverses to the last digit, as Excel
-answers them (shared/calc/corrections/dynamic/distributions.py, taken by dynamic.select).
+"""Student's t, F, chi-squared, beta and gamma tails and inverses to the last digit, and the
+hypergeometric distribution, as Excel answers them (shared/calc/corrections/dynamic/distributions.py,
+taken by dynamic.select).
 
 Expected values: cells saved by Excel (formulas' test.xlsx STATISTICAL!X103:X104, where the
 argument reads as 60: T.DIST.2T(60,60) and T.DIST.RT(60,60); IronCalc's CONFIDENCE.xlsx E8),
@@ -11,6 +12,7 @@ its values are in the comments.
 """
 
 import math
+from fractions import Fraction
 
 import pytest
 
@@ -100,3 +102,56 @@ def test_inside_a_formula_and_from_inputs():
         assert outputs["critical"] == pytest.approx(0.606533, rel=1e-6)
         outputs = workbook.calculate({"t": 1e9, "df": 1}, ["p"])
         assert outputs["p"] == pytest.approx(2 * math.atan(1e-9) / math.pi, rel=1e-12)
+
+
+@pytest.mark.parametrize("formula, excel", [
+    # formulas' test.xlsx STATISTICAL row 54, saved by Excel (IronCalc 0.9.1: #NUM! for the first three)
+    ("=HYPGEOM.DIST(0,0,0,0,FALSE)", 1.0),  # R54: zeros are allowed
+    ("=HYPGEOM.DIST(0,0,4,4,TRUE)", 1.0),  # W54
+    ("=HYPGEOM.DIST(0,2,3,3,TRUE)", 0.0),  # AG54: below the smallest possible count
+    ("=HYPGEOM.DIST(5,3,2,30,TRUE)", 1.0),  # AI54: above the largest
+    ("=HYPGEOM.DIST(0,3,2,30,TRUE)", 0.806896551724138),  # AH54
+    ("=HYPGEOM.DIST(1,3,2,30,TRUE)", 0.993103448275862),  # AO54
+    ('=HYPGEOM.DIST(0.7,"1",5,8,3)', 0.37500000000000006),  # T54: truncated, text and 3 read
+    ("=HYPGEOM.DIST(5,10,30,7,FALSE)", "#NUM!"),  # S54: a sample above the population
+    ("=HYPGEOM.DIST(3,-1,3,5,TRUE)", "#NUM!"),  # U54
+    ("=HYPGEOM.DIST(4,3,7,4,TRUE)", "#NUM!"),  # V54: successes above the population
+    # IronCalc's HYPERGEOM_DIST.xlsx, saved by Excel
+    ("=HYPGEOM.DIST(1.8,4.2,8.2,22,TRUE)", 0.5349282296650714),
+    ("=HYPGEOM.DIST(1.8,4.2,8.2,18.34,FALSE)", 0.31372549019607815),
+    ("=HYPGEOMDIST(1,4,8,20)", 1760 / 4845),  # Microsoft's HYPGEOMDIST example (0.3633), exactly
+])
+def test_hypergeometric_as_excel_saves_it(formula, excel):
+    for workbook in uploaded_and_stored(named_formulas({"out": formula})):
+        value = workbook.calculate({})["out"]
+        if isinstance(excel, str):
+            assert value == excel
+        else:
+            assert value == pytest.approx(excel, rel=1e-12, abs=1e-300)
+
+
+def test_hypergeometric_of_an_audit_sample():
+    """250 of 1,000 sampled from 10,000 holding 2,500: Microsoft's definition,
+    C(2500,250) C(7500,750) / C(10000,1000), where IronCalc 0.9.1's coefficients overflow (#NUM!);
+    the cumulative probability the sum of those terms."""
+    def exact(k):
+        return Fraction(math.comb(2500, k) * math.comb(7500, 1000 - k), math.comb(10000, 1000))
+
+    book = named_formulas({"p": "=HYPGEOM.DIST(A1,1000,2500,10000,FALSE)",
+                           "cdf": "=HYPGEOM.DIST(A1,1000,2500,10000,TRUE)"},
+                          column="D", cells={"A1": 250}, names={"k": "$A$1"})
+    for workbook in uploaded_and_stored(book):
+        outputs = workbook.calculate({})
+        assert outputs["p"] == pytest.approx(float(exact(250)), rel=1e-14)
+        assert outputs["cdf"] == pytest.approx(float(sum(exact(k) for k in range(251))), rel=1e-12)
+        outputs = workbook.calculate({"k": 300})
+        assert outputs["cdf"] == pytest.approx(float(sum(exact(k) for k in range(301))), rel=1e-12)
+
+
+def test_hypergeometric_of_a_large_population():
+    """A population of 100,000 (beyond the exact ratio the layer computes itself): still within
+    1e-12 of Microsoft's definition."""
+    exact = Fraction(math.comb(25000, 2500) * math.comb(75000, 7500), math.comb(100000, 10000))
+    book = named_formulas({"p": "=HYPGEOM.DIST(2500,10000,25000,100000,FALSE)"})
+    for workbook in uploaded_and_stored(book):
+        assert workbook.calculate({})["p"] == pytest.approx(float(exact), rel=1e-12)

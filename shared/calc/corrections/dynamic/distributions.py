@@ -1,4 +1,5 @@
-"""Student's t, F, chi-squared, beta and gamma distributions in their tails, as Excel answers them.
+"""Student's t, F, chi-squared, beta and gamma distributions in their tails, and the hypergeometric
+distribution, as Excel answers them.
 
 Excel computes a right tail directly and an inverse to the last digit: the Excel-saved
 T.DIST.RT(60,60) is 1.4243034807199291E-55 and T.DIST.2T(60,60) twice that (formulas'
@@ -17,6 +18,8 @@ freedom are many (measured against scipy.special, which matches those Excel-save
   probabilities, BETA.INV and GAMMA.INV with a small shape (BETA.INV(0.75,0.21,6560) off by 3e-7).
 - F.DIST's density is #NUM! or 0 with a hundred or more degrees of freedom in the numerator
   (F.DIST(0.5,200,7,FALSE) is 0.5187).
+
+HYPGEOM.DIST and HYPGEOMDIST have their own rules, from Excel-saved cells (`hypgeom_dist`).
 
 The argument rules are Microsoft's pages for each function: degrees of freedom are truncated to
 whole numbers and below 1 (or from 10^10 for F and chi-squared) are #NUM!, as are probabilities
@@ -160,6 +163,61 @@ def beta_inv(p: float, alpha: float, beta: float, low: float = 0.0, high: float 
     return _answer(low + (high - low) * _special().betaincinv(alpha, beta, p))
 
 
+_EXACT_POPULATION = 20_000  # up to here a probability is the exact ratio of whole numbers (under 1 ms)
+
+
+def _hypergeometric(k: int, n: int, successes: int, population: int) -> float:
+    """P(X = k): the exact ratio of the three binomial coefficients, correctly rounded, for a
+    population up to _EXACT_POPULATION; above it, where those take from milliseconds to seconds,
+    scipy.stats' (Boost's hypergeometric distribution, within 1e-15 of the exact ratio where
+    measured; logarithms of factorials would lose digits there)."""
+    if population <= _EXACT_POPULATION:
+        return math.comb(successes, k) * math.comb(population - successes, n - k) / math.comb(population, n)
+    from scipy import stats  # about 0.7 s to load, once in a calculation process
+
+    return float(stats.hypergeom.pmf(k, population, successes, n))
+
+
+def hypgeom_dist(sample_s: float, number_sample: float, population_s: float, number_pop: float,
+                 cumulative=False):
+    """HYPGEOM.DIST and HYPGEOMDIST. IronCalc 0.9.1 answers #NUM! for the probability of a
+    sample of 1,000 from 10,000 (its binomial coefficients overflow; Excel answers 0.0307 for
+    250 of 2,500), and #NUM! where the cumulative probability is 0 or 1. The rules follow the
+    Excel-saved cells of formulas' test.xlsx STATISTICAL row 54: every argument truncated, a
+    negative one or a sample or successes above the population #NUM!, zeros allowed
+    (HYPGEOM.DIST(0,0,0,0,FALSE) is 1); the cumulative probability is 0 below the smallest
+    possible count and 1 from the largest (HYPGEOM.DIST(0,2,3,3,TRUE) is 0,
+    HYPGEOM.DIST(5,3,2,30,TRUE) 1), while the probability of an impossible count is #NUM!, as
+    Microsoft's page states."""
+    k, n, successes, population = (math.trunc(x) for x in (sample_s, number_sample, population_s, number_pop))
+    if min(k, n, successes, population) < 0 or n > population or successes > population:
+        return v.NUM
+    low, high = max(0, n - population + successes), min(n, successes)
+    if not cumulative:
+        return v.NUM if not low <= k <= high else _answer(_hypergeometric(k, n, successes, population))
+    if k < low:
+        return 0.0
+    if k >= high:
+        return 1.0
+    # from P(X = k), the terms on the side of k away from the mode, each from the one before
+    mode = (n + 1) * (successes + 1) // (population + 2)
+    term = _hypergeometric(k, n, successes, population)
+    failures = population - successes
+    total, j = term, k
+    if k <= mode:
+        while j > low and term > total * 1e-17:
+            term *= j * (failures - n + j) / ((successes - j + 1) * (n - j + 1))
+            total += term
+            j -= 1
+        return _answer(min(total, 1.0))
+    total, j = 0.0, k
+    while j < high and (not total or term > total * 1e-17):
+        term *= (successes - j) * (n - j) / ((j + 1) * (failures - n + j + 1))
+        total += term
+        j += 1
+    return _answer(1.0 - total)
+
+
 # name -> (function, required arguments, most arguments)
 FUNCTIONS = {
     "T.DIST.RT": (t_right, 2, 2),
@@ -182,9 +240,11 @@ FUNCTIONS = {
     "GAMMAINV": (gamma_inv, 3, 3),
     "BETA.INV": (beta_inv, 3, 5),
     "BETAINV": (beta_inv, 3, 5),
+    "HYPGEOM.DIST": (hypgeom_dist, 5, 5),
+    "HYPGEOMDIST": (hypgeom_dist, 4, 4),
 }
 # the arguments read as logical values, not numbers (F.DIST's cumulative)
-LOGICAL = {"F.DIST": 3}
+LOGICAL = {"F.DIST": 3, "HYPGEOM.DIST": 4}
 
 
 def call(name: str, values: list):
