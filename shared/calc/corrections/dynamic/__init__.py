@@ -150,6 +150,8 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     of these functions is in it. `watch` False: none is taken for its approximate lookups or the
     functions of _WHEN_ERROR (`watched`)."""
     unquoted = TEXT_LITERAL.sub('""', formula)  # the calls the tests below look for are outside text
+    if not array_formula and "(" not in unquoted and "#" not in unquoted and "&" not in unquoted:
+        return None  # arithmetic of cells (`=A1*2`): every test below needs a call, a spill or a join
     family = bool(_MENTION.search(formula)) and bool(_MENTION.search(unquoted))
     choose = bool(_CHOOSE_OF_ARRAY.search(formula))  # always ours (_engine_misreads)
     index_array = array_formula and bool(_INDEX_OF_ARRAY.search(formula))
@@ -174,7 +176,8 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     complex_number = watch and complex_text.whole_call(formula)
     radix_text = watch and bool(_RADIX_TEXT_CALL.search(formula))
     fixed = watch and bool(_FIXED_CALL.search(unquoted))
-    modulo = watch and bool(_MOD_CALL.search(unquoted))
+    modulo = watch and bool(_MOD_CALL.search(unquoted)) \
+        and len(_MOD_CALL.findall(unquoted)) != len(_WHOLE_DIVISOR.findall(unquoted))
     distribution = watch and bool(_DISTRIBUTION_CALL.search(unquoted))
     if radix_text and "#VALUE!" not in when_error:
         when_error += ("#VALUE!",)
@@ -410,6 +413,9 @@ _FIXED_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:FIXED|DOLLAR)\s*\(", re.IGNORECA
 # written as such a number is always ours; one read from a cell, in the calculations where it
 # holds such a number (`mod_divisors`). Whole divisors give both the same remainder.
 _MOD_CALL = re.compile(r"(?<![A-Za-z0-9_.])MOD\s*\(", re.IGNORECASE)
+# MOD(x,2), MOD(ROW(),3): a divisor written as a whole number, the same remainder in both; a
+# formula whose every MOD is one is not parsed at load (a workbook may hold thousands)
+_WHOLE_DIVISOR = re.compile(r"(?<![A-Za-z0-9_.])MOD\s*\((?:[^(),]|\([^()]*\))*,\s*[-+]?\d+\s*\)", re.IGNORECASE)
 # Student's t, F, chi-squared, beta and gamma distributions where IronCalc 0.9.1 loses digits: right
 # tails below about 1e-8 and inverses (distributions.py has the functions and the measurements).
 # Always ours where the evaluator here has every function the formula calls; else IronCalc's.
