@@ -143,12 +143,20 @@ def f_inv(p: float, d1: float, d2: float, right: bool = False):
     return _answer(_f_quantile(p, m, n, right))
 
 
+def f_inv_right(p: float, d1: float, d2: float):
+    return f_inv(p, d1, d2, right=True)
+
+
 def chisq_inv(p: float, df: float, right: bool = False):
     n = _df(df, bounded=True)
     if n is None or not 0 <= p <= 1:
         return v.NUM
     special = _special()
     return _answer(2 * (special.gammainccinv(n / 2, p) if right else special.gammaincinv(n / 2, p)))
+
+
+def chisq_inv_right(p: float, df: float):
+    return chisq_inv(p, df, right=True)
 
 
 def gamma_inv(p: float, alpha: float, beta: float):
@@ -231,11 +239,11 @@ FUNCTIONS = {
     "F.DIST.RT": (f_right, 3, 3),
     "FDIST": (f_right, 3, 3),
     "F.INV": (f_inv, 3, 3),
-    "F.INV.RT": (lambda p, m, n: f_inv(p, m, n, right=True), 3, 3),
-    "FINV": (lambda p, m, n: f_inv(p, m, n, right=True), 3, 3),
+    "F.INV.RT": (f_inv_right, 3, 3),
+    "FINV": (f_inv_right, 3, 3),
     "CHISQ.INV": (chisq_inv, 2, 2),
-    "CHISQ.INV.RT": (lambda p, n: chisq_inv(p, n, right=True), 2, 2),
-    "CHIINV": (lambda p, n: chisq_inv(p, n, right=True), 2, 2),
+    "CHISQ.INV.RT": (chisq_inv_right, 2, 2),
+    "CHIINV": (chisq_inv_right, 2, 2),
     "GAMMA.INV": (gamma_inv, 3, 3),
     "GAMMAINV": (gamma_inv, 3, 3),
     "BETA.INV": (beta_inv, 3, 5),
@@ -243,7 +251,7 @@ FUNCTIONS = {
     "HYPGEOM.DIST": (hypgeom_dist, 5, 5),
     "HYPGEOMDIST": (hypgeom_dist, 4, 4),
 }
-# the arguments read as logical values, not numbers (F.DIST's cumulative)
+# the argument read as a logical value, not a number (the cumulative flag), by its position
 LOGICAL = {"F.DIST": 3, "HYPGEOM.DIST": 4}
 
 

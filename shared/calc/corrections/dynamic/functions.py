@@ -758,9 +758,11 @@ def _distribution(name):
     return lambda *values: distributions.call(name, list(values))
 
 
-# Student's t, F, chi-squared, beta and gamma tails and inverses, to the last digit (distributions.py)
+# Student's t, F, chi-squared, beta and gamma tails and inverses to the last digit, and the
+# hypergeometric distribution (distributions.py)
 for _name, (_, _low, _high) in distributions.FUNCTIONS.items():
     _elementwise(_name, _distribution(_name), _low, _high)
+
 _elementwise("POWER", _num2(lambda a, b: __import__(
     "shared.calc.corrections.dynamic.evaluate", fromlist=["_arith"])._arith("^", a, b)), 2)
 _elementwise("LEN", lambda x: x if isinstance(x, Err) else float(len(v.to_text(x))))
