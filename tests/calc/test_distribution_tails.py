@@ -56,7 +56,7 @@ def test_tails_and_inverses_to_the_last_digit():
     for workbook in uploaded_and_stored(tails_book()):
         outputs = workbook.calculate({})
         for name, (formula, expected) in CASES.items():
-            assert outputs[name] == pytest.approx(expected, rel=1e-12), formula
+            assert outputs[name] == pytest.approx(expected, rel=1e-12, abs=0), formula
         assert workbook.correction_flags() == []
 
 
@@ -84,7 +84,7 @@ def test_argument_rules(formula, excel):
         if isinstance(excel, str):
             assert value == excel
         else:
-            assert value == pytest.approx(excel, rel=1e-12, abs=1e-300)
+            assert value == pytest.approx(excel, rel=1e-12, abs=0)
 
 
 def test_inside_a_formula_and_from_inputs():
@@ -96,12 +96,12 @@ def test_inside_a_formula_and_from_inputs():
     }, column="D", cells={"A1": -60, "A2": 60, "A3": 0.546449}, names={"t": "$A$1", "df": "$A$2", "alpha": "$A$3"})
     for workbook in uploaded_and_stored(book):
         outputs = workbook.calculate({})
-        assert outputs["p"] == pytest.approx(2.8486069614398582e-55, rel=1e-12)
+        assert outputs["p"] == pytest.approx(2.8486069614398582e-55, rel=1e-12, abs=0)
         assert outputs["verdict"] == "a p-value"  # IronCalc alone: "underflow"
         # Microsoft's example on the T.INV.2T page: 0.606533 for 0.546449 and 60 degrees
         assert outputs["critical"] == pytest.approx(0.606533, rel=1e-6)
         outputs = workbook.calculate({"t": 1e9, "df": 1}, ["p"])
-        assert outputs["p"] == pytest.approx(2 * math.atan(1e-9) / math.pi, rel=1e-12)
+        assert outputs["p"] == pytest.approx(2 * math.atan(1e-9) / math.pi, rel=1e-12, abs=0)
 
 
 @pytest.mark.parametrize("formula, excel", [
@@ -127,7 +127,7 @@ def test_hypergeometric_as_excel_saves_it(formula, excel):
         if isinstance(excel, str):
             assert value == excel
         else:
-            assert value == pytest.approx(excel, rel=1e-12, abs=1e-300)
+            assert value == pytest.approx(excel, rel=1e-12, abs=0)
 
 
 def test_hypergeometric_of_an_audit_sample():
@@ -142,7 +142,7 @@ def test_hypergeometric_of_an_audit_sample():
                           column="D", cells={"A1": 250}, names={"k": "$A$1"})
     for workbook in uploaded_and_stored(book):
         outputs = workbook.calculate({})
-        assert outputs["p"] == pytest.approx(float(exact(250)), rel=1e-14)
+        assert outputs["p"] == pytest.approx(float(exact(250)), rel=1e-14, abs=0)
         assert outputs["cdf"] == pytest.approx(float(sum(exact(k) for k in range(251))), rel=1e-12)
         outputs = workbook.calculate({"k": 300})
         assert outputs["cdf"] == pytest.approx(float(sum(exact(k) for k in range(301))), rel=1e-12)
@@ -154,4 +154,45 @@ def test_hypergeometric_of_a_large_population():
     exact = Fraction(math.comb(25000, 2500) * math.comb(75000, 7500), math.comb(100000, 10000))
     book = named_formulas({"p": "=HYPGEOM.DIST(2500,10000,25000,100000,FALSE)"})
     for workbook in uploaded_and_stored(book):
-        assert workbook.calculate({})["p"] == pytest.approx(float(exact), rel=1e-12)
+        assert workbook.calculate({})["p"] == pytest.approx(float(exact), rel=1e-12, abs=0)
+
+
+def t_test_book() -> bytes:
+    """IronCalc's T_TEST.xlsx, saved by Excel: two columns with logical values, text and blanks
+    among the numbers, tested with every tails and type; and paired differences 2^30, 2^30 + 1 and
+    2^30 + 2 (t = (2^30 + 1) sqrt(3) on two degrees of freedom, whose right tail is
+    1 / (sqrt(t^2 + 2) (sqrt(t^2 + 2) + t)): 1.4E-19, where IronCalc 0.9.1 answers 0)."""
+    first = [1, 2, 3, 4, -3, True, "hello"]
+    second = [2, -3.3, 0, True, "no", 2, 2]
+    cells = {f"A{row}": value for row, value in enumerate(first, start=1)}
+    cells.update({f"B{row}": value for row, value in enumerate(second, start=1)})
+    cells.update({"H1": 2.0 ** 30, "H2": 2.0 ** 30 + 1, "H3": 2.0 ** 30 + 2, "I1": 0, "I2": 0, "I3": 0})
+    formulas = {f"t{tails}{kind}": f"=T.TEST($A$1:$A$7,$B$1:$B$7,{tails},{kind})"
+                for tails in (1, 2) for kind in (1, 2, 3)}
+    formulas.update({
+        "rounded": "=T.TEST($A$1:$A$7,$B$1:$B$7,2.2,3.3)",
+        "tails_below_1": "=T.TEST($A$1:$A$7,$B$1:$B$7,0.6,1)",
+        "type_4": "=T.TEST($A$1:$A$7,$B$1:$B$7,1,4)",
+        "two_degrees": "=T.TEST(H1:H3,I1:I3,2,1)",
+        "legacy": "=TTEST(H1:H3,I1:I3,1,1)",
+        "pairs_of_other_sizes": "=T.TEST(H1:H3,I1:I2,2,1)",
+    })
+    return named_formulas(formulas, column="F", cells=cells)
+
+
+def test_t_test_as_excel_saves_it_and_in_its_tail():
+    t = (2.0 ** 30 + 1) * math.sqrt(3)
+    tail = 1 / (math.sqrt(t * t + 2) * (math.sqrt(t * t + 2) + t))
+    for workbook in uploaded_and_stored(t_test_book()):
+        outputs = workbook.calculate({})
+        excel = {"t11": 0.15855028798217946, "t12": 0.3017830576436469, "t13": 0.3019520078734871,
+                 "t21": 0.3171005759643589, "t22": 0.6035661152872938, "t23": 0.6039040157469742,
+                 "rounded": 0.6039040157469742}
+        for name, value in excel.items():
+            assert outputs[name] == pytest.approx(value, rel=1e-12), name
+        assert outputs["tails_below_1"] == "#NUM!"
+        assert outputs["type_4"] == "#NUM!"
+        assert outputs["two_degrees"] == pytest.approx(2 * tail, rel=1e-12, abs=0)  # IronCalc 0
+        assert outputs["legacy"] == pytest.approx(tail, rel=1e-12, abs=0)
+        assert outputs["pairs_of_other_sizes"] == "#N/A"  # Microsoft's page, paired data
+        assert workbook.correction_flags() == []

@@ -73,7 +73,7 @@ CLASSIC = ("TREND", "LINEST", "LOGEST", "GROWTH", "BAHTTEXT")
 # every other FAMILY function is written with a prefix in a file
 HINTS = (b"_XLFN.", b"_XLETA.", *(name.encode() + b"(" for name in CLASSIC), b"SUMPRODUCT(", b"INDEX(", b"CHOOSE({",
          b"LOOKUP(", b"MATCH(", b"CONVERT(", b"VALUE(", b"&AMP;", b"CONCATENATE(", *complex_text.HINTS,
-         *(name.encode() + b"(" for name in distributions.FUNCTIONS if "." not in name))
+         *(name.encode() + b"(" for name in distributions.ROUTED if "." not in name))
 _MENTION = re.compile(
     r"(?<![A-Za-z0-9_.])(?:_xlfn\.|_xlws\.)*(?:" + "|".join(sorted(FAMILY, key=len, reverse=True))
     + r")\s*\(|_xleta\.|\$?[A-Za-z]{1,3}\$?\d+#",
@@ -416,12 +416,13 @@ _MOD_CALL = re.compile(r"(?<![A-Za-z0-9_.])MOD\s*\(", re.IGNORECASE)
 # MOD(x,2), MOD(ROW(),3): a divisor written as a whole number, the same remainder in both; a
 # formula whose every MOD is one is not parsed at load (a workbook may hold thousands)
 _WHOLE_DIVISOR = re.compile(r"(?<![A-Za-z0-9_.])MOD\s*\((?:[^(),]|\([^()]*\))*,\s*[-+]?\d+\s*\)", re.IGNORECASE)
-# Student's t, F, chi-squared, beta and gamma distributions where IronCalc 0.9.1 loses digits: right
-# tails below about 1e-8 and inverses (distributions.py has the functions and the measurements).
+# Student's t, F, chi-squared, beta and gamma distributions where IronCalc 0.9.1 loses digits (right
+# tails below about 1e-8, inverses, T.TEST) and the hypergeometric one, whose coefficients overflow
+# there (distributions.py has the functions and the measurements).
 # Always ours where the evaluator here has every function the formula calls; else IronCalc's.
 _DISTRIBUTION_CALL = re.compile(
     r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(?:" + "|".join(
-        re.escape(name) for name in sorted(distributions.FUNCTIONS, key=len, reverse=True)) + r")\s*\(",
+        re.escape(name) for name in sorted(distributions.ROUTED, key=len, reverse=True)) + r")\s*\(",
     re.IGNORECASE,
 )
 _CONSTANT_OPERATORS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,

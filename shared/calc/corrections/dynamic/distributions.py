@@ -1,5 +1,5 @@
-"""Student's t, F, chi-squared, beta and gamma distributions in their tails, and the hypergeometric
-distribution, as Excel answers them.
+"""Student's t, F, chi-squared, beta and gamma distributions in their tails, T.TEST, and the
+hypergeometric distribution, as Excel answers them.
 
 Excel computes a right tail directly and an inverse to the last digit: the Excel-saved
 T.DIST.RT(60,60) is 1.4243034807199291E-55 and T.DIST.2T(60,60) twice that (formulas'
@@ -226,6 +226,56 @@ def hypgeom_dist(sample_s: float, number_sample: float, population_s: float, num
     return _answer(1.0 - total)
 
 
+def t_test(first: list, second: list, tails, kind):
+    """T.TEST and TTEST on the arrays' values (row by row) and the tails and type already read:
+    IronCalc 0.9.1 takes the p-value as 1 minus the distribution (1.2e-13 off by 5e-4 relative,
+    1.2e-18 as 0), here it is the right tail itself. Rules (Microsoft's page and formulas'
+    Excel-saved test.xlsx STATISTICAL row 107): tails and type truncated, tails other than 1 or 2
+    and type other than 1, 2 or 3 #NUM!; the first error met pair by pair (first[0], second[0],
+    first[1], ...) is the answer; paired data (type 1) of different sizes #N/A, and a pair
+    without two numbers left out; otherwise the numbers of each array; too few values or no
+    spread #DIV/0!. Type 3 takes Welch's degrees of freedom as they come, not rounded."""
+    for i in range(max(len(first), len(second))):
+        for array in (first, second):
+            if i < len(array) and isinstance(array[i], Err):
+                return array[i]
+    tails, kind = math.trunc(tails), math.trunc(kind)
+    if tails not in (1, 2) or kind not in (1, 2, 3):
+        return v.NUM
+    if kind == 1:
+        if len(first) != len(second):
+            return v.NA
+        differences = [a - b for a, b in zip(first, second) if v.is_number(a) and v.is_number(b)]
+        n = len(differences)
+        if n < 2:
+            return v.DIV0
+        mean = math.fsum(differences) / n
+        variance = math.fsum((d - mean) ** 2 for d in differences) / (n - 1)
+        if variance == 0:
+            return v.DIV0
+        t, df = mean / math.sqrt(variance / n), n - 1.0
+    else:
+        xs = [x for x in first if v.is_number(x)]
+        ys = [y for y in second if v.is_number(y)]
+        nx, ny = len(xs), len(ys)
+        if nx < 2 or ny < 2:
+            return v.DIV0
+        mx, my = math.fsum(xs) / nx, math.fsum(ys) / ny
+        vx = math.fsum((x - mx) ** 2 for x in xs) / (nx - 1)
+        vy = math.fsum((y - my) ** 2 for y in ys) / (ny - 1)
+        if kind == 2:
+            df = nx + ny - 2.0
+            error = math.sqrt(((nx - 1) * vx + (ny - 1) * vy) / df * (1 / nx + 1 / ny))
+        else:
+            a, b = vx / nx, vy / ny
+            error = math.sqrt(a + b)
+            df = (a + b) ** 2 / (a * a / (nx - 1) + b * b / (ny - 1)) if a or b else 0.0
+        if error == 0:
+            return v.DIV0
+        t = (mx - my) / error
+    return _answer(tails * _special().stdtr(df, -abs(t)))
+
+
 # name -> (function, required arguments, most arguments)
 FUNCTIONS = {
     "T.DIST.RT": (t_right, 2, 2),
@@ -266,3 +316,7 @@ def call(name: str, values: list):
             return read
         numbers.append(read)
     return function(*numbers)
+
+
+# every function of this module, as dynamic.select takes them (T.TEST's arrays are read in functions.py)
+ROUTED = (*FUNCTIONS, "T.TEST", "TTEST")

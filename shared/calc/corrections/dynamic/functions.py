@@ -763,6 +763,21 @@ def _distribution(name):
 for _name, (_, _low, _high) in distributions.FUNCTIONS.items():
     _elementwise(_name, _distribution(_name), _low, _high)
 
+
+@function("T.TEST", "TTEST")
+def _t_test(ev, args):
+    """The arrays whole; tails and type one value each (an array's first, as Excel saves them)."""
+    _arity(args, 4)
+    first, second = (ev.grid(a).cells() if isinstance(a, (Ref, Grid)) else [a] for a in args[:2])
+    numbers = []
+    for value in (ev.scalar(a) for a in args[2:]):
+        number = v.to_number(value)
+        if isinstance(number, Err):
+            return number
+        numbers.append(number)
+    return distributions.t_test(first, second, *numbers)
+
+
 _elementwise("POWER", _num2(lambda a, b: __import__(
     "shared.calc.corrections.dynamic.evaluate", fromlist=["_arith"])._arith("^", a, b)), 2)
 _elementwise("LEN", lambda x: x if isinstance(x, Err) else float(len(v.to_text(x))))
