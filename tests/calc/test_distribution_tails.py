@@ -60,6 +60,16 @@ def test_tails_and_inverses_to_the_last_digit():
         assert workbook.correction_flags() == []
 
 
+def assert_answers(formula: str, excel) -> None:
+    """The formula alone in a workbook answers Excel's error code, or its number to 1e-12."""
+    for workbook in uploaded_and_stored(named_formulas({"out": formula})):
+        value = workbook.calculate({})["out"]
+        if isinstance(excel, str):
+            assert value == excel
+        else:
+            assert value == pytest.approx(excel, rel=1e-12, abs=0)
+
+
 @pytest.mark.parametrize("formula, excel", [
     ("=T.DIST.2T(-1,5)", "#NUM!"),  # x < 0 (Microsoft's page)
     ("=T.DIST.RT(3,0.5)", "#NUM!"),  # deg_freedom truncated below 1
@@ -79,12 +89,7 @@ def test_tails_and_inverses_to_the_last_digit():
     ("=T.DIST.RT(TRUE,60)", 0.1606632516466229),  # test.xlsx Y104: a logical value is 1
 ])
 def test_argument_rules(formula, excel):
-    for workbook in uploaded_and_stored(named_formulas({"out": formula})):
-        value = workbook.calculate({})["out"]
-        if isinstance(excel, str):
-            assert value == excel
-        else:
-            assert value == pytest.approx(excel, rel=1e-12, abs=0)
+    assert_answers(formula, excel)
 
 
 def test_inside_a_formula_and_from_inputs():
@@ -122,12 +127,7 @@ def test_inside_a_formula_and_from_inputs():
     ("=HYPGEOMDIST(1,4,8,20)", 1760 / 4845),  # Microsoft's HYPGEOMDIST example (0.3633), exactly
 ])
 def test_hypergeometric_as_excel_saves_it(formula, excel):
-    for workbook in uploaded_and_stored(named_formulas({"out": formula})):
-        value = workbook.calculate({})["out"]
-        if isinstance(excel, str):
-            assert value == excel
-        else:
-            assert value == pytest.approx(excel, rel=1e-12, abs=0)
+    assert_answers(formula, excel)
 
 
 def test_hypergeometric_of_an_audit_sample():
