@@ -393,10 +393,24 @@ def mod_divisor_timing(cells: int = 2000) -> str:
     )
 
 
-def distribution_timing(cells: int = 2000) -> str:
-    """Job time of a workbook with `cells` t-test p-values (`=T.DIST.2T(ABS(A1),B1)`): the layer
-    evaluates every Student's t, F, chi-squared, beta and gamma tail and inverse IronCalc loses
-    digits in (dynamic/distributions.py), in every job. What a job pays for Excel's digits."""
+def count_timing(cells: int = 2000) -> str:
+    """Binomial probabilities of trials read from a cell (`=BINOM.DIST(A1,B1,0.3,TRUE)`, 20 to
+    59 trials), watched for a count above distributions.EXACT_COUNT; then every one over
+    1,000,000 trials, which the layer evaluates (the regularized incomplete beta function)."""
+    return _watched_timing(
+        cells, "_COUNT_CALL", "taking a binomial probability of trials in a cell", "probabilities",
+        lambda r: {1: r % 20, 2: r % 40 + 20, 3: f"=BINOM.DIST(A{r},B{r},0.3,TRUE)"},
+        lambda r: {1: 300000 + r, 2: 1000000},
+        meets="a count above 100",
+    )
+
+
+def distribution_timing(cells: int = 2000, formula: str = "=T.DIST.2T(ABS(A{r}),B{r})",
+                        what: str = "T.DIST.2T p-values") -> str:
+    """Job time of a workbook with `cells` distribution cells (by default t-test p-values): the
+    layer evaluates every function of distributions.ROUTED (Student's t, F, chi-squared, beta and
+    gamma tails and inverses, the cumulative normal family, the error functions) in every job.
+    What a job pays for Excel's digits."""
     import openpyxl
 
     from shared.calc.corrections import dynamic
@@ -406,10 +420,10 @@ def distribution_timing(cells: int = 2000) -> str:
     for r in range(1, cells + 1):
         ws.cell(r, 1, (r % 40) * 0.75 - 15)
         ws.cell(r, 2, r % 60 + 1)
-        ws.cell(r, 3, f"=T.DIST.2T(ABS(A{r}),B{r})")
+        ws.cell(r, 3, formula.format(r=r))
     times = _job_times(wb, dynamic, "_DISTRIBUTION_CALL", re.compile(r"(?!)"), warm=True)
     return (
-        f"{cells} T.DIST.2T p-values, upload load and one job: IronCalc alone {times['alone'][0]:.2f} s "
+        f"{cells} {what}, upload load and one job: IronCalc alone {times['alone'][0]:.2f} s "
         f"and {times['alone'][1]:.3f} s, with the layer evaluating them {times['corrected'][0]:.2f} s "
         f"and {times['corrected'][1]:.3f} s."
     )
@@ -504,7 +518,9 @@ def main() -> int:
     print(joined_text_timing())
     print(text_function_timing())
     print(mod_divisor_timing())
+    print(count_timing())
     print(distribution_timing())
+    print(distribution_timing(formula="=NORM.S.DIST(A{r}/10,TRUE)", what="NORM.S.DIST probabilities"))
     print(one_value_timing())
     print(conditional_aggregate_timing())
     return 0

@@ -57,6 +57,29 @@ def named_formulas(
     return one_sheet({**(cells or {}), **placed}, {**(names or {}), **outputs}, date1904=date1904)
 
 
+def assert_answers(formula: str, excel, rel: float = 1e-12) -> None:
+    """The formula alone in a workbook, uploaded and restored, answers Excel's error code, or its
+    number to `rel` (with no absolute tolerance: a tiny probability is not 0)."""
+    for workbook in uploaded_and_stored(named_formulas({"out": formula})):
+        value = workbook.calculate({})["out"]
+        if isinstance(excel, str):
+            assert value == excel
+        else:
+            assert value == pytest.approx(excel, rel=rel, abs=0)
+
+
+def assert_each_answers(cases: Mapping[str, tuple[str, float]], rel: float = 1e-12) -> None:
+    """The formulas of `cases` (name -> (formula, expected number)), named outputs of one
+    workbook, uploaded and restored, each answer their number to `rel` (no absolute tolerance),
+    and the upload flags no cell."""
+    book = named_formulas({name: formula for name, (formula, _) in cases.items()})
+    for workbook in uploaded_and_stored(book):
+        outputs = workbook.calculate({})
+        for name, (formula, expected) in cases.items():
+            assert outputs[name] == pytest.approx(expected, rel=rel, abs=0), formula
+        assert workbook.correction_flags() == []
+
+
 def saved_sheet_xml(workbook, number: int = 1) -> str:
     """The XML of a sheet of the workbook as the engine saves it (the filled workbook)."""
     with zipfile.ZipFile(io.BytesIO(workbook.to_xlsx())) as package:

@@ -16,7 +16,12 @@ from fractions import Fraction
 
 import pytest
 
-from .conftest import named_formulas, uploaded_and_stored
+from .conftest import (
+    assert_answers,
+    assert_each_answers,
+    named_formulas,
+    uploaded_and_stored,
+)
 
 # name -> (formula, expected)
 CASES = {
@@ -48,26 +53,8 @@ CASES = {
 }
 
 
-def tails_book() -> bytes:
-    return named_formulas({name: formula for name, (formula, _) in CASES.items()})
-
-
 def test_tails_and_inverses_to_the_last_digit():
-    for workbook in uploaded_and_stored(tails_book()):
-        outputs = workbook.calculate({})
-        for name, (formula, expected) in CASES.items():
-            assert outputs[name] == pytest.approx(expected, rel=1e-12, abs=0), formula
-        assert workbook.correction_flags() == []
-
-
-def assert_answers(formula: str, excel) -> None:
-    """The formula alone in a workbook answers Excel's error code, or its number to 1e-12."""
-    for workbook in uploaded_and_stored(named_formulas({"out": formula})):
-        value = workbook.calculate({})["out"]
-        if isinstance(excel, str):
-            assert value == excel
-        else:
-            assert value == pytest.approx(excel, rel=1e-12, abs=0)
+    assert_each_answers(CASES, rel=1e-12)
 
 
 @pytest.mark.parametrize("formula, excel", [

@@ -73,7 +73,7 @@ CLASSIC = ("TREND", "LINEST", "LOGEST", "GROWTH", "BAHTTEXT")
 # every other FAMILY function is written with a prefix in a file
 HINTS = (b"_XLFN.", b"_XLETA.", *(name.encode() + b"(" for name in CLASSIC), b"SUMPRODUCT(", b"INDEX(", b"CHOOSE({",
          b"LOOKUP(", b"MATCH(", b"CONVERT(", b"VALUE(", b"&AMP;", b"CONCATENATE(", *complex_text.HINTS,
-         *(name.encode() + b"(" for name in distributions.ROUTED if "." not in name))
+         *(name.encode() + b"(" for name in (*distributions.ROUTED, *distributions.COUNTS) if "." not in name))
 _MENTION = re.compile(
     r"(?<![A-Za-z0-9_.])(?:_xlfn\.|_xlws\.)*(?:" + "|".join(sorted(FAMILY, key=len, reverse=True))
     + r")\s*\(|_xleta\.|\$?[A-Za-z]{1,3}\$?\d+#",
@@ -114,18 +114,17 @@ class Selected:
     when_error: tuple = ()
     # it joins text: ours where IronCalc's text shows a number as Excel does not (settle.py)
     when_digits: bool = False
-    # references given to text functions (numbers_given_as_text): ours where one holds a
-    # number whose text Excel writes otherwise
-    when_long: list = field(default_factory=list)
+    # (test, reference or name) pairs (`watched_values`, settle.VALUE_TESTS): ours where the cell
+    # holds a value its test picks: "long", a number given to a text function whose text Excel
+    # writes otherwise (numbers_given_as_text); "fraction", a MOD divisor that is not whole;
+    # "large", a count above distributions.EXACT_COUNT given to a discrete distribution
+    when_value: list = field(default_factory=list)
     # one call answering a complex number: ours where IronCalc writes a part as Excel does not
     # (complex_text.py)
     when_complex: bool = False
     # a legacy array formula over several cells: ours where IronCalc fills its area's cells
     # beyond the result with #VALUE! (`area_watch`)
     when_area: bool = False
-    # references and names given to MOD as its divisor (`mod_divisors`): ours where one holds a
-    # number that is not whole
-    when_fraction: list = field(default_factory=list)
     # taken for the dates held as text its when_text cells give an operator or a date function
     # (`date_text_watch`): planned only where one of them holds such a text at load
     date_text: bool = False
@@ -176,8 +175,9 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     complex_number = watch and complex_text.whole_call(formula)
     radix_text = watch and bool(_RADIX_TEXT_CALL.search(formula))
     fixed = watch and bool(_FIXED_CALL.search(unquoted))
-    modulo = watch and bool(_MOD_CALL.search(unquoted)) \
-        and len(_MOD_CALL.findall(unquoted)) != len(_WHOLE_DIVISOR.findall(unquoted))
+    valued = watch and (bool(_MOD_CALL.search(unquoted))
+                        and len(_MOD_CALL.findall(unquoted)) != len(_WHOLE_DIVISOR.findall(unquoted))
+                        or bool(_COUNT_CALL.search(unquoted)))
     distribution = watch and bool(_DISTRIBUTION_CALL.search(unquoted))
     if radix_text and "#VALUE!" not in when_error:
         when_error += ("#VALUE!",)
@@ -186,7 +186,7 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     # INDEX's or LOOKUP's arrays: a range IronCalc intersects there (`@`) or a function of one value
     array_arguments = array_arguments and ("@" in formula or bool(_elementwise_call().search(formula)))
     if not (family or choose or index_array or sumproduct or array_arguments or legacy or counted or references or not_equal
-            or logical_order or radix_text or fixed or modulo or distribution
+            or logical_order or radix_text or fixed or valued or distribution
             or criteria or lookup or when_error or joins or as_text or complex_number or switch or arithmetic):
         return None
     found = Selected((lifted(formula) if "@" in formula else None) or formula)
@@ -206,8 +206,8 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     in_not_equal = not_equal and _not_equal_text(given)
     in_index = index_array and _index_of_array(given)
     lookups = approximate_lookups(found.parsed()) if lookup else []
-    fraction, found.when_fraction = mod_divisors(found.parsed()) if modulo else (False, [])
-    fraction = fraction and _evaluable(found.parsed(), scratch=True)  # else IronCalc's, as before
+    decided, found.when_value = watched_values(found.parsed()) if valued else (False, [])
+    decided = decided and _evaluable(found.parsed(), scratch=True)  # else IronCalc's, as before
     tail = distribution and _evaluable(found.parsed(), scratch=True)  # likewise
     misread = any(table[0] == "array" or value[0] in ("str", "bool") or descending
                   for value, table, descending in lookups) or lookup and _computed_vectors(found.parsed())
@@ -215,20 +215,20 @@ def select(formula: str, array_formula: bool = False, watch: bool = True) -> Sel
     if when_error and _TRAPS.search(formula):
         found.when_text += trapped_readings(found.parsed())
     found.watched = not (family or choose or in_sumproduct or in_legacy or in_criteria and criteria_select
-                         or in_not_equal or in_index or logical_order or fraction or tail)
+                         or in_not_equal or in_index or logical_order or decided or tail)
     if found.watched and not ((lookups or when_error or switch) and _evaluable(found.parsed())
-                              or (joins or as_text or complex_number or radix_text or fixed or found.when_fraction)
+                              or (joins or as_text or complex_number or radix_text or fixed or found.when_value)
                               and _evaluable(found.parsed(), scratch=True)):
         return None  # (a job would find out only then that the layer cannot answer it)
     # an empty value in SWITCH is 0 in Excel (formulas' test.xlsx LOGICAL!R25 matches it with a
     # 0 cell), never matched by IronCalc 0.9.1: always ours
     empty_case = switch and _empty_switch_value(found.parsed())
     found.always = bool(in_sumproduct or in_legacy or in_criteria or misread or empty_case or in_not_equal or logical_order
-                        or in_index or fraction or tail or joins and _skips_empty_text(found.parsed()))
+                        or in_index or decided or tail or joins and _skips_empty_text(found.parsed()))
     found.when_error = when_error
     found.when_digits = joins or as_text or fixed
     if as_text:
-        found.when_long = numbers_given_as_text(found.parsed())
+        found.when_value += [("long", node) for node in numbers_given_as_text(found.parsed())]
     found.when_complex = complex_number
     return found
 
@@ -411,18 +411,25 @@ _FIXED_CALL = re.compile(r"(?<![A-Za-z0-9_.])(?:FIXED|DOLLAR)\s*\(", re.IGNORECA
 # number - divisor*INT(number/divisor), 0 or a tiny negative number where the quotient rounds up
 # to a whole number (MOD(10,0.1) is 0.1 in Excel, 0 in IronCalc: functions._mod). A divisor
 # written as such a number is always ours; one read from a cell, in the calculations where it
-# holds such a number (`mod_divisors`). Whole divisors give both the same remainder.
+# holds such a number (`watched_values`). Whole divisors give both the same remainder.
 _MOD_CALL = re.compile(r"(?<![A-Za-z0-9_.])MOD\s*\(", re.IGNORECASE)
 # MOD(x,2), MOD(ROW(),3): a divisor written as a whole number, the same remainder in both; a
 # formula whose every MOD is one is not parsed at load (a workbook may hold thousands)
 _WHOLE_DIVISOR = re.compile(r"(?<![A-Za-z0-9_.])MOD\s*\((?:[^(),]|\([^()]*\))*,\s*[-+]?\d+\s*\)", re.IGNORECASE)
 # Student's t, F, chi-squared, beta and gamma distributions where IronCalc 0.9.1 loses digits (right
-# tails below about 1e-8, inverses, T.TEST) and the hypergeometric one, whose coefficients overflow
-# there (distributions.py has the functions and the measurements).
+# tails below about 1e-8, inverses, T.TEST), the hypergeometric one, whose coefficients overflow
+# there, and the cumulative normal family and error functions, 1e-11 to 1e-10 off everywhere
+# (distributions.py has the functions and the measurements).
 # Always ours where the evaluator here has every function the formula calls; else IronCalc's.
 _DISTRIBUTION_CALL = re.compile(
     r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(?:" + "|".join(
         re.escape(name) for name in sorted(distributions.ROUTED, key=len, reverse=True)) + r")\s*\(",
+    re.IGNORECASE,
+)
+# Discrete distributions (distributions.COUNTS): ours where a count they are given is large
+_COUNT_CALL = re.compile(
+    r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(?:" + "|".join(
+        re.escape(name) for name in sorted(distributions.COUNTS, key=len, reverse=True)) + r")\s*\(",
     re.IGNORECASE,
 )
 _CONSTANT_OPERATORS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b,
@@ -442,27 +449,46 @@ def _constant(node) -> float | None:
     return None
 
 
-def mod_divisors(node, cells: list | None = None) -> tuple[bool, list]:
-    """Whether a MOD in the parse tree has a divisor written as a number that is not whole (or
-    an expression of literals making one, `1/24`), and the one-cell references and names given
-    as MOD's divisor."""
-    cells = [] if cells is None else cells
-    fraction = False
+# The arguments whose value decides, calculation by calculation, whether a cell is ours
+# (Selected.when_value): by function, the test (settle.VALUE_TESTS), the argument positions, and
+# whether an argument that is neither a number, a one-cell reference nor a name (an expression)
+# makes the cell always ours. MOD's divisor stays IronCalc's there, as it was; a discrete
+# distribution's count is ours, whatever it turns out to be.
+_VALUE_WATCHES = {
+    "MOD": ("fraction", (1,), False),
+    **{name: ("large", positions, True) for name, positions in distributions.COUNTS.items()},
+}
+
+
+def watched_values(node, found: list | None = None) -> tuple[bool, list]:
+    """Whether an argument of _VALUE_WATCHES is written as a number its test picks (or, where
+    the watch says so, as an expression), which makes the cell always ours, and the (test,
+    reference or name) pairs of those read from one cell."""
+    from shared.calc.corrections.dynamic.settle import VALUE_TESTS
+
+    found = [] if found is None else found
+    always = False
     if isinstance(node, list):
         for item in node:
-            fraction |= mod_divisors(item, cells)[0]
+            always |= watched_values(item, found)[0]
     elif isinstance(node, tuple):
-        if node[0] == "call" and node[1] == "MOD" and len(node[2]) == 2:
-            divisor = node[2][1]
-            constant = _constant(divisor)
-            if constant is not None and math.isfinite(constant) and constant != int(constant):
-                fraction = True
-            elif divisor[0] == "ref" and ":" not in divisor[1] or divisor[0] == "name":
-                cells.append(divisor)
+        if node[0] == "call" and node[1] in _VALUE_WATCHES:
+            test, positions, expressions = _VALUE_WATCHES[node[1]]
+            for i in positions:
+                if i >= len(node[2]) or node[2][i] is None:
+                    continue
+                argument = node[2][i]
+                constant = _constant(argument)
+                if constant is not None:
+                    always |= math.isfinite(constant) and VALUE_TESTS[test](("n", constant))
+                elif argument[0] == "ref" and ":" not in argument[1] or argument[0] == "name":
+                    found.append((test, argument))
+                else:
+                    always |= expressions
         for part in node[1:]:
             if isinstance(part, (tuple, list)):
-                fraction |= mod_divisors(part, cells)[0]
-    return fraction, cells
+                always |= watched_values(part, found)[0]
+    return always, found
 
 
 # Text functions given a number read it as text the same way (Microsoft: "Excel specifications
@@ -982,12 +1008,9 @@ class DynamicTarget:
     when_area: bool = False
     # a dynamic array's spill: ours where a cell IronCalc spilled shows #VALUE! (Selected.when_spill)
     when_spill: bool = False
-    # (sheet, row, col) of cells given to text functions: ours where one holds a number whose
-    # text Excel writes otherwise (Selected.when_long)
-    when_long: list = field(default_factory=list)
-    # (sheet, row, col) of MOD's divisors read from a cell: ours where one holds a number that is
-    # not whole (Selected.when_fraction)
-    when_fraction: list = field(default_factory=list)
+    # (test, (sheet, row, col)) of cells whose value decides: ours where the test picks the
+    # value one holds (Selected.when_value)
+    when_value: list = field(default_factory=list)
 
     @property
     def address(self) -> str:
@@ -1266,8 +1289,8 @@ def targets(model, selected: list[tuple[int, int, int, Selected]], areas: list[l
             target.when_complex = chosen_of[key].when_complex
             target.when_area = chosen_of[key].when_area
             target.when_spill = chosen_of[key].when_spill and target.spills
-            target.when_long = _referenced_cells(chosen_of[key].when_long, sheet, resolve, sheets_of)
-            target.when_fraction = _referenced_cells(chosen_of[key].when_fraction, sheet, resolve, sheets_of)
+            target.when_value = [(test, cell) for test, node in chosen_of[key].when_value
+                                 for cell in _referenced_cells([node], sheet, resolve, sheets_of)]
             if chosen_of[key].date_text:
                 target.when_text = [cell for cell in target.when_text if cell in text_cells]
                 if not target.when_text:

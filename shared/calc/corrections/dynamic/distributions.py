@@ -1,5 +1,7 @@
-"""Student's t, F, chi-squared, beta and gamma distributions in their tails, T.TEST, and the
-hypergeometric distribution, as Excel answers them.
+"""Student's t, F, chi-squared, beta and gamma distributions in their tails, T.TEST, the
+hypergeometric distribution, the binomial, negative binomial and Poisson ones over many trials,
+the exponential distribution, FISHERINV, and the cumulative normal family and the error
+functions, as Excel answers them.
 
 Excel computes a right tail directly and an inverse to the last digit: the Excel-saved
 T.DIST.RT(60,60) is 1.4243034807199291E-55 and T.DIST.2T(60,60) twice that (formulas'
@@ -19,7 +21,8 @@ freedom are many (measured against scipy.special, which matches those Excel-save
 - F.DIST's density is #NUM! or 0 with a hundred or more degrees of freedom in the numerator
   (F.DIST(0.5,200,7,FALSE) is 0.5187).
 
-HYPGEOM.DIST and HYPGEOMDIST have their own rules, from Excel-saved cells (`hypgeom_dist`).
+HYPGEOM.DIST and HYPGEOMDIST have their own rules, from Excel-saved cells (`hypgeom_dist`); the
+discrete distributions (COUNTS) and the normal family (`_normal`) their measurements beside them.
 
 The argument rules are Microsoft's pages for each function: degrees of freedom are truncated to
 whole numbers and below 1 (or from 10^10 for F and chi-squared) are #NUM!, as are probabilities
@@ -226,6 +229,197 @@ def hypgeom_dist(sample_s: float, number_sample: float, population_s: float, num
     return _answer(1.0 - total)
 
 
+# Discrete distributions over many trials or a large count. IronCalc 0.9.1 sums their terms one by
+# one, and loses about one digit in 1e15 a term (measured against scipy.special and mpmath):
+# within 3e-13 up to 100 trials, 1.5e-12 at 1,000, 1e-9 at 100,000, and
+# BINOM.DIST(500000,1000000,0.5,TRUE) 0.49921 for 0.50040, NEGBINOM.DIST's cumulative 2% off at
+# 1,000,000 failures. BINOM.DIST.RANGE subtracts two cumulative probabilities, whatever the
+# trials: BINOM.DIST.RANGE(10,1E-06,2,3) is 4.4999760000420E-11 in IronCalc's Excel-saved
+# BINOM.xlsx, 4.49997817E-11 in IronCalc (5e-7 off), and negative with 10,000,000 trials. Here a cumulative probability is the regularized
+# incomplete beta or gamma function (scipy.special, Boost's for beta: its bdtr and nbdtr lose
+# 1e-9 and 1e-6 at a million), and the probability of one count or a short range its terms in
+# 40-digit arithmetic (mpmath), where logarithms of 1e8 leave 30 digits.
+# Each function's arguments that count terms, by position: a cell is ours where one is above
+# EXACT_COUNT (dynamic.watched_values). BINOM.DIST.RANGE is always ours (ROUTED).
+EXACT_COUNT = 100
+_MOST = 2.0**64  # trials, failures and x above this are #NUM!, as in IronCalc 0.9.1 (its whole numbers)
+COUNTS = {
+    "BINOM.DIST": (1,), "BINOMDIST": (1,),
+    "NEGBINOM.DIST": (0, 1), "NEGBINOMDIST": (0, 1), "POISSON.DIST": (0, 1), "POISSON": (0, 1),
+}
+
+
+def _mpmath():
+    import mpmath  # declared in pyproject.toml
+
+    return mpmath
+
+
+def _binomial_terms(n: int, p: float, low: int, high: int) -> float:
+    """P(low <= X <= high) for X binomial(n, p), 0 <= low <= high <= n: the first term from
+    logarithms, each next one from the one before."""
+    if p in (0, 1):
+        certain = 0 if p == 0 else n
+        return 1.0 if low <= certain <= high else 0.0
+    mp = _mpmath()
+    with mp.workdps(40):
+        q = 1 - mp.mpf(p)
+        term = mp.exp(mp.loggamma(n + 1) - mp.loggamma(low + 1) - mp.loggamma(n - low + 1)
+                      + low * mp.log(p) + (n - low) * mp.log(q))
+        total, ratio = term, mp.mpf(p) / q
+        for k in range(low, high):
+            term *= ratio * (n - k) / (k + 1)
+            total += term
+        return float(total)
+
+
+_FEW_TERMS = 200  # a cumulative probability of up to this many successes is the sum of its terms
+
+
+def _binomial_at_most(k: int, n: int, p: float) -> float:
+    """P(X <= k): the sum of its terms for few successes (Boost's incomplete beta is 2.5e-14 off
+    the Excel-saved BINOM.DIST(1,1000000,1E-05,TRUE) of IronCalc's BINOM.xlsx, the sum within
+    1e-15), the incomplete beta function otherwise."""
+    if k >= n:
+        return 1.0
+    if k < _FEW_TERMS:
+        return _binomial_terms(n, p, 0, k)
+    return float(_special().betaincc(k + 1, n - k, p))
+
+
+def binom_dist(number_s: float, trials: float, p: float, cumulative):
+    """BINOM.DIST and BINOMDIST (Microsoft's pages): number_s and trials truncated; number_s
+    below 0 or above trials, or a probability outside 0..1, #NUM!."""
+    k, n = math.trunc(number_s), math.trunc(trials)
+    if not 0 <= k <= n or not 0 <= p <= 1 or n > _MOST:
+        return v.NUM
+    return _answer(_binomial_at_most(k, n, p) if cumulative else _binomial_terms(n, p, k, k))
+
+
+def binom_dist_range(trials: float, p: float, number_s: float, number_s2: float | None = None):
+    """BINOM.DIST.RANGE (Microsoft's page): the probability of number_s to number_s2 successes
+    (number_s alone when it is omitted), every count truncated; trials below 0, a probability
+    outside 0..1, number_s below 0 or above trials, number_s2 below number_s or above trials
+    #NUM!. A short range is the sum of its terms; a long one the difference of two tails, taken
+    on the side of the mean where they are small."""
+    n, low = math.trunc(trials), math.trunc(number_s)
+    high = low if number_s2 is None else math.trunc(number_s2)
+    if n < 0 or not 0 <= p <= 1 or not 0 <= low <= n or not low <= high <= n or n > _MOST:
+        return v.NUM
+    if high - low < _FEW_TERMS:
+        return _answer(_binomial_terms(n, p, low, high))
+    if low > n * p:  # both bounds above the mean: right tails, 1 - P(X <= k) each
+        above = (lambda k: 0.0 if k >= n else float(_special().betainc(k + 1, n - k, p)))
+        return _answer(above(low - 1) - above(high))
+    return _answer(_binomial_at_most(high, n, p) - (_binomial_at_most(low - 1, n, p) if low else 0.0))
+
+
+def negbinom_dist(number_f: float, number_s: float, p: float, cumulative=False):
+    """NEGBINOM.DIST and NEGBINOMDIST (Microsoft's pages): the counts truncated; failures below
+    0 or successes below 1 #NUM!, and a probability of 0 or 1 too, as IronCalc 0.9.1 answers
+    (the pages name only those outside 0..1; a probability of 1 leaves no failure to count)."""
+    f, s = math.trunc(number_f), math.trunc(number_s)
+    if f < 0 or s < 1 or not 0 < p < 1 or f > _MOST:
+        return v.NUM
+    if cumulative:  # at least s successes in f + s trials
+        return _answer(_special().betainc(s, f + 1, p))
+    # the f+s-1 trials before the last success hold s-1 successes
+    return _answer(_binomial_terms(f + s - 1, p, s - 1, s - 1) * p)
+
+
+def poisson_dist(x: float, mean: float, cumulative):
+    """POISSON.DIST and POISSON (Microsoft's pages): x or the mean below 0 #NUM! (the Excel-saved
+    POISSON.DIST(-1E-06,5,TRUE) of IronCalc's POISSON.xlsx), x then truncated."""
+    if x < 0 or mean < 0 or x > _MOST:
+        return v.NUM
+    k = math.trunc(x)
+    if cumulative:
+        return _answer(_special().gammaincc(k + 1, mean))
+    if mean == 0:
+        return 1.0 if k == 0 else 0.0
+    mp = _mpmath()
+    with mp.workdps(40):
+        return _answer(float(mp.exp(k * mp.log(mean) - mean - mp.loggamma(k + 1))))
+
+
+def expon_dist(x: float, rate: float, cumulative):
+    """EXPON.DIST and EXPONDIST (Microsoft's pages): x below 0 or a rate of 0 or below #NUM!. The
+    cumulative probability is 1 - e^(-rate*x) computed without the subtraction (expm1), as Excel
+    saves it: EXPON.DIST(1E-05,1E-05,TRUE) is 9.999999999500002E-11 in IronCalc's Excel-saved
+    EXPONDIST.xlsx, 1.000000082740371E-10 (8e-8 off) in IronCalc 0.9.1."""
+    if x < 0 or rate <= 0:
+        return v.NUM
+    return _answer(-math.expm1(-rate * x) if cumulative else rate * math.exp(-rate * x))
+
+
+def fisher_inv(y: float):
+    """FISHERINV as Excel computes it, by the page's formula (e^(2y) - 1) / (e^(2y) + 1), not the
+    hyperbolic tangent IronCalc 0.9.1 takes: the Excel-saved FISHERINV(1E-07) of IronCalc's
+    FISHER_FISHERINV.xlsx is 1.0000000005039292E-07, the formula's digits, where tanh gives
+    9.999999999999965E-08 (the file's FISHER cells are its formula's too, as IronCalc computes
+    them). Where e^(2y) overflows the answer is tanh's, 1 or -1."""
+    if abs(y) > 354:
+        return _answer(math.tanh(y))
+    e = math.exp(2 * y)
+    return _answer((e - 1) / (e + 1))
+
+
+# The normal distribution and the error function. IronCalc 0.9.1's ERF and ERFC are approximations
+# 1e-11 to 1e-10 relative off from 0.5 on, and so are its cumulative normal, lognormal and GAUSS:
+# NORM.DIST(-1,0,1,TRUE) is 0.158655253917... in IronCalc, 0.158655253931457 in Excel's saved
+# NORM_DIST.xlsx (IronCalc's tests), whose every cumulative cell matches the exact function
+# (scipy.special's ndtr and erf) within 5e-16. The densities are the same formula in both.
+_SQRT_2PI = math.sqrt(2 * math.pi)
+
+
+def _normal(z: float, cumulative) -> float:
+    """The standard normal distribution at z, or its density."""
+    return float(_special().ndtr(z)) if cumulative else math.exp(-z * z / 2) / _SQRT_2PI
+
+
+def norm_dist(x: float, mean: float, sd: float, cumulative):
+    """NORM.DIST and NORMDIST (Microsoft's pages): a standard deviation of 0 or below #NUM!."""
+    if sd <= 0:
+        return v.NUM
+    value = _normal((x - mean) / sd, cumulative)
+    return _answer(value if cumulative else value / sd)
+
+
+def norm_s_dist(z: float, cumulative=True):
+    """NORM.S.DIST, and NORMSDIST (always cumulative)."""
+    return _answer(_normal(z, cumulative))
+
+
+def lognorm_dist(x: float, mean: float, sd: float, cumulative=True):
+    """LOGNORM.DIST, and LOGNORMDIST (always cumulative) (Microsoft's pages): x or the standard
+    deviation 0 or below #NUM!."""
+    if x <= 0 or sd <= 0:
+        return v.NUM
+    value = _normal((math.log(x) - mean) / sd, cumulative)
+    return _answer(value if cumulative else value / (x * sd))
+
+
+def gauss(z: float):
+    """GAUSS: the probability of a standard normal value between the mean and z standard
+    deviations from it, NORM.S.DIST(z,TRUE) - 0.5, subtracted as Excel does: the Excel-saved
+    GAUSS(1E-07) of IronCalc's GAUSS.xlsx is 3.9894228032189005E-08, the subtraction's digits
+    (the exact value is 3.98942280401e-08)."""
+    return _answer(float(_special().ndtr(z)) - 0.5)
+
+
+def erf(lower: float, upper: float | None = None):
+    """ERF and ERF.PRECISE: the error function from 0 to lower, or from lower to upper."""
+    special = _special()
+    if upper is None:
+        return _answer(special.erf(lower))
+    return _answer(special.erf(upper) - special.erf(lower))
+
+
+def erfc(x: float):
+    """ERFC and ERFC.PRECISE: 1 - ERF(x), computed directly."""
+    return _answer(_special().erfc(x))
+
+
 def t_test(first: list, second: list, tails, kind):
     """T.TEST and TTEST on the arrays' values (row by row) and the tails and type already read:
     IronCalc 0.9.1 takes the p-value as 1 minus the distribution (1.2e-13 off by 5e-4 relative,
@@ -300,9 +494,37 @@ FUNCTIONS = {
     "BETAINV": (beta_inv, 3, 5),
     "HYPGEOM.DIST": (hypgeom_dist, 5, 5),
     "HYPGEOMDIST": (hypgeom_dist, 4, 4),
+    "BINOM.DIST": (binom_dist, 4, 4),
+    "BINOMDIST": (binom_dist, 4, 4),
+    "BINOM.DIST.RANGE": (binom_dist_range, 3, 4),
+    "NEGBINOM.DIST": (negbinom_dist, 4, 4),
+    "NEGBINOMDIST": (negbinom_dist, 3, 3),
+    "POISSON.DIST": (poisson_dist, 3, 3),
+    "POISSON": (poisson_dist, 3, 3),
+    "FISHERINV": (fisher_inv, 1, 1),
+    "EXPON.DIST": (expon_dist, 3, 3),
+    "EXPONDIST": (expon_dist, 3, 3),
+    "NORM.DIST": (norm_dist, 4, 4),
+    "NORMDIST": (norm_dist, 4, 4),
+    "NORM.S.DIST": (norm_s_dist, 2, 2),
+    "NORMSDIST": (norm_s_dist, 1, 1),
+    "LOGNORM.DIST": (lognorm_dist, 4, 4),
+    "LOGNORMDIST": (lognorm_dist, 3, 3),
+    "GAUSS": (gauss, 1, 1),
+    "ERF": (erf, 1, 2),
+    "ERF.PRECISE": (erf, 1, 1),
+    "ERFC": (erfc, 1, 1),
+    "ERFC.PRECISE": (erfc, 1, 1),
 }
 # the argument read as a logical value, not a number (the cumulative flag), by its position
-LOGICAL = {"F.DIST": 3, "HYPGEOM.DIST": 4}
+LOGICAL = {"F.DIST": 3, "HYPGEOM.DIST": 4, "BINOM.DIST": 3, "BINOMDIST": 3, "NEGBINOM.DIST": 3,
+           "POISSON.DIST": 2, "POISSON": 2, "NORM.DIST": 3, "NORMDIST": 3, "NORM.S.DIST": 1,
+           "LOGNORM.DIST": 3, "EXPON.DIST": 2, "EXPONDIST": 2}
+
+
+# the error functions, of the Analysis ToolPak: a logical value, typed or in a cell, is #VALUE!
+# (IronCalc's Excel-saved ERFs.xlsx row 15)
+_NUMBERS_ONLY = frozenset({"ERF", "ERF.PRECISE", "ERFC", "ERFC.PRECISE"})
 
 
 def call(name: str, values: list):
@@ -311,6 +533,8 @@ def call(name: str, values: list):
     function, _, _ = FUNCTIONS[name]
     numbers = []
     for i, value in enumerate(values):
+        if isinstance(value, bool) and name in _NUMBERS_ONLY:
+            return v.VALUE
         read = v.to_bool(value) if LOGICAL.get(name) == i else v.to_number(value)
         if isinstance(read, Err):
             return read
@@ -318,5 +542,6 @@ def call(name: str, values: list):
     return function(*numbers)
 
 
-# every function of this module, as dynamic.select takes them (T.TEST's arrays are read in functions.py)
-ROUTED = (*FUNCTIONS, "T.TEST", "TTEST")
+# the functions of this module dynamic.select always takes (T.TEST's arrays are read in
+# functions.py); those of COUNTS it takes where a count is large
+ROUTED = (*(name for name in FUNCTIONS if name not in COUNTS), "T.TEST", "TTEST")

@@ -8,7 +8,7 @@ import re
 from dataclasses import dataclass, field
 
 from shared.calc import run_context
-from shared.calc.corrections.dynamic import complex_text, values as v
+from shared.calc.corrections.dynamic import complex_text, distributions, values as v
 from shared.calc.corrections.dynamic.evaluate import Book, Evaluator
 from shared.calc.corrections.dynamic.values import Err, Grid, Lambda, Ref
 from shared.calc.corrections.functions.text_format import Unsupported
@@ -103,13 +103,20 @@ def _fraction_cell(content) -> bool:
     return content[0] == "n" and math.isfinite(content[1]) and content[1] != int(content[1])
 
 
+def _large_cell(content) -> bool:
+    return content[0] == "n" and content[1] > distributions.EXACT_COUNT
+
+
+# what a cell's value is tested for (Selected.when_value)
+VALUE_TESTS = {"long": _long_cell, "fraction": _fraction_cell, "large": _large_cell}
+
+
 def settle(model, target, state: State, read_cell, write_cell) -> Settled:
     key = (target.sheet, target.row, target.col)
     if not target.always and key not in state.areas \
             and not any(read_cell(model, *cell)[0] == "empty" for cell in target.when_blank) \
             and not any(read_cell(model, *cell)[0] in ("s", "b") for cell in target.when_text) \
-            and not any(_long_cell(read_cell(model, *cell)) for cell in target.when_long) \
-            and not any(_fraction_cell(read_cell(model, *cell)) for cell in target.when_fraction):
+            and not any(VALUE_TESTS[test](read_cell(model, *cell)) for test, cell in target.when_value):
         kind, value = read_cell(model, *key)
         if kind == "s" and (target.when_digits and long_number(value)
                             or target.when_complex and complex_text.excel_form(value) is not None):
