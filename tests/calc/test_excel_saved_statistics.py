@@ -1,13 +1,15 @@
-"""The cumulative normal and lognormal distributions, GAUSS, the error functions and the
-exponential distribution to the last digit, and FISHERINV, as Excel saves them
-(shared/calc/corrections/dynamic/distributions.py, always taken by dynamic.select).
+"""Statistical functions to the last digit, as Excel saves them: the cumulative normal and
+lognormal distributions, GAUSS, the error functions, the exponential distribution, FISHERINV,
+GAMMA and GAMMALN (shared/calc/corrections/dynamic/distributions.py, always taken by
+dynamic.select).
 
 Expected values are cells saved by Excel in IronCalc's test workbooks (NORM_DIST.xlsx,
 LOGNORM.xlsx, GAUSS.xlsx, ERFs.xlsx, ERF.xlsx, ERFC.xlsx, EXPONDIST.xlsx,
-FISHER_FISHERINV.xlsx). IronCalc 0.9.1 computes the first with approximations 1e-11 to 1e-10
-relative off, the exponential's cumulative probability as 1 minus a power, which loses digits
-where it is small, and FISHERINV as a hyperbolic tangent where Excel takes its page's formula:
-its values are in the comments.
+FISHER_FISHERINV.xlsx, BETA_GAMMA.xlsx, GAMMALN_GAMMALNPRECISE.xlsx). IronCalc 0.9.1 computes the
+normal family with approximations 1e-11 to 1e-10 relative off, the exponential's cumulative
+probability as 1 minus a power, which loses digits where it is small, FISHERINV as a hyperbolic
+tangent where Excel takes its page's formula, and GAMMA and GAMMALN a few digits off whole
+numbers: its values are in the comments.
 """
 
 import pytest
@@ -52,10 +54,14 @@ SAVED = {
     "fisherinv_tiny": ("=FISHERINV(1E-07)", 1.0000000005039292e-07),
     "fisherinv_negative": ("=FISHERINV(-1E-07)", -1.0000000001086735e-07),
     "fisherinv": ("=FISHERINV(0.5493061443340549)", 0.5000000000000001),
+    "gamma_five": ("=GAMMA(5)", 24),  # BETA_GAMMA.xlsx; IronCalc 24.000000000000114
+    "gamma_negative": ("=GAMMA(-3.2)", 0.6890564120059791),  # IronCalc 0.689056412005978
+    "gammaln_one": ("=GAMMALN(1)", 0),  # GAMMALN_GAMMALNPRECISE.xlsx; IronCalc -4.4E-16
+    "gammaln_three": ("=GAMMALN.PRECISE(3)", 0.6931471805599454),  # IronCalc 0.693147180559949
 }
 
 
-def test_the_normal_family_and_the_exponential_as_excel_saves_them():
+def test_as_excel_saves_them():
     assert_each_answers(SAVED, rel=1e-15)
 
 
@@ -81,6 +87,9 @@ def test_an_option_price_from_inputs():
     ("=NORM.S.DIST(TRUE,TRUE)", 0.841344746068543),  # read as 1
     ("=EXPON.DIST(-1E-05,10,TRUE)", "#NUM!"),  # EXPONDIST.xlsx D18
     ("=EXPON.DIST(1,0,TRUE)", "#NUM!"),  # D25
+    ("=GAMMA(0)", "#NUM!"),  # 0 and the negative whole numbers (Microsoft's page)
+    ("=GAMMA(-3)", "#NUM!"),
+    ("=GAMMALN(-0.5)", "#NUM!"),  # x of 0 or below
 ])
 def test_argument_rules(formula, excel):
     assert_answers(formula, excel, rel=1e-15)
