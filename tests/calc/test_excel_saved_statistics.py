@@ -1,6 +1,6 @@
 """Statistical functions to the last digit, as Excel saves them: the cumulative normal and
 lognormal distributions, GAUSS, the error functions, the exponential distribution, FISHERINV,
-GAMMA and GAMMALN (shared/calc/corrections/dynamic/distributions.py, always taken by
+BETA.DIST, GAMMA and GAMMALN (shared/calc/corrections/dynamic/distributions.py, always taken by
 dynamic.select).
 
 Expected values are cells saved by Excel in IronCalc's test workbooks (NORM_DIST.xlsx,
@@ -8,8 +8,8 @@ LOGNORM.xlsx, GAUSS.xlsx, ERFs.xlsx, ERF.xlsx, ERFC.xlsx, EXPONDIST.xlsx,
 FISHER_FISHERINV.xlsx, BETA_GAMMA.xlsx, GAMMALN_GAMMALNPRECISE.xlsx). IronCalc 0.9.1 computes the
 normal family with approximations 1e-11 to 1e-10 relative off, the exponential's cumulative
 probability as 1 minus a power, which loses digits where it is small, FISHERINV as a hyperbolic
-tangent where Excel takes its page's formula, and GAMMA and GAMMALN a few digits off whole
-numbers: its values are in the comments.
+tangent where Excel takes its page's formula, BETA.DIST up to 1.3e-13 off, and GAMMA and
+GAMMALN a few digits off whole numbers: its values are in the comments.
 """
 
 import pytest
@@ -54,6 +54,10 @@ SAVED = {
     "fisherinv_tiny": ("=FISHERINV(1E-07)", 1.0000000005039292e-07),
     "fisherinv_negative": ("=FISHERINV(-1E-07)", -1.0000000001086735e-07),
     "fisherinv": ("=FISHERINV(0.5493061443340549)", 0.5000000000000001),
+    # BETA_GAMMA.xlsx and BETADIST_BETAINV.xlsx
+    "beta_density": ("=BETA.DIST(2,8,10,FALSE,1,3)", 1.4837646484375),  # IronCalc 1.4837646484376519
+    "beta_many": ("=BETA.DIST(0.555,1000,1000,TRUE,0.1,1)", 0.6903551301985376),  # IronCalc ...986247
+    "betadist": ("=BETADIST(0.555,100,1,0.1,1)", 2.3817091316180232e-30),  # IronCalc 8.8e-14 off
     "gamma_five": ("=GAMMA(5)", 24),  # BETA_GAMMA.xlsx; IronCalc 24.000000000000114
     "gamma_negative": ("=GAMMA(-3.2)", 0.6890564120059791),  # IronCalc 0.689056412005978
     "gammaln_one": ("=GAMMALN(1)", 0),  # GAMMALN_GAMMALNPRECISE.xlsx; IronCalc -4.4E-16
@@ -87,6 +91,9 @@ def test_an_option_price_from_inputs():
     ("=NORM.S.DIST(TRUE,TRUE)", 0.841344746068543),  # read as 1
     ("=EXPON.DIST(-1E-05,10,TRUE)", "#NUM!"),  # EXPONDIST.xlsx D18
     ("=EXPON.DIST(1,0,TRUE)", "#NUM!"),  # D25
+    ("=BETA.DIST(0.5,0,2,TRUE)", "#NUM!"),  # alpha of 0 (Microsoft's page)
+    ("=BETA.DIST(3,2,2,TRUE,1,3)", 1.0),  # x at the upper bound
+    ("=BETA.DIST(0,0.5,2,FALSE)", "#NUM!"),  # an infinite density, as IronCalc answers
     ("=GAMMA(0)", "#NUM!"),  # 0 and the negative whole numbers (Microsoft's page)
     ("=GAMMA(-3)", "#NUM!"),
     ("=GAMMALN(-0.5)", "#NUM!"),  # x of 0 or below

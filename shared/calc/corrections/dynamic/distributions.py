@@ -1,7 +1,7 @@
 """Student's t, F, chi-squared, beta and gamma distributions in their tails, T.TEST, the
 hypergeometric distribution, the binomial, negative binomial and Poisson ones over many trials,
-the exponential distribution, FISHERINV, GAMMA and GAMMALN, and the cumulative normal family and
-the error functions, as Excel answers them.
+the exponential distribution, BETA.DIST, FISHERINV, GAMMA and GAMMALN, and the cumulative normal
+family and the error functions, as Excel answers them.
 
 Excel computes a right tail directly and an inverse to the last digit: the Excel-saved
 T.DIST.RT(60,60) is 1.4243034807199291E-55 and T.DIST.2T(60,60) twice that (formulas'
@@ -352,6 +352,33 @@ def expon_dist(x: float, rate: float, cumulative):
     return _answer(-math.expm1(-rate * x) if cumulative else rate * math.exp(-rate * x))
 
 
+def beta_dist(x: float, alpha: float, beta: float, cumulative=True, low: float = 0.0, high: float = 1.0):
+    """BETA.DIST, and BETADIST (always cumulative) (Microsoft's pages): alpha or beta of 0 or
+    below, x outside low..high or low equal to high #NUM!. The cumulative probability is Boost's
+    regularized incomplete beta function (scipy.special.betainc), the density computed in 40-digit
+    arithmetic: IronCalc's Excel-saved BETA_GAMMA.xlsx and BETADIST_BETAINV.xlsx match them
+    within 1.2e-14 (1e-15 but for one cell), IronCalc 0.9.1 within 1.3e-13
+    (BETA.DIST(0.555,1000,1000,TRUE,0.1,1), BETA.DIST(2,8,10,FALSE,1,3) 1.4837646484376519 for
+    Excel's 1.4837646484375)."""
+    if alpha <= 0 or beta <= 0 or not low <= x <= high or low == high:
+        return v.NUM
+    z = (x - low) / (high - low)
+    if cumulative:
+        return _answer(_special().betainc(alpha, beta, z))
+    if z in (0, 1):
+        edge = alpha if z == 0 else beta
+        if edge < 1:
+            return v.NUM
+        if edge > 1:
+            return 0.0
+    mp = _mpmath()
+    with mp.workdps(40):
+        log_density = (alpha - 1) * mp.log(z) if z else mp.mpf(0)
+        log_density += (beta - 1) * mp.log(1 - mp.mpf(z)) if z != 1 else 0
+        log_density -= mp.loggamma(alpha) + mp.loggamma(beta) - mp.loggamma(alpha + beta)
+        return _answer(float(mp.exp(log_density)) / (high - low))
+
+
 def gamma(x: float):
     """GAMMA (Microsoft's page): 0 and the negative whole numbers #NUM!, as is a result beyond a
     double. The C library's gamma function, correctly rounded where it is whole: GAMMA(5) is 24
@@ -526,6 +553,8 @@ FUNCTIONS = {
     "POISSON.DIST": (poisson_dist, 3, 3),
     "POISSON": (poisson_dist, 3, 3),
     "FISHERINV": (fisher_inv, 1, 1),
+    "BETA.DIST": (beta_dist, 4, 6),
+    "BETADIST": (lambda x, a, b, low=0.0, high=1.0: beta_dist(x, a, b, True, low, high), 3, 5),
     "GAMMA": (gamma, 1, 1),
     "GAMMALN": (gamma_ln, 1, 1),
     "GAMMALN.PRECISE": (gamma_ln, 1, 1),
@@ -546,7 +575,7 @@ FUNCTIONS = {
 # the argument read as a logical value, not a number (the cumulative flag), by its position
 LOGICAL = {"F.DIST": 3, "HYPGEOM.DIST": 4, "BINOM.DIST": 3, "BINOMDIST": 3, "NEGBINOM.DIST": 3,
            "POISSON.DIST": 2, "POISSON": 2, "NORM.DIST": 3, "NORMDIST": 3, "NORM.S.DIST": 1,
-           "LOGNORM.DIST": 3, "EXPON.DIST": 2, "EXPONDIST": 2}
+           "LOGNORM.DIST": 3, "EXPON.DIST": 2, "EXPONDIST": 2, "BETA.DIST": 3}
 
 
 # the error functions, of the Analysis ToolPak: a logical value, typed or in a cell, is #VALUE!
