@@ -235,10 +235,11 @@ def hypgeom_dist(sample_s: float, number_sample: float, population_s: float, num
 # BINOM.DIST(500000,1000000,0.5,TRUE) 0.49921 for 0.50040, NEGBINOM.DIST's cumulative 2% off at
 # 1,000,000 failures. BINOM.DIST.RANGE subtracts two cumulative probabilities, whatever the
 # trials: BINOM.DIST.RANGE(10,1E-06,2,3) is 4.4999760000420E-11 in IronCalc's Excel-saved
-# BINOM.xlsx, 4.49997817E-11 in IronCalc (5e-7 off), and negative with 10,000,000 trials. Here a cumulative probability is the regularized
-# incomplete beta or gamma function (scipy.special, Boost's for beta: its bdtr and nbdtr lose
-# 1e-9 and 1e-6 at a million), and the probability of one count or a short range its terms in
-# 40-digit arithmetic (mpmath), where logarithms of 1e8 leave 30 digits.
+# BINOM.xlsx, 4.49997817E-11 in IronCalc (5e-7 off), and negative with 10,000,000 trials.
+# Here a cumulative probability is the regularized incomplete beta or gamma function
+# (scipy.special, Boost's for beta: its bdtr and nbdtr lose 1e-9 and 1e-6 at a million), and the
+# probability of one count or of up to _FEW_TERMS counts the sum of its terms in 40-digit
+# arithmetic (mpmath), where logarithms of 1e8 leave 30 digits.
 # Each function's arguments that count terms, by position: a cell is ours where one is above
 # EXACT_COUNT (dynamic.watched_values). BINOM.DIST.RANGE is always ours (ROUTED).
 EXACT_COUNT = 100
