@@ -250,6 +250,9 @@ COUNTS = {
 }
 
 
+_DIGITS = 40  # mpmath's working precision for terms and densities: logarithms of 1e8 leave 30 digits
+
+
 def _mpmath():
     import mpmath  # declared in pyproject.toml
 
@@ -263,7 +266,7 @@ def _binomial_terms(n: int, p: float, low: int, high: int) -> float:
         certain = 0 if p == 0 else n
         return 1.0 if low <= certain <= high else 0.0
     mp = _mpmath()
-    with mp.workdps(40):
+    with mp.workdps(_DIGITS):
         q = 1 - mp.mpf(p)
         term = mp.exp(mp.loggamma(n + 1) - mp.loggamma(low + 1) - mp.loggamma(n - low + 1)
                       + low * mp.log(p) + (n - low) * mp.log(q))
@@ -288,6 +291,11 @@ def _binomial_at_most(k: int, n: int, p: float) -> float:
     return float(_special().betaincc(k + 1, n - k, p))
 
 
+def _binomial_above(k: int, n: int, p: float) -> float:
+    """P(X > k), the incomplete beta function: the right tail, small above the mean."""
+    return 0.0 if k >= n else float(_special().betainc(k + 1, n - k, p))
+
+
 def binom_dist(number_s: float, trials: float, p: float, cumulative):
     """BINOM.DIST and BINOMDIST (Microsoft's pages): number_s and trials truncated; number_s
     below 0 or above trials, or a probability outside 0..1, #NUM!."""
@@ -310,8 +318,7 @@ def binom_dist_range(trials: float, p: float, number_s: float, number_s2: float 
     if high - low < _FEW_TERMS:
         return _answer(_binomial_terms(n, p, low, high))
     if low > n * p:  # both bounds above the mean: right tails, 1 - P(X <= k) each
-        above = (lambda k: 0.0 if k >= n else float(_special().betainc(k + 1, n - k, p)))
-        return _answer(above(low - 1) - above(high))
+        return _answer(_binomial_above(low - 1, n, p) - _binomial_above(high, n, p))
     return _answer(_binomial_at_most(high, n, p) - (_binomial_at_most(low - 1, n, p) if low else 0.0))
 
 
@@ -339,7 +346,7 @@ def poisson_dist(x: float, mean: float, cumulative):
     if mean == 0:
         return 1.0 if k == 0 else 0.0
     mp = _mpmath()
-    with mp.workdps(40):
+    with mp.workdps(_DIGITS):
         return _answer(float(mp.exp(k * mp.log(mean) - mean - mp.loggamma(k + 1))))
 
 
@@ -373,7 +380,7 @@ def beta_dist(x: float, alpha: float, beta: float, cumulative=True, low: float =
         if edge > 1:
             return 0.0
     mp = _mpmath()
-    with mp.workdps(40):
+    with mp.workdps(_DIGITS):
         log_density = (alpha - 1) * mp.log(z) if z else mp.mpf(0)
         log_density += (beta - 1) * mp.log(1 - mp.mpf(z)) if z != 1 else 0
         log_density -= mp.loggamma(alpha) + mp.loggamma(beta) - mp.loggamma(alpha + beta)
