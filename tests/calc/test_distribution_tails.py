@@ -183,3 +183,61 @@ def test_t_test_as_excel_saves_it_and_in_its_tail():
         assert outputs["legacy"] == pytest.approx(tail, rel=1e-12, abs=0)
         assert outputs["pairs_of_other_sizes"] == "#N/A"  # Microsoft's page, paired data
         assert workbook.correction_flags() == []
+
+
+def goodness_of_fit_book() -> bytes:
+    """Rows 16, 17, 33 and 34 of formulas' test.xlsx STATISTICAL sheet, saved by Excel (its
+    date text left as text), with the CHISQ.TEST and F.TEST cells of rows 17 and 34; and arrays
+    whose p-values have closed forms: chi-squared on two degrees of freedom is e^(-x/2)
+    (200 here), F(2,2)'s left tail x/(1+x) (a variance ratio of 1E-18)."""
+    # C..M of rows 17 and 34 (H blank; K, L and M hold #VALUE!, #N/A and #DIV/0!)
+    row = {"C": 10, "D": 3.2, "E": 0.7, "F": 2, "G": 4, "I": "13/01/1900", "J": True,
+           "K": '="a"+1', "L": "=NA()", "M": "=1/0"}
+    cells = {f"{column}{number}": value for number in (17, 34) for column, value in row.items()}
+    cells.update({"C16": 10, "D16": 0.1, "E16": 0.7, "F16": 100, "G16": 4, "E14": 0.7, "E15": 0.7})
+    cells.update({"C33": 10, "D33": 0.1, "E33": 0.7, "F33": 100, "G33": 4})
+    return named_formulas({
+        "shapes_differ": "=CHISQ.TEST(C16:D17,E14:E17)",
+        "tiny": "=CHISQ.TEST(C16:D17,F16:G17)",
+        "counts_differ": "=CHISQ.TEST(D17:E17,E17:G17)",
+        "blank_expected": "=CHISQ.TEST(E17:F17,G17:H17)",
+        "one_value": "=CHISQ.TEST(D17,F17)",
+        "no_pair": "=CHISQ.TEST(G17:I17,H17:J17)",
+        "errors": "=CHISQ.TEST(J17:K17,L17:M17)",
+        "f_two_values": "=F.TEST(D34,F34)",
+        "f_counts_differ": "=F.TEST(D34:E34,E34:G34)",
+        "f_tiny": "=F.TEST(C33:D34,F33:G34)",
+        "f_errors": "=F.TEST(J34:K34,L34:M34)",
+        "chisq_closed": "=CHISQ.TEST({200,0,100},{100,100,100})",
+        "chitest_closed": "=CHITEST({200,0,100},{100,100,100})",
+        "f_closed": "=F.TEST({0,1,2},{0,1E9,2E9})",
+        "ftest_closed": "=FTEST({0,1E9,2E9},{0,1,2})",
+    }, column="P", cells=cells)
+
+
+def test_goodness_of_fit_and_variance_tests_as_excel_saves_them():
+    """CHISQ.TEST and F.TEST compute their right tails directly: IronCalc 0.9.1 answers 0 below
+    about 1e-16, and #VALUE! where Excel compares arrays of other shapes value by value or
+    answers #N/A or #DIV/0!."""
+    for workbook in uploaded_and_stored(goodness_of_fit_book()):
+        outputs = workbook.calculate({})
+        numbers = {
+            "shapes_differ": 9.66041305483331e-58,  # test.xlsx R17; IronCalc #VALUE!
+            "tiny": 2.925470139064717e-27,  # AG17; IronCalc 0
+            "blank_expected": 0.09894293606729619,  # T17: the pair with a blank left out
+            "f_counts_differ": 0.7979982021244996,  # S34
+            "f_tiny": 0.0036510706026020258,  # AG34
+            "chisq_closed": math.exp(-100),  # IronCalc 0
+            "chitest_closed": math.exp(-100),
+            "f_closed": 2e-18 / (1 + 1e-18),  # IronCalc 0
+            "ftest_closed": 2e-18 / (1 + 1e-18),
+        }
+        for name, value in numbers.items():
+            assert outputs[name] == pytest.approx(value, rel=1e-13, abs=0), name
+        assert outputs["counts_differ"] == "#N/A"  # S17; IronCalc #VALUE!
+        assert outputs["one_value"] == "#N/A"  # U17; IronCalc #VALUE!
+        assert outputs["no_pair"] == "#DIV/0!"  # V17; IronCalc 1
+        assert outputs["errors"] == "#VALUE!"  # Y17: the first array's error before the second's
+        assert outputs["f_two_values"] == "#DIV/0!"  # U34; IronCalc #VALUE!
+        assert outputs["f_errors"] == "#VALUE!"  # Y34
+        assert workbook.correction_flags() == []

@@ -108,6 +108,8 @@ def layer_roles() -> dict[str, str]:
     roles["SUMPRODUCT"] = "evaluated"  # where a function of one value is given a range in it (dynamic.lifted)
     # given an array in a legacy array formula (dynamic.legacy_of_arrays)
     roles.update(dict.fromkeys(dynamic.NOT_LIFTED, "evaluated"))
+    # always, to Excel's digits (distributions.ROUTED: tails, inverses, the tests on arrays)
+    roles.update(dict.fromkeys(dynamic.distributions.ROUTED, "evaluated"))
     # given an array of criteria (dynamic.criteria_of_arrays)
     roles.update(dict.fromkeys(("COUNTIF", "COUNTIFS", "SUMIFS", "AVERAGEIF", "AVERAGEIFS"), "evaluated"))
     # in the calculations where IronCalc answers an error Excel does not (dynamic.WHEN_ERROR)

@@ -417,9 +417,9 @@ _MOD_CALL = re.compile(r"(?<![A-Za-z0-9_.])MOD\s*\(", re.IGNORECASE)
 # formula whose every MOD is one is not parsed at load (a workbook may hold thousands)
 _WHOLE_DIVISOR = re.compile(r"(?<![A-Za-z0-9_.])MOD\s*\((?:[^(),]|\([^()]*\))*,\s*[-+]?\d+\s*\)", re.IGNORECASE)
 # Student's t, F, chi-squared, beta and gamma distributions where IronCalc 0.9.1 loses digits (right
-# tails below about 1e-8, inverses, T.TEST), the hypergeometric one, whose coefficients overflow
-# there, and the cumulative normal family and error functions, 1e-11 to 1e-10 off everywhere
-# (distributions.py has the functions and the measurements).
+# tails below about 1e-8, inverses, T.TEST, CHISQ.TEST, F.TEST), the hypergeometric one, whose
+# coefficients overflow there, and the cumulative normal family and error functions, 1e-11 to
+# 1e-10 off everywhere (distributions.py has the functions and the measurements).
 # Always ours where the evaluator here has every function the formula calls; else IronCalc's.
 _DISTRIBUTION_CALL = re.compile(
     r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(?:" + "|".join(

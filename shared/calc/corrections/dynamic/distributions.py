@@ -1,7 +1,7 @@
-"""Student's t, F, chi-squared, beta and gamma distributions in their tails, T.TEST, the
-hypergeometric distribution, the binomial, negative binomial and Poisson ones over many trials,
-the exponential distribution, BETA.DIST, FISHERINV, GAMMA and GAMMALN, and the cumulative normal
-family and the error functions, as Excel answers them.
+"""Student's t, F, chi-squared, beta and gamma distributions in their tails, T.TEST, CHISQ.TEST
+and F.TEST, the hypergeometric distribution, the binomial, negative binomial and Poisson ones
+over many trials, the exponential distribution, BETA.DIST, FISHERINV, GAMMA and GAMMALN, and the
+cumulative normal family and the error functions, as Excel answers them.
 
 Excel computes a right tail directly and an inverse to the last digit: the Excel-saved
 T.DIST.RT(60,60) is 1.4243034807199291E-55 and T.DIST.2T(60,60) twice that (formulas'
@@ -479,6 +479,12 @@ def erfc(x: float):
     return _answer(_special().erfc(x))
 
 
+def _mean_and_variance(numbers: list[float]) -> tuple[float, float]:
+    """The mean and the sample variance (n - 1 in the denominator) of two or more numbers."""
+    mean = math.fsum(numbers) / len(numbers)
+    return mean, math.fsum((x - mean) ** 2 for x in numbers) / (len(numbers) - 1)
+
+
 def t_test(first: list, second: list, tails, kind):
     """T.TEST and TTEST on the arrays' values (row by row) and the tails and type already read:
     IronCalc 0.9.1 takes the p-value as 1 minus the distribution (1.2e-13 off by 5e-4 relative,
@@ -502,8 +508,7 @@ def t_test(first: list, second: list, tails, kind):
         n = len(differences)
         if n < 2:
             return v.DIV0
-        mean = math.fsum(differences) / n
-        variance = math.fsum((d - mean) ** 2 for d in differences) / (n - 1)
+        mean, variance = _mean_and_variance(differences)
         if variance == 0:
             return v.DIV0
         t, df = mean / math.sqrt(variance / n), n - 1.0
@@ -513,9 +518,7 @@ def t_test(first: list, second: list, tails, kind):
         nx, ny = len(xs), len(ys)
         if nx < 2 or ny < 2:
             return v.DIV0
-        mx, my = math.fsum(xs) / nx, math.fsum(ys) / ny
-        vx = math.fsum((x - mx) ** 2 for x in xs) / (nx - 1)
-        vy = math.fsum((y - my) ** 2 for y in ys) / (ny - 1)
+        (mx, vx), (my, vy) = _mean_and_variance(xs), _mean_and_variance(ys)
         if kind == 2:
             df = nx + ny - 2.0
             error = math.sqrt(((nx - 1) * vx + (ny - 1) * vy) / df * (1 / nx + 1 / ny))
@@ -527,6 +530,74 @@ def t_test(first: list, second: list, tails, kind):
             return v.DIV0
         t = (mx - my) / error
     return _answer(tails * _special().stdtr(df, -abs(t)))
+
+
+def _first_error(*arrays: list):
+    """The first error of the arrays, each read whole (row by row) before the next: Excel's
+    CHISQ.TEST and F.TEST of (TRUE, #VALUE!) and (#N/A, #DIV/0!) are #VALUE! (formulas'
+    Excel-saved test.xlsx STATISTICAL!Y17 and Y34)."""
+    for array in arrays:
+        for value in array:
+            if isinstance(value, Err):
+                return value
+    return None
+
+
+def chisq_test(actual: list[list], expected: list[list]):
+    """CHISQ.TEST and CHITEST on the two arrays' rows (Microsoft's page): the right tail of the
+    chi-squared statistic, computed directly (IronCalc 0.9.1 takes 1 minus the distribution: 0
+    for the Excel-saved 9.66041305483331E-58 of formulas' test.xlsx STATISTICAL!R17). Rules from
+    the page and that sheet's row 17: the first error is the answer; arrays of different numbers
+    of values, or of one value, #N/A (IronCalc: #VALUE!), whatever their shapes (a 2x2 and a 4x1
+    are compared value by value); a pair without two numbers is left out, and no pair left
+    #DIV/0!; an expected value of 0 #DIV/0!, a negative value #NUM! (as IronCalc answers). The
+    degrees of freedom come from the actual array's shape: (r-1)(c-1), or r-1 or c-1 for one
+    column or one row."""
+    first, second = [x for row in actual for x in row], [x for row in expected for x in row]
+    error = _first_error(first, second)
+    if error is not None:
+        return error
+    rows, cols = len(actual), len(actual[0])
+    if len(first) != len(second) or len(first) == 1:
+        return v.NA
+    statistic, pairs = [], 0
+    for a, e in zip(first, second):
+        if not (v.is_number(a) and v.is_number(e)):
+            continue
+        if a < 0 or e < 0:
+            return v.NUM
+        if e == 0:
+            return v.DIV0
+        statistic.append((a - e) ** 2 / e)
+        pairs += 1
+    if not pairs:
+        return v.DIV0
+    df = (rows - 1) * (cols - 1) if rows > 1 and cols > 1 else max(rows, cols) - 1
+    return _answer(_special().chdtrc(df, math.fsum(statistic)))
+
+
+def f_test(first: list, second: list):
+    """F.TEST and FTEST on the two arrays' values (Microsoft's page): the two-tailed probability
+    that their variances do not differ, twice the smaller tail of the F distribution at their
+    ratio, each tail computed directly (IronCalc 0.9.1 answers 0 below about 1e-16). Text,
+    logical values and blanks are left out; the first error is the answer; fewer than two
+    numbers in an array, or no spread, #DIV/0! (the page; formulas' Excel-saved test.xlsx
+    STATISTICAL!U34 for two single values, where IronCalc answers #VALUE!)."""
+    error = _first_error(first, second)
+    if error is not None:
+        return error
+    variances = []
+    for array in (first, second):
+        numbers = [x for x in array if v.is_number(x)]
+        if len(numbers) < 2:
+            return v.DIV0
+        variance = _mean_and_variance(numbers)[1]
+        if variance == 0:
+            return v.DIV0
+        variances.append((variance, len(numbers) - 1))
+    (v1, d1), (v2, d2) = variances
+    special, ratio = _special(), v1 / v2
+    return _answer(2 * min(special.fdtr(d1, d2, ratio), special.fdtrc(d1, d2, ratio)))
 
 
 # name -> (function, required arguments, most arguments)
@@ -606,6 +677,7 @@ def call(name: str, values: list):
     return function(*numbers)
 
 
-# the functions of this module dynamic.select always takes (T.TEST's arrays are read in
-# functions.py); those of COUNTS it takes where a count is large
-ROUTED = (*(name for name in FUNCTIONS if name not in COUNTS), "T.TEST", "TTEST")
+# the functions of this module dynamic.select always takes (the arrays of T.TEST, CHISQ.TEST and
+# F.TEST are read in functions.py); those of COUNTS it takes where a count is large
+ROUTED = (*(name for name in FUNCTIONS if name not in COUNTS), "T.TEST", "TTEST", "CHISQ.TEST", "CHITEST",
+          "F.TEST", "FTEST")

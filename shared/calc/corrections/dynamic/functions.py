@@ -778,6 +778,23 @@ def _t_test(ev, args):
     return distributions.t_test(first, second, *numbers)
 
 
+def _rows_of(ev, args) -> list[list[list]]:
+    """Each argument's rows, a single value as one row of one."""
+    return [ev.grid(a).rows if isinstance(a, (Ref, Grid)) else [[ev.scalar(a)]] for a in args]
+
+
+@function("CHISQ.TEST", "CHITEST")
+def _chisq_test(ev, args):
+    _arity(args, 2)
+    return distributions.chisq_test(*_rows_of(ev, args))
+
+
+@function("F.TEST", "FTEST")
+def _f_test(ev, args):
+    _arity(args, 2)
+    return distributions.f_test(*([x for row in rows for x in row] for rows in _rows_of(ev, args)))
+
+
 _elementwise("POWER", _num2(lambda a, b: __import__(
     "shared.calc.corrections.dynamic.evaluate", fromlist=["_arith"])._arith("^", a, b)), 2)
 _elementwise("LEN", lambda x: x if isinstance(x, Err) else float(len(v.to_text(x))))
