@@ -241,3 +241,53 @@ def test_goodness_of_fit_and_variance_tests_as_excel_saves_them():
         assert outputs["f_two_values"] == "#DIV/0!"  # U34; IronCalc #VALUE!
         assert outputs["f_errors"] == "#VALUE!"  # Y34
         assert workbook.correction_flags() == []
+
+
+def z_test_book() -> bytes:
+    """Row 121 of formulas' test.xlsx STATISTICAL sheet (C..Q: numbers, a blank, a date text,
+    TRUE and errors; O, its #NULL!, left out) with C120:D120 above it, and IronCalc's Z_TEST.xlsx column A (a
+    logical value among the numbers), both saved by Excel, with their Z.TEST cells."""
+    row = {"C": 10, "D": 3.2, "E": 0.7, "F": 2, "G": 4, "I": "13/01/1900", "J": True, "K": '="a"+1',
+           "L": "=NA()", "M": "=1/0", "N": "=NOT_A_FUNCTION()", "P": "=SQRT(-1)",
+           "Q": "=INDIRECT(\"ZZZZ1\")"}
+    cells = {f"{column}121": value for column, value in row.items()}
+    cells.update({"C120": 0, "D120": -0.1})
+    cells.update({f"A{r}": value for r, value in enumerate([1, 2, 3, 2, 2.2, 1.8, 2, True, 1, 2], start=1)})
+    return named_formulas({
+        "sample_sd": "=Z.TEST(C120:D121,E121)",
+        "sigma": "=Z.TEST(E121:F121,G121, 2)",
+        "sigma_zero": "=Z.TEST(D121:E121,F121,0)",
+        "one_number": "=Z.TEST(G121:I121,H121,2)",
+        "x_true": "=Z.TEST(F121:I121,J121)",
+        "x_error_first": "=Z.TEST(J121:K121,L121)",
+        "sigma_error_next": "=Z.TEST(M121:N121,3,N121)",
+        "array_error_last": "=Z.TEST(P121:Q121,E121)",
+        "no_number": "=Z.TEST(H121:J121,E121)",
+        "saved_sd": "=Z.TEST($A$1:$A$10,2.3)",
+        "saved_sigma": "=Z.TEST($A$1:$A$10,1.7,1)",
+        "legacy": "=ZTEST($A$1:$A$10,1.99)",
+    }, column="T", cells=cells)
+
+
+def test_z_test_as_excel_saves_it():
+    """Z.TEST is 1 minus the exact normal distribution (IronCalc 0.9.1's is 5e-11 off), with the
+    argument rules of the Excel-saved cells."""
+    for workbook in uploaded_and_stored(z_test_book()):
+        outputs = workbook.calculate({})
+        numbers = {
+            "sample_sd": 0.13853080871747964,  # test.xlsx R121; IronCalc 0.13853080872433643
+            "sigma": 0.9695232747225335,  # T121; IronCalc 0.9695232747239189
+            "x_true": 0.02275013194817919,  # W121: TRUE in a cell is 1; IronCalc #VALUE!
+            "saved_sd": 0.9785431996696947,  # Z_TEST.xlsx E4; IronCalc 0.9785431996706505
+            "saved_sigma": 0.285470335901444,  # E3
+            "legacy": 0.6907332550934567,  # E5, as Z.TEST
+        }
+        for name, value in numbers.items():
+            assert outputs[name] == pytest.approx(value, rel=1e-14, abs=0), name
+        assert outputs["sigma_zero"] == "#NUM!"  # U121
+        assert outputs["one_number"] == "#DIV/0!"  # V121, sigma given; IronCalc #VALUE!
+        assert outputs["x_error_first"] == "#N/A"  # Y121: x's error before the array's #VALUE!
+        assert outputs["sigma_error_next"] == "#NAME?"  # AB121: sigma's before the array's #DIV/0!
+        assert outputs["array_error_last"] == "#NUM!"  # AE121
+        assert outputs["no_number"] == "#N/A"  # Microsoft's page: an empty array
+        assert workbook.correction_flags() == []

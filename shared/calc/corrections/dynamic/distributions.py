@@ -1,5 +1,5 @@
-"""Student's t, F, chi-squared, beta and gamma distributions in their tails, T.TEST, CHISQ.TEST
-and F.TEST, the hypergeometric distribution, the binomial, negative binomial and Poisson ones
+"""Student's t, F, chi-squared, beta and gamma distributions in their tails, T.TEST, CHISQ.TEST,
+F.TEST and Z.TEST, the hypergeometric distribution, the binomial, negative binomial and Poisson ones
 over many trials, the exponential distribution, BETA.DIST, FISHERINV, GAMMA and GAMMALN, and the
 cumulative normal family and the error functions, as Excel answers them.
 
@@ -600,6 +600,40 @@ def f_test(first: list, second: list):
     return _answer(2 * min(special.fdtr(d1, d2, ratio), special.fdtrc(d1, d2, ratio)))
 
 
+def z_test(array: list, x, sigma=None):
+    """Z.TEST and ZTEST on the array's values and one x and sigma (Microsoft's page): 1 minus the
+    standard normal distribution at (mean - x) / (sigma / sqrt(n)), sigma the sample standard
+    deviation when omitted, computed with the exact normal distribution (IronCalc 0.9.1's is
+    5e-11 relative off: 0.13853080872433643 for the Excel-saved 0.13853080871747964 of formulas'
+    test.xlsx STATISTICAL!R121). Rules from that sheet's row 121: x's error, then sigma's, then
+    the array's first is the answer (X121:AF121); x and sigma read as numbers, a logical value
+    in a cell too (W121: TRUE is 1); a sigma of 0 or below #NUM! (U121); text, logical values and
+    blanks in the array left out, no number #N/A (the page), one number #DIV/0! even with sigma
+    given (V121)."""
+    x = v.to_number(x)
+    if isinstance(x, Err):
+        return x
+    if sigma is not None:
+        sigma = v.to_number(sigma)
+        if isinstance(sigma, Err):
+            return sigma
+    error = _first_error(array)
+    if error is not None:
+        return error
+    if sigma is not None and sigma <= 0:
+        return v.NUM
+    numbers = [a for a in array if v.is_number(a)]
+    if not numbers:
+        return v.NA
+    if len(numbers) < 2:
+        return v.DIV0
+    mean, variance = _mean_and_variance(numbers)
+    spread = math.sqrt(variance) if sigma is None else sigma
+    if spread == 0:
+        return v.DIV0
+    return _answer(1 - _normal((mean - x) / (spread / math.sqrt(len(numbers))), True))
+
+
 # name -> (function, required arguments, most arguments)
 FUNCTIONS = {
     "T.DIST.RT": (t_right, 2, 2),
@@ -677,7 +711,7 @@ def call(name: str, values: list):
     return function(*numbers)
 
 
-# the functions of this module dynamic.select always takes (the arrays of T.TEST, CHISQ.TEST and
-# F.TEST are read in functions.py); those of COUNTS it takes where a count is large
+# the functions of this module dynamic.select always takes (the arrays of T.TEST, CHISQ.TEST,
+# F.TEST and Z.TEST are read in functions.py); those of COUNTS it takes where a count is large
 ROUTED = (*(name for name in FUNCTIONS if name not in COUNTS), "T.TEST", "TTEST", "CHISQ.TEST", "CHITEST",
-          "F.TEST", "FTEST")
+          "F.TEST", "FTEST", "Z.TEST", "ZTEST")

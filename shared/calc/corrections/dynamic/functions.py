@@ -795,6 +795,17 @@ def _f_test(ev, args):
     return distributions.f_test(*([x for row in rows for x in row] for rows in _rows_of(ev, args)))
 
 
+@function("Z.TEST", "ZTEST")
+def _z_test(ev, args):
+    """The array whole; x and sigma one value each, or each element of an array given them (a
+    legacy array formula's results)."""
+    _arity(args, 2, 3)
+    array = [x for row in _rows_of(ev, args[:1])[0] for x in row]
+    if len(args) == 2 or args[2] is MISSING:
+        return ev.lift(lambda x: distributions.z_test(array, x), args[1])
+    return ev.lift(lambda x, sigma: distributions.z_test(array, x, sigma), args[1], args[2])
+
+
 _elementwise("POWER", _num2(lambda a, b: __import__(
     "shared.calc.corrections.dynamic.evaluate", fromlist=["_arith"])._arith("^", a, b)), 2)
 _elementwise("LEN", lambda x: x if isinstance(x, Err) else float(len(v.to_text(x))))
