@@ -271,6 +271,22 @@ def whole_column_timing(lookups: int = 50, rows: int = 1000) -> str:
     )
 
 
+def exact_lookup_timing(lookups: int = 2000, rows: int = 1000) -> str:
+    """Job time of a workbook with `lookups` exact-match VLOOKUPs of numbers in cells over a
+    `rows`-row table, as IronCalc evaluates them and as the layer has it evaluate them (INDEX and
+    MATCH: corrections/index_match.py)."""
+    wb, ws = _band_table(rows)
+    for r in range(1, lookups + 1):
+        ws.cell(r, 4, (r * 97) % (rows * 10))
+        ws.cell(r, 5, f"=VLOOKUP(D{r},$A$1:$B${rows},2,FALSE)")
+    times = _job_times(wb, corrections, "index_match_lookups", lambda model, cells: [], warm=True)
+    return (
+        f"{lookups} exact VLOOKUPs over a {rows}-row table, upload load and one job: IronCalc alone "
+        f"{times['alone'][0]:.2f} s and {times['alone'][1]:.3f} s, as INDEX and MATCH "
+        f"{times['corrected'][0]:.2f} s and {times['corrected'][1]:.3f} s."
+    )
+
+
 def array_argument_timing(cells: int = 200, rows: int = 1000) -> str:
     """Job time of a workbook with `cells` SUMPRODUCT(--ISNUMBER(SEARCH(term,range))) over `rows`
     rows, which the correction layer evaluates in every job (IronCalc reads the range as one
@@ -512,6 +528,7 @@ def main() -> int:
     print()
     print(big_workbook_timing())
     print(whole_column_timing())
+    print(exact_lookup_timing())
     print(array_argument_timing())
     print(typed_lookup_timing())
     print(date_text_timing())

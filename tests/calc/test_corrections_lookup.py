@@ -153,10 +153,11 @@ def test_a_name_to_whole_columns_is_bounded_and_exact_matches_by_their_own_rule(
     outputs = engine.load_xlsx(to_bytes(wb)).calculate({})
 
     # THEN the named lookup answers Excel's 0.09 (largest band <= 600), the exact one 0.09;
-    # the exact one is cut one row after the data, keeping its first match (exact_lookups.py)
+    # the exact one is cut one row after the data, keeping its first match (exact_lookups.py),
+    # then calculated as INDEX and MATCH (index_match.py)
     assert outputs == {"approx": 0.09, "exact": 0.09}
     assert sorted((w.row, w.col) for w in fixes.rewrites) == [(1, 5), (2, 5)]
-    assert model.get_cell_formula(0, 2, 5) == "=VLOOKUP(580,$A$1:$B$4,2,FALSE)"
+    assert model.get_cell_formula(0, 2, 5) == "=@INDEX($B$1:$B$4,MATCH(580,$A$1:$A$4,0))"
 
 
 def test_array_formulas_are_not_rewritten():

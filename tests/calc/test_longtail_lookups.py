@@ -83,13 +83,14 @@ def test_whole_column_exact_lookups_answer_excel_and_search_only_the_data():
         assert outputs == {name: as_output(EXCEL[name]) for name in EXCEL}
 
     # AND the searched ranges end one row after the input range (the last cell that can hold
-    # a value), the whole rows one column after the data; XLOOKUP is left as written
-    assert model.get_cell_formula(0, 2, 2) == "=VLOOKUP(A2,Data!$A$1:$D$10,3,FALSE)"
+    # a value), the whole rows one column after the data; XLOOKUP is left as written (VLOOKUP
+    # and HLOOKUP are then calculated as INDEX and MATCH: index_match.py)
+    assert model.get_cell_formula(0, 2, 2) == "=@INDEX(Data!$C$1:$C$10,MATCH(A2,Data!$A$1:$A$10,0))"
     assert model.get_cell_formula(0, 3, 2) == "=MATCH(A2,Data!$A$1:$A$10,0)"
     assert "MATCH(A2,Data!$A$1:$A$10,0)" in model.get_cell_formula(0, 4, 2)
     assert "Data!$B:$B" in model.get_cell_formula(0, 4, 2)
-    assert model.get_cell_formula(0, 7, 2) == '=HLOOKUP("Q2",Across!$A$1:$D$2,2,FALSE)'
-    assert model.get_cell_formula(0, 8, 2) == "=VLOOKUP(A2,Data!$A$1:$D$10,2,0)"
+    assert model.get_cell_formula(0, 7, 2) == '=@INDEX(Across!$A$2:$D$2,MATCH("Q2",Across!$A$1:$D$1,0))'
+    assert model.get_cell_formula(0, 8, 2) == "=@INDEX(Data!$B$1:$B$10,MATCH(A2,Data!$A$1:$A$10,0))"
     assert "Data!$A:$A" in model.get_cell_formula(0, 6, 2)
     assert sorted((w.row, w.col) for w in fixes.rewrites) == [(2, 2), (3, 2), (4, 2), (5, 2), (7, 2), (8, 2)]
 
@@ -134,8 +135,8 @@ def test_a_range_a_dynamic_array_can_spill_into_is_left_whole():
 
     # THEN the lookups over Data!A:A stay whole, those over Across!1:2 too (E1 is left of
     # the row's end), so whatever spills is searched
-    assert model.get_cell_formula(0, 2, 2) == "=VLOOKUP(A2,Data!$A:$D,3,FALSE)"
-    assert model.get_cell_formula(0, 7, 2) == '=HLOOKUP("Q2",Across!$1:$2,2,FALSE)'
+    assert model.get_cell_formula(0, 2, 2) == "=@INDEX(Data!$C:$C,MATCH(A2,Data!$A:$A,0))"
+    assert model.get_cell_formula(0, 7, 2) == '=@INDEX(Across!$2:$2,MATCH("Q2",Across!$1:$1,0))'
 
 
 def test_ranges_written_to_their_data_and_approximate_lookups_keep_their_own_rules():
@@ -154,9 +155,10 @@ def test_ranges_written_to_their_data_and_approximate_lookups_keep_their_own_rul
     model, _, _ = get_engine("ironcalc")._load(to_bytes(wb))
     model.evaluate()
 
-    # THEN the sized range is left as written; in the mixed formula both ranges are bounded,
-    # each by its rule, and the answer is Excel's: 0.09 (largest band <= 600) then 3
-    assert model.get_cell_formula(0, 2, 3) == "=VLOOKUP(A2,Data!$A$1:$D$6,2,FALSE)"
+    # THEN the sized range is searched as written (as INDEX and MATCH); in the mixed formula
+    # both ranges are bounded, each by its rule, and the answer is Excel's: 0.09 (largest band
+    # <= 600) then 3
+    assert model.get_cell_formula(0, 2, 3) == "=@INDEX(Data!$B$1:$B$6,MATCH(A2,Data!$A$1:$A$6,0))"
     assert model.get_cell_formula(0, 3, 3) == "=VLOOKUP(600,Bands!$A$1:$B$3,2,TRUE)&MATCH(A2,Data!$A$1:$A$10,0)"
     assert model.get_formatted_cell_value(0, 3, 3) == "0.093"
 
@@ -173,4 +175,4 @@ def test_an_approximate_lookup_or_convert_on_the_sheet_does_not_keep_a_range_who
     model, _, _ = get_engine("ironcalc")._load(to_bytes(wb))
 
     # THEN the exact lookups over Data!A:D are bounded as before
-    assert model.get_cell_formula(0, 2, 2) == "=VLOOKUP(A2,Data!$A$1:$D$10,3,FALSE)"
+    assert model.get_cell_formula(0, 2, 2) == "=@INDEX(Data!$C$1:$C$10,MATCH(A2,Data!$A$1:$A$10,0))"

@@ -77,6 +77,7 @@ from shared.calc.corrections.functions.reference_arguments import (
     correct_reference_arguments,
 )
 from shared.calc.corrections.functions.subtotal import correct_filtered_subtotals
+from shared.calc.corrections.index_match import index_match_lookups
 from shared.calc.corrections.model import (
     InputBox,
     ModelCorrections,
@@ -147,6 +148,10 @@ def _corrected(model, data: bytes, inputs: list[InputBox]) -> ModelCorrections:
         # exact matches first: an approximate one in the same formula then keeps their bounds
         fixes = _merged(fixes, bound_exact_lookups(model, data, inputs, sorted(candidates - arrays)))
         fixes = _merged(fixes, bound_lookups(model, inputs, sorted(candidates - arrays)).rewrites)
+        # then exact VLOOKUP/HLOOKUP as INDEX/MATCH over those bounds (fifteen times faster),
+        # but in formulas whose approximate lookups each job cuts again (adjust_to_inputs)
+        recut = {(w.sheet, w.row, w.col) for w in fixes if w.dynamic}
+        fixes = _merged(fixes, index_match_lookups(model, sorted(candidates - arrays - recut)))
     fixes = _merged(fixes, _whole_columns(model, data, inputs))
     fixes = _merged(fixes, keep_formula_text(model, data, fixes))
     from shared.calc.corrections.dynamic import clear_spill_tails, spill_areas

@@ -24,8 +24,16 @@ data (`$A$2:$D$500`) costs nothing and stays as the user wrote it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 
-from shared.calc.corrections.lookups import Box, find_lookups, parse_name, parse_range
+from shared.calc.corrections.lookups import (
+    Box,
+    FormulaLookups,
+    LookupSite,
+    find_lookups,
+    parse_name,
+    parse_range,
+)
 from shared.calc.corrections.model import InputBox, Rewrite, _Occupancy, put_formula
 from shared.calc.xlsx.package import open_package, workbook_parts
 
@@ -60,6 +68,20 @@ def spilling_sheets(model, data: bytes) -> dict[int, list[tuple[int, int]]]:
     return anchors
 
 
+def lookup_formulas(model, cells: list[tuple[int, int, int]], keep: Callable[[LookupSite], bool]) -> Iterator[
+        tuple[int, int, int, str, FormulaLookups, list[LookupSite]]]:
+    """(sheet, row, col, formula, its lookups, the sites `keep` accepts) for each of `cells`
+    whose formula has such a site."""
+    for sheet, row, col in cells:
+        formula = model.get_cell_formula(sheet, row, col)
+        if not formula:
+            continue
+        found = find_lookups(formula)
+        sites = [s for s in found.sites if keep(s)]
+        if sites:
+            yield sheet, row, col, formula, found, sites
+
+
 class Names:
     """The workbook's names to ranges, read from IronCalc once a lookup uses one."""
 
@@ -67,6 +89,10 @@ class Names:
         self._model = model
         self._index = {name.lower(): i for i, name in enumerate(sheets)}
         self._list: list[dict] | None = None
+
+    @classmethod
+    def of(cls, model) -> Names:
+        return cls(model, [p["name"] for p in model.get_worksheets_properties()])
 
     def formula(self, text: str, own_sheet: int) -> str | None:
         """The formula of the defined name `text` (`Rate`, `Sheet1!Rate`) as seen from
@@ -119,20 +145,12 @@ def bound_exact_lookups(model, data: bytes, inputs: list[InputBox],
     """Rewrite, in `model`, the exact-match VLOOKUP/HLOOKUP/MATCH of `cells` (sheet index, row,
     col; array formulas left out by the caller) over ranges running far past their data.
     Returns what changed."""
-    sheets = [p["name"] for p in model.get_worksheets_properties()]
-    names = Names(model, sheets)
+    names = Names.of(model)
     occupancy = _Occupancy(model, inputs)
     spills: dict[int, list[tuple[int, int]]] | None = None
     rewrites = []
-    for sheet, row, col in cells:
-        formula = model.get_cell_formula(sheet, row, col)
-        if not formula:
-            continue
-        found = find_lookups(formula)
-        sites = [s for s in found.sites
-                 if s.function in EXACT_FUNCTIONS and s.mode == "exact" and s.searched.token is not None]
-        if not sites:
-            continue
+    exact = (lambda s: s.function in EXACT_FUNCTIONS and s.mode == "exact" and s.searched.token is not None)
+    for sheet, row, col, formula, found, sites in lookup_formulas(model, cells, exact):
         tokens = list(found.tokens)
         changed = False
         for site in sites:

@@ -129,6 +129,8 @@ class LookupSite:
     array_form: bool = False  # LOOKUP(value, array): orientation must survive the cut
     open_token: int = 0  # the call's "NAME(" and ")" tokens
     close_token: int = 0
+    args: list[list[int]] = field(default_factory=list)  # each argument's token positions
+    enclosing: tuple[str, ...] = ()  # the calls it sits in, innermost first ("" for parentheses)
 
     @property
     def needs_bounds(self) -> bool:
@@ -208,7 +210,8 @@ def find_lookups(formula: str) -> FormulaLookups:
                 stack[-1][1][-1].append(index)
             if name in LOOKUP_FUNCTIONS and len(args) >= 2:
                 mode = _mode(name, args, tokens)
-                site = LookupSite(name, mode, _range_arg(args[1], tokens), open_token=opened, close_token=index)
+                site = LookupSite(name, mode, _range_arg(args[1], tokens), open_token=opened, close_token=index,
+                                  args=args, enclosing=tuple(entry[0] for entry in reversed(stack)))
                 if name == "LOOKUP":
                     if len(args) >= 3:
                         site.follows = _range_arg(args[2], tokens)
