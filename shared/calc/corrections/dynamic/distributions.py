@@ -1,7 +1,7 @@
 """Student's t, F, chi-squared, beta and gamma distributions in their tails, T.TEST, CHISQ.TEST,
-F.TEST and Z.TEST, the hypergeometric distribution, the binomial, negative binomial and Poisson ones
-over many trials, the exponential distribution, BETA.DIST, FISHERINV, GAMMA and GAMMALN, and the
-cumulative normal family and the error functions, as Excel answers them.
+F.TEST and Z.TEST, the hypergeometric distribution, the binomial, negative binomial and Poisson
+ones over many trials, the exponential distribution, BETA.DIST, FISHERINV, GAMMA and GAMMALN,
+and the cumulative normal family and the error functions, as Excel answers them.
 
 Excel computes a right tail directly and an inverse to the last digit: the Excel-saved
 T.DIST.RT(60,60) is 1.4243034807199291E-55 and T.DIST.2T(60,60) twice that (formulas'
@@ -560,7 +560,7 @@ def chisq_test(actual: list[list], expected: list[list]):
     rows, cols = len(actual), len(actual[0])
     if len(first) != len(second) or len(first) == 1:
         return v.NA
-    statistic, pairs = [], 0
+    statistic = []
     for a, e in zip(first, second):
         if not (v.is_number(a) and v.is_number(e)):
             continue
@@ -569,8 +569,7 @@ def chisq_test(actual: list[list], expected: list[list]):
         if e == 0:
             return v.DIV0
         statistic.append((a - e) ** 2 / e)
-        pairs += 1
-    if not pairs:
+    if not statistic:
         return v.DIV0
     df = (rows - 1) * (cols - 1) if rows > 1 and cols > 1 else max(rows, cols) - 1
     return _answer(_special().chdtrc(df, math.fsum(statistic)))
