@@ -778,21 +778,21 @@ def _t_test(ev, args):
     return distributions.t_test(first, second, *numbers)
 
 
-def _rows_of(ev, args) -> list[list[list]]:
-    """Each argument's rows, a single value as one row of one."""
-    return [ev.grid(a).rows if isinstance(a, (Ref, Grid)) else [[ev.scalar(a)]] for a in args]
+def _whole(ev, value) -> Grid:
+    """An argument taken whole: its array, a single value as an array of one."""
+    return ev.grid(value) if isinstance(value, (Ref, Grid)) else Grid([[ev.scalar(value)]])
 
 
 @function("CHISQ.TEST", "CHITEST")
 def _chisq_test(ev, args):
     _arity(args, 2)
-    return distributions.chisq_test(*_rows_of(ev, args))
+    return distributions.chisq_test(*(_whole(ev, a).rows for a in args))
 
 
 @function("F.TEST", "FTEST")
 def _f_test(ev, args):
     _arity(args, 2)
-    return distributions.f_test(*([x for row in rows for x in row] for rows in _rows_of(ev, args)))
+    return distributions.f_test(*(_whole(ev, a).cells() for a in args))
 
 
 @function("Z.TEST", "ZTEST")
@@ -800,7 +800,7 @@ def _z_test(ev, args):
     """The array whole; x and sigma one value each, or each element of an array given them (a
     legacy array formula's results)."""
     _arity(args, 2, 3)
-    array = [x for row in _rows_of(ev, args[:1])[0] for x in row]
+    array = _whole(ev, args[0]).cells()
     if len(args) == 2 or args[2] is MISSING:
         return ev.lift(lambda x: distributions.z_test(array, x), args[1])
     return ev.lift(lambda x, sigma: distributions.z_test(array, x, sigma), args[1], args[2])
